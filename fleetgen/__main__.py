@@ -1,0 +1,3 @@
+from fleetgen.cli import main
+
+main()

@@ -1,0 +1,171 @@
+"""Checks that span the model: names, cross-references, capacity. Each yields findings by path.
+
+Paths use fleet.yaml's own spelling (camelCase, list indices) so the loader can point at them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from fleetgen.errors import Finding, Path
+from fleetgen.model import Fleet, Quota
+
+Check = Callable[[Fleet], Iterator[Finding]]
+
+
+def check_unique_names(fleet: Fleet) -> Iterator[Finding]:
+    lists: list[tuple[Path, list[str]]] = [
+        (("clusters",), [c.name for c in fleet.clusters]),
+        (("teams",), [t.name for t in fleet.teams]),
+        (("priorityClasses",), [p.name for p in fleet.priority_classes]),
+    ]
+    for i, cluster in enumerate(fleet.clusters):
+        lists.append((("clusters", i, "nodePools"), [p.name for p in cluster.node_pools]))
+        lists.append((("clusters", i, "queues"), [q.name for q in cluster.queues]))
+    for prefix, names in lists:
+        seen: dict[str, int] = {}
+        for index, name in enumerate(names):
+            if name in seen:
+                yield Finding(
+                    prefix + (index, "name"), f"duplicate name {name!r} (also {_dotted(prefix)}[{seen[name]}])"
+                )
+            seen.setdefault(name, index)
+
+
+def check_references(fleet: Fleet) -> Iterator[Finding]:
+    clusters = {c.name: c for c in fleet.clusters}
+    classes = {p.name for p in fleet.priority_classes}
+    for i, cluster in enumerate(fleet.clusters):
+        here: Path = ("clusters", i)
+        if cluster.version_set not in fleet.version_sets:
+            yield Finding(
+                here + ("versionSet",),
+                f"unknown version set {cluster.version_set!r}{_known(fleet.version_sets)}",
+            )
+        partner = cluster.dr_partner
+        if partner is not None:
+            if partner == cluster.name:
+                yield Finding(here + ("drPartner",), "a cluster cannot be its own DR partner")
+            elif partner not in clusters:
+                yield Finding(here + ("drPartner",), f"unknown cluster {partner!r}{_known(clusters)}")
+            elif clusters[partner].dr_partner != cluster.name:
+                yield Finding(
+                    here + ("drPartner",),
+                    f"{partner!r} does not name {cluster.name!r} as its drPartner; DR pairs name each other",
+                )
+        pools = {p.name for p in cluster.node_pools}
+        for q, queue in enumerate(cluster.queues):
+            for f, flavor in enumerate(queue.flavors or ()):
+                if flavor not in pools:
+                    yield Finding(
+                        here + ("queues", q, "flavors", f), f"unknown node pool {flavor!r} of {cluster.name}{_known(pools)}"
+                    )
+    for t, team in enumerate(fleet.teams):
+        here = ("teams", t)
+        for name, placement in team.clusters.items():
+            if name not in clusters:
+                yield Finding(here + ("clusters", name), f"unknown cluster {name!r}{_known(clusters)}")
+            elif placement and placement.queue:
+                queues = {q.name for q in clusters[name].queues}
+                if placement.queue not in queues:
+                    yield Finding(
+                        here + ("clusters", name, "queue"),
+                        f"unknown queue {placement.queue!r} on {name}{_known(queues)}",
+                    )
+        for p, cls in enumerate(team.priority_classes or ()):
+            if cls not in classes:
+                yield Finding(here + ("priorityClasses", p), f"unknown priority class {cls!r}{_known(classes)}")
+
+
+def check_priority_classes(fleet: Fleet) -> Iterator[Finding]:
+    defaults = [i for i, p in enumerate(fleet.priority_classes) if p.global_default]
+    for i in defaults[1:]:
+        yield Finding(
+            ("priorityClasses", i, "globalDefault"),
+            f"a second global default (priorityClasses[{defaults[0]}] is one); at most one class may be",
+        )
+
+
+def check_quotas(fleet: Fleet) -> Iterator[Finding]:
+    for t, team in enumerate(fleet.teams):
+        if team.quota.requests.gpu is None:
+            yield Finding(
+                ("teams", t, "quota", "requests"), "a GPU quota (gpu) is required: without one a team may take every GPU"
+            )
+        for cluster in team.clusters:
+            quota = team.quota_on(cluster)
+            where: Path = ("teams", t, "clusters", cluster) if team.clusters[cluster] else ("teams", t, "quota")
+            yield from _limits_cover_requests(quota, where)
+
+
+def _limits_cover_requests(quota: Quota, where: Path) -> Iterator[Finding]:
+    for resource in ("cpu", "memory", "gpu"):
+        request, limit = getattr(quota.requests, resource), getattr(quota.limits, resource)
+        if request is not None and limit is not None and limit < request:
+            yield Finding(where + ("limits", resource), f"limit {limit} is below the request {request}")
+
+
+def check_node_pools(fleet: Fleet) -> Iterator[Finding]:
+    for c, cluster in enumerate(fleet.clusters):
+        selectors: dict[frozenset[tuple[str, str]], int] = {}
+        for p, pool in enumerate(cluster.node_pools):
+            here: Path = ("clusters", c, "nodePools", p)
+            if pool.min_nodes > pool.max_nodes:
+                yield Finding(here + ("minNodes",), f"minNodes {pool.min_nodes} is above maxNodes {pool.max_nodes}")
+            selector = frozenset(pool.labels.items())
+            if selector in selectors:
+                other = cluster.node_pools[selectors[selector]].name
+                yield Finding(here + ("labels",), f"same labels as node pool {other!r}: Kueue could not tell them apart")
+            selectors.setdefault(selector, p)
+
+
+def check_gpu_capacity(fleet: Fleet) -> Iterator[Finding]:
+    """Per cluster, the teams' GPU quotas must fit its pools' GPUs (times the overcommit ratio)."""
+    ratio = fleet.capacity.gpu_overcommit or 1.0
+    team_index = {team.name: t for t, team in enumerate(fleet.teams)}
+    for cluster in fleet.clusters:
+        gpus = sum(p.max_nodes * p.gpus_per_node for p in cluster.node_pools)
+        allowed = gpus * ratio
+        held = [(team.name, team.quota_on(cluster.name).requests.gpu or 0) for team in fleet.teams_on(cluster.name)]
+        running = 0
+        for name, gpu in held:
+            running += gpu
+            if running > allowed:  # point at the placement that tipped the sum over
+                break
+        else:
+            continue
+        total = sum(gpu for _, gpu in held)
+        pools = ", ".join(f"{p.name} {p.max_nodes} x {p.gpus_per_node}" for p in cluster.node_pools)
+        ceiling = f"{gpus} GPUs ({pools})"
+        if ratio != 1.0:
+            ceiling += f" x overcommit {ratio:g} = {allowed:g}"
+        hint = "" if fleet.capacity.gpu_overcommit else "; set capacity.gpuOvercommit to allow it"
+        yield Finding(
+            ("teams", team_index[name], "clusters", cluster.name),
+            f"GPU quotas on {cluster.name} add up to {total} ({', '.join(f'{n} {g}' for n, g in held)}), "
+            f"above its {ceiling}{hint}",
+        )
+
+
+CHECKS: tuple[Check, ...] = (
+    check_unique_names,
+    check_references,
+    check_priority_classes,
+    check_quotas,
+    check_node_pools,
+    check_gpu_capacity,
+)
+
+
+def run_checks(fleet: Fleet) -> list[Finding]:
+    return [finding for check in CHECKS for finding in check(fleet)]
+
+
+def _known(names: object) -> str:
+    listed = sorted(names)  # type: ignore[call-overload]
+    return f" (known: {', '.join(listed)})" if listed else " (none defined)"
+
+
+def _dotted(prefix: Path) -> str:
+    return ".".join(str(p) for p in prefix)
+

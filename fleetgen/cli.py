@@ -1,0 +1,116 @@
+"""The command line: thin click commands over the library; the one place errors become exit codes."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from fleetgen import __version__
+from fleetgen.errors import EXIT_TROUBLE, FindingsError, FleetgenError
+from fleetgen.load import LoadedFleet, load_fleet
+from fleetgen.render import render_files
+from fleetgen.report import FORMATS, format_findings, summary
+from fleetgen.tree import Tree
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+fleet_argument = click.argument("fleet", default="fleet.yaml", type=click.Path(dir_okay=False, path_type=Path))
+format_option = click.option(
+    "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="How findings are printed."
+)
+
+
+def reports_errors(command: F) -> F:
+    """Print fleetgen's own errors without a traceback (unless --debug) and exit with their code."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        fmt = kwargs.get("fmt", "text")
+        try:
+            return command(*args, **kwargs)
+        except FindingsError as exc:
+            if ctx.obj["debug"]:
+                raise
+            click.echo(format_findings(exc.findings, fmt), err=fmt == "text")
+            if fmt == "text":
+                click.echo(summary(exc.findings), err=True)
+            ctx.exit(exc.exit_code)
+        except FleetgenError as exc:
+            if ctx.obj["debug"]:
+                raise
+            click.echo(f"fleetgen: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except Exception as exc:  # a bug: still one line, and the way to see more
+            if ctx.obj["debug"]:
+                raise
+            click.echo(f"fleetgen: internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)", err=True)
+            ctx.exit(EXIT_TROUBLE)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(
+    epilog="Example: fleetgen validate fleet.yaml && fleetgen render fleet.yaml\n\n"
+    "Exit codes: 0 fine, 1 findings (invalid fleet, stale tree, diff or drift), 2 usage or I/O trouble."
+)
+@click.version_option(__version__, prog_name="fleetgen")
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """fleetgen: one typed fleet.yaml in, validated kustomize trees for a GPU fleet out."""
+    ctx.obj = {"debug": debug}
+
+
+@cli.command(epilog="Example: fleetgen validate fleet.yaml --format github")
+@fleet_argument
+@format_option
+@reports_errors
+def validate(fleet: Path, fmt: str) -> None:
+    """Check FLEET (default: fleet.yaml) and report every problem with its line and column."""
+    loaded = load_fleet(fleet)
+    _report_warnings(loaded, fmt)
+    if fmt == "text":
+        click.echo(f"{fleet}: valid ({len(loaded.fleet.clusters)} clusters, {len(loaded.fleet.teams)} teams)")
+
+
+@cli.command(epilog="Example: fleetgen render fleet.yaml --out .")
+@fleet_argument
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder that receives base/ and clusters/ (default: the folder of FLEET).",
+)
+@format_option
+@reports_errors
+def render(fleet: Path, out: Path | None, fmt: str) -> None:
+    """Write the kustomize tree of FLEET: base/ and clusters/<name>/, only the files that change."""
+    loaded = load_fleet(fleet)
+    _report_warnings(loaded, fmt)
+    root = out if out is not None else fleet.parent
+    files = render_files(loaded.fleet, fleet.name)
+    changes = Tree(root).write(files)
+    unchanged = len(files) - len(changes.written)
+    click.echo(
+        f"{root}: {len(changes.written)} written, {len(changes.removed)} removed, {unchanged} unchanged", err=True
+    )
+
+
+def _report_warnings(loaded: LoadedFleet, fmt: str) -> None:
+    if loaded.warnings:
+        click.echo(format_findings(list(loaded.warnings), fmt), err=fmt == "text")
+
+
+def main() -> None:
+    try:
+        cli(prog_name="fleetgen")
+    except KeyboardInterrupt:
+        click.echo("fleetgen: interrupted", err=True)
+        sys.exit(EXIT_TROUBLE)
+

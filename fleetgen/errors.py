@@ -1,0 +1,71 @@
+"""Findings, the exception tree and the one exit-code map of fleetgen."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1  # invalid fleet, stale tree, diff or drift found
+EXIT_TROUBLE = 2  # usage or I/O trouble
+
+Path = tuple[str | int, ...]
+
+
+class Severity(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    file: str
+    line: int  # 1-based
+    column: int  # 1-based
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem with a fleet, at a value path such as ("teams", 1, "quota")."""
+
+    path: Path
+    message: str
+    severity: Severity = Severity.ERROR
+    location: Location | None = None
+
+    @property
+    def dotted_path(self) -> str:
+        return format_path(self.path)
+
+
+def format_path(path: Path) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(document)"
+
+
+class FleetgenError(Exception):
+    """Base of every error fleetgen reports without a traceback."""
+
+    exit_code = EXIT_TROUBLE
+
+
+class InputError(FleetgenError):
+    """A file could not be read or written, or an argument makes no sense."""
+
+
+class FindingsError(FleetgenError):
+    """The fleet has problems; carries all of them, sorted by position."""
+
+    exit_code = EXIT_FINDINGS
+
+    def __init__(self, findings: list[Finding]):
+        super().__init__(f"{len(findings)} problem(s)")
+        self.findings = findings

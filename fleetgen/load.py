@@ -1,0 +1,71 @@
+"""fleet.yaml to a checked Fleet: parse, validate the model, run the checks, place every finding."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path as FsPath
+from typing import Any
+
+from pydantic import ValidationError
+
+from fleetgen.checks import run_checks
+from fleetgen.errors import Finding, FindingsError, Location, Severity
+from fleetgen.model import Fleet
+from fleetgen.source import Source, SourceFloat, parse_fleet, read_fleet
+
+# pydantic error types whose position is the offending mapping key rather than its value
+_KEY_ERRORS = {"extra_forbidden"}
+
+
+@dataclass(frozen=True)
+class LoadedFleet:
+    source: Source
+    fleet: Fleet
+    warnings: tuple[Finding, ...] = ()
+
+
+def load_fleet(path: str | FsPath) -> LoadedFleet:
+    return _load(read_fleet(path))
+
+
+def load_fleet_text(raw: bytes, file: str = "fleet.yaml") -> LoadedFleet:
+    return _load(parse_fleet(raw, file))
+
+
+def _load(source: Source) -> LoadedFleet:
+    if not isinstance(source.data, dict):
+        raise FindingsError([Finding((), "fleet.yaml must be a mapping of fields", location=Location(source.file, 1, 1))])
+    try:
+        fleet = Fleet.model_validate(source.data)
+    except ValidationError as exc:
+        raise FindingsError(_sorted([_from_pydantic(source, error) for error in exc.errors()])) from None
+    findings = _sorted([source.place(f) for f in run_checks(fleet)])
+    if any(f.severity is Severity.ERROR for f in findings):
+        raise FindingsError(findings)
+    return LoadedFleet(source, fleet, tuple(findings))
+
+
+def _from_pydantic(source: Source, error: Any) -> Finding:
+    loc = tuple(error["loc"])
+    on_key = error["type"] in _KEY_ERRORS or "[key]" in loc
+    path = tuple(part for part in loc if part != "[key]")
+    message = _message(error)
+    return Finding(path, message, location=source.locate(path, key=on_key))
+
+
+def _message(error: Any) -> str:
+    kind, msg, value = error["type"], error["msg"], error.get("input")
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind == "missing":
+        return "required field is missing"
+    msg = msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    if kind.startswith(("literal_", "enum", "int_", "float_", "bool_", "string_", "greater_", "less_", "too_")):
+        shown = value.text if isinstance(value, SourceFloat) else value
+        if isinstance(shown, (str, int, float, bool)) and len(repr(shown)) <= 80:
+            msg += f", got {shown!r}"
+    return msg
+
+
+def _sorted(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (f.location or Location("", 0, 0), f.dotted_path))

@@ -1,0 +1,213 @@
+"""The typed fleet.yaml: frozen pydantic models, camelCase in YAML, unknown fields rejected.
+
+Cross-references, capacity and other checks that span models live in fleetgen.checks, so that
+every problem is collected and reported at once with its position.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelKey, LabelValue, Line, Quantity, Text, Version
+
+API_VERSION = "fleetgen/v1alpha1"
+GPU_RESOURCE = "nvidia.com/gpu"
+
+
+class Spec(BaseModel):
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, use_attribute_docstrings=True
+    )
+
+
+class Metadata(Spec):
+    name: DnsLabel
+    """Name of the fleet; labels every object fleetgen renders."""
+    description: Line = ""
+    """One line saying what the fleet is for."""
+    owner: DnsLabel = "platform"
+    """Team label put on fleet-wide objects (priority classes, cluster queues, flavors)."""
+    cost_center: LabelValue
+    """Cost centre label put on fleet-wide objects."""
+
+
+class GitOps(Spec):
+    engine: Literal["flux", "argocd"]
+    """Which GitOps engine syncs the rendered tree: Flux objects or Argo CD Applications are rendered for it."""
+    repository: Line = Field(pattern=r"^(https://|ssh://|git@)\S+$")
+    """URL of the Git repository that holds the rendered tree."""
+    branch: Line = "main"
+    """Branch the clusters follow."""
+    path: Line = Field(default=".", pattern=r"^\.?[^.\s][^\s]*$|^\.$")
+    """Folder in the repository that holds base/ and clusters/ ("." for the top)."""
+    kueue_path: Line = Field(default="infrastructure/kueue", pattern=r"^[^./\s][^\s]*$")
+    """Folder in the repository that installs Kueue (its CRDs and controller); synced before the fleet's objects."""
+    interval: Line = Field(default="5m", pattern=r"^(\d+(ms|s|m|h))+$")
+    """How often the engine reconciles (a Go duration such as 1m or 10m)."""
+
+
+class VersionSet(Spec):
+    kubernetes: Version
+    """Kubernetes version of the cluster's control plane and nodes, e.g. 1.29.4."""
+    driver: Version
+    """NVIDIA GPU driver version baked into the node image, e.g. 550.54.15."""
+    cuda: Version
+    """CUDA toolkit version of the platform's images, e.g. 12.4."""
+    cudnn: Version
+    """cuDNN version, e.g. 9.1.0."""
+    containerd: Version
+    """containerd version of the nodes, e.g. 1.7."""
+
+
+class PriorityClass(Spec):
+    name: DnsSubdomain
+    value: int = Field(ge=-2_147_483_648, le=1_000_000_000)
+    """Scheduling priority; values above one billion are reserved for Kubernetes' own classes."""
+    preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
+    """Never: pods of this class wait rather than preempt others."""
+    global_default: bool = False
+    """The class of pods that name none; at most one class may be the default."""
+    description: Text = ""
+
+
+class Taint(Spec):
+    key: LabelKey
+    value: LabelValue = ""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
+
+
+class NodePool(Spec):
+    name: DnsLabel
+    """Node pool name; also the name of its Kueue ResourceFlavor."""
+    vm_size: Line
+    """Cloud VM SKU, e.g. Standard_NC24ads_A100_v4."""
+    gpu_model: Line = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*$")
+    """GPU model of the nodes: T4, A10G, A100, L4, H100, H200, B200 ..."""
+    gpus_per_node: int = Field(ge=0, le=64)
+    cpu_per_node: Quantity
+    """CPU a node offers to workloads (allocatable), e.g. 64."""
+    memory_per_node: Quantity
+    """Memory a node offers to workloads (allocatable), e.g. 256Gi."""
+    min_nodes: int = Field(default=0, ge=0, le=5000)
+    max_nodes: int = Field(ge=1, le=5000)
+    scaling: Literal["spot", "on-demand", "reserved"]
+    """How the nodes are bought: spot (preemptible), on-demand, or reserved capacity."""
+    labels: dict[LabelKey, LabelValue] = Field(min_length=1)
+    """Node labels that select this pool's nodes; Kueue's ResourceFlavor uses them."""
+    taints: tuple[Taint, ...] = ()
+    """Taints on the pool's nodes; workloads admitted to its flavor get matching tolerations."""
+
+
+class Preemption(Spec):
+    within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "LowerPriority"
+    reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = "Never"
+
+
+class Queue(Spec):
+    name: DnsSubdomain = "gpu-cluster-queue"
+    """Name of the Kueue ClusterQueue."""
+    flavors: tuple[DnsLabel, ...] | None = None
+    """Node pools whose capacity the queue hands out, in order of preference; all pools when left out."""
+    cohort: DnsSubdomain | None = None
+    """Kueue cohort for borrowing unused quota between queues."""
+    preemption: Preemption = Preemption()
+
+
+class Cluster(Spec):
+    name: DnsLabel
+    region: DnsLabel
+    """Cloud region, e.g. eastus."""
+    environment: Literal["dev", "staging", "production"]
+    purpose: Line = ""
+    """What the cluster is for; shown in reports."""
+    version_set: DnsLabel
+    """Name of an entry of versionSets: the cluster's row of the compatibility matrix."""
+    dr_partner: DnsLabel | None = None
+    """The cluster that takes over this one's traffic in a disaster (both name each other)."""
+    node_pools: tuple[NodePool, ...] = Field(min_length=1)
+    queues: tuple[Queue, ...] = (Queue(),)
+    """Kueue ClusterQueues; one queue over all node pools when left out. A team's LocalQueue feeds the first unless it names another."""
+
+
+class Resources(Spec):
+    cpu: Quantity | None = None
+    memory: Quantity | None = None
+    gpu: int | None = Field(default=None, ge=0)
+    """nvidia.com/gpu"""
+
+
+class Quota(Spec):
+    requests: Resources = Resources()
+    limits: Resources = Resources()
+    pods: int | None = Field(default=None, ge=0)
+
+    def over(self, override: Quota) -> Quota:
+        """This quota with every value that `override` sets replaced."""
+
+        def merge(base: Resources, top: Resources) -> Resources:
+            return base.model_copy(update={k: v for k, v in top if v is not None})
+
+        return Quota(
+            requests=merge(self.requests, override.requests),
+            limits=merge(self.limits, override.limits),
+            pods=override.pods if override.pods is not None else self.pods,
+        )
+
+
+class Placement(Quota):
+    """A team on one cluster: quota values that differ from the team's defaults, and its queue."""
+
+    queue: DnsSubdomain | None = None
+    """ClusterQueue the team's LocalQueue feeds; the cluster's first queue when left out."""
+
+
+class Team(Spec):
+    name: DnsLabel = Field(max_length=58)
+    """Team name; its namespace is team-<name>."""
+    group: Line = Field(min_length=1)
+    """Identity-provider group (e.g. a Microsoft Entra ID group object id) bound to the team's Role."""
+    cost_center: LabelValue
+    project: LabelValue
+    quota: Quota
+    """Default quota on every cluster the team is on."""
+    clusters: dict[DnsLabel, Placement | None]
+    """Clusters the team is on, each with the quota values that differ there (or nothing)."""
+    priority_classes: tuple[DnsSubdomain, ...] | None = None
+    """Priority classes the team's pods may use; all when left out."""
+    allowed_ingress_namespaces: tuple[DnsLabel, ...] = ()
+    """Namespaces, besides the team's own, whose pods may reach the team's pods."""
+
+    @property
+    def namespace(self) -> str:
+        return f"team-{self.name}"
+
+    def quota_on(self, cluster: str) -> Quota:
+        placement = self.clusters.get(cluster)
+        return self.quota.over(placement) if placement else self.quota
+
+
+class Capacity(Spec):
+    gpu_overcommit: float | None = Field(default=None, ge=1.0, le=100.0)
+    """Allow team GPU quotas on a cluster to add up to this many times its GPUs; without it they must fit."""
+
+
+class Fleet(Spec):
+    api_version: Literal["fleetgen/v1alpha1"]
+    kind: Literal["Fleet"]
+    metadata: Metadata
+    gitops: GitOps
+    capacity: Capacity = Capacity()
+    version_sets: dict[DnsLabel, VersionSet] = Field(min_length=1)
+    """Named rows of the compatibility matrix; clusters refer to them by name."""
+    priority_classes: tuple[PriorityClass, ...] = ()
+    clusters: tuple[Cluster, ...] = Field(min_length=1)
+    teams: tuple[Team, ...] = ()
+
+    def cluster(self, name: str) -> Cluster:
+        return next(c for c in self.clusters if c.name == name)
+
+    def teams_on(self, cluster: str) -> list[Team]:
+        return [t for t in self.teams if cluster in t.clusters]

@@ -1,0 +1,219 @@
+"""Constrained value types of fleet.yaml: Kubernetes names, labels, quantities and versions."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from functools import total_ordering
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BeforeValidator, GetCoreSchemaHandler, WithJsonSchema
+from pydantic_core import core_schema
+
+from fleetgen.source import SourceFloat
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+
+
+def as_text(value: Any) -> Any:
+    """Numbers stand for text where fleet.yaml wants text: `cost-center: 4521`, `cuda: 12.10`."""
+    if isinstance(value, SourceFloat):
+        return value.text
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _check_dns_label(value: str) -> str:
+    if len(value) > 63 or not _DNS_LABEL.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not a DNS-1123 label (lowercase letters, digits and '-', "
+            "starting and ending with a letter or digit, at most 63 characters)"
+        )
+    return value
+
+
+def _check_dns_subdomain(value: str) -> str:
+    if len(value) > 253 or not _DNS_SUBDOMAIN.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most 253 characters)"
+        )
+    return value
+
+
+def _check_label_key(value: str) -> str:
+    prefix, _, name = value.rpartition("/")
+    if (prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix))) or (
+        len(name) > 63 or not _LABEL_NAME.fullmatch(name)
+    ):
+        raise ValueError(f"{value!r} is not a Kubernetes label key ([prefix/]name, name at most 63 characters)")
+    return value
+
+
+def _check_label_value(value: str) -> str:
+    if value and (len(value) > 63 or not _LABEL_NAME.fullmatch(value)):
+        raise ValueError(
+            f"{value!r} is not a Kubernetes label value (at most 63 letters, digits, '-', '_' or '.', "
+            "starting and ending with a letter or digit)"
+        )
+    return value
+
+
+def _check_single_line(value: str) -> str:
+    if any(ch in value for ch in "\n\r\t\x00"):
+        raise ValueError("must be a single line of text")
+    return value
+
+
+Text = Annotated[str, BeforeValidator(as_text)]
+Line = Annotated[str, BeforeValidator(as_text), AfterValidator(_check_single_line)]
+DnsLabel = Annotated[
+    str,
+    BeforeValidator(as_text),
+    AfterValidator(_check_dns_label),
+    WithJsonSchema({"type": "string", "pattern": f"^{_DNS_LABEL.pattern}$", "maxLength": 63}),
+]
+DnsSubdomain = Annotated[
+    str,
+    BeforeValidator(as_text),
+    AfterValidator(_check_dns_subdomain),
+    WithJsonSchema({"type": "string", "pattern": f"^{_DNS_SUBDOMAIN.pattern}$", "maxLength": 253}),
+]
+LabelKey = Annotated[str, AfterValidator(_check_label_key), WithJsonSchema({"type": "string", "maxLength": 317})]
+LabelValue = Annotated[
+    str,
+    BeforeValidator(as_text),
+    AfterValidator(_check_label_value),
+    WithJsonSchema({"type": "string", "pattern": f"^({_LABEL_NAME.pattern})?$", "maxLength": 63}),
+]
+
+_QUANTITY = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?")
+_SUFFIX = {
+    "": Fraction(1),
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 10**3),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+    **{s: Fraction(1024**i) for i, s in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"), start=1)},
+}
+
+
+@total_ordering
+class Quantity:
+    """A Kubernetes resource quantity: written as the user wrote it, compared by value (1Gi == 1024Mi)."""
+
+    __slots__ = ("text", "value")
+
+    def __init__(self, text: str):
+        match = _QUANTITY.fullmatch(text)
+        if not match:
+            raise ValueError(f"{text!r} is not a Kubernetes quantity (e.g. 500m, 64, 256Gi, 1.5T)")
+        number, suffix = match.group(1), match.group(2) or ""
+        try:
+            base = Fraction(Decimal(number))
+        except InvalidOperation:  # pragma: no cover - the regex admits only decimals
+            raise ValueError(f"{text!r} is not a Kubernetes quantity") from None
+        scale = Fraction(10) ** int(suffix[1:]) if suffix[:1] in ("e", "E") else _SUFFIX[suffix]
+        self.text = text
+        self.value = base * scale
+
+    @classmethod
+    def parse(cls, raw: Any) -> Quantity:
+        if isinstance(raw, Quantity):
+            return raw
+        raw = as_text(raw)
+        if not isinstance(raw, str):
+            raise ValueError("must be a Kubernetes quantity such as 64, 500m or 256Gi")
+        return cls(raw)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Quantity) and self.value == other.value
+
+    def __lt__(self, other: Quantity) -> bool:
+        return self.value < other.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __mul__(self, factor: int) -> Quantity:
+        """The quantity times a whole number, written in this quantity's own suffix where it has one."""
+        match = _QUANTITY.fullmatch(self.text)
+        assert match is not None
+        number, suffix = Decimal(match.group(1)) * factor, match.group(2) or ""
+        return Quantity(f"{number.normalize():f}{suffix}")
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"Quantity({self.text!r})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(
+            cls.parse,
+            json_schema_input_schema=core_schema.union_schema(
+                [core_schema.str_schema(pattern=f"^{_QUANTITY.pattern}$"), core_schema.float_schema(ge=0)]
+            ),
+            serialization=core_schema.plain_serializer_function_ser_schema(str),
+        )
+
+
+@total_ordering
+class Version:
+    """A dotted version (1.29.4, 550.54.15, 12.4) compared part by part, kept as written."""
+
+    __slots__ = ("text", "parts")
+
+    def __init__(self, text: str):
+        pieces = text.split(".")
+        if not 1 <= len(pieces) <= 4 or not all(p.isdigit() and p.isascii() for p in pieces):
+            raise ValueError(f"{text!r} is not a version such as 1.29.4 or 550.54.15")
+        self.text = text
+        self.parts = tuple(int(p) for p in pieces)
+
+    @classmethod
+    def parse(cls, raw: Any) -> Version:
+        if isinstance(raw, Version):
+            return raw
+        raw = as_text(raw)
+        if not isinstance(raw, str):
+            raise ValueError("must be a version such as 1.29.4")
+        return cls(raw.removeprefix("v"))
+
+    @property
+    def minor(self) -> tuple[int, int]:
+        return (self.parts + (0,))[:2]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Version) and self.parts == other.parts
+
+    def __lt__(self, other: Version) -> bool:
+        return self.parts < other.parts
+
+    def __hash__(self) -> int:
+        return hash(self.parts)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"Version({self.text!r})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(
+            cls.parse,
+            json_schema_input_schema=core_schema.union_schema(
+                [core_schema.str_schema(pattern=r"^v?\d+(\.\d+){0,3}$"), core_schema.float_schema()]
+            ),
+            serialization=core_schema.plain_serializer_function_ser_schema(str),
+        )

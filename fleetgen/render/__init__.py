@@ -1,0 +1,13 @@
+"""Rendering: the model to plain Kubernetes objects, laid out as a kustomize tree."""
+
+from fleetgen.emit import dump_documents
+from fleetgen.model import Fleet
+from fleetgen.render.layout import OutputFile, cluster_objects, plan
+from fleetgen.render.manifest import Manifest
+
+__all__ = ["Manifest", "OutputFile", "cluster_objects", "plan", "render_files"]
+
+
+def render_files(fleet: Fleet, source_name: str = "fleet.yaml") -> dict[str, bytes]:
+    """Every generated file of the tree as its final bytes, keyed by relative path."""
+    return {f.path: dump_documents([m.body for m in f.manifests], source_name) for f in plan(fleet)}

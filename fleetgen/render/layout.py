@@ -1,0 +1,171 @@
+"""The kustomize tree: what each cluster gets, split into shared base/ folders and per-cluster patches.
+
+`cluster_objects` is the truth: every object a cluster must end up with. `plan` lays it out as
+base/<part>/<team>/ folders (each team's objects at its default quota and queue), and a
+clusters/<name>/ overlay that includes the bases of its teams, adds the cluster's labels and
+patches only what differs there. A test builds each overlay with the real kustomize and compares
+the result with `cluster_objects`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fleetgen.errors import Path
+from fleetgen.model import Cluster, Fleet, Queue, Quota, Team
+from fleetgen.render import kueue as kueue_objects
+from fleetgen.render import team as team_objects
+from fleetgen.render.gitops import ENGINES
+from fleetgen.render.manifest import Manifest
+
+KUSTOMIZE_API = "kustomize.config.k8s.io/v1beta1"
+DEFAULT_QUEUE = Queue().name
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    path: str  # relative, '/'-separated
+    manifests: tuple[Manifest, ...]
+
+
+@dataclass(frozen=True)
+class TeamContext:
+    """What a team's objects depend on besides the team: its quota and queue on one cluster."""
+
+    quota: Quota
+    quota_at: Path
+    queue: str
+
+
+TeamBuilder = Callable[[Fleet, Team, Path, TeamContext], list[Manifest]]
+
+# base/<folder>/<team>/<file>: one part of what the seed's onboarding module gives a team.
+TEAM_PARTS: tuple[tuple[str, str, TeamBuilder], ...] = (
+    ("namespaces", "namespace.yaml", lambda f, t, at, ctx: team_objects.namespace(f, t, at)),
+    ("rbac", "rbac.yaml", lambda f, t, at, ctx: team_objects.rbac(f, t, at)),
+    ("resource-quotas", "resource-quotas.yaml", lambda f, t, at, ctx: team_objects.resource_quotas(f, t, at, ctx.quota, ctx.quota_at)),
+    ("network-policies", "network-policy.yaml", lambda f, t, at, ctx: team_objects.network_policy(f, t, at)),
+    ("kueue", "local-queue.yaml", lambda f, t, at, ctx: team_objects.local_queue(f, t, ctx.queue, at + ("clusters",))),
+)
+
+
+def base_context(team: Team, at: Path) -> TeamContext:
+    return TeamContext(team.quota, at + ("quota",), DEFAULT_QUEUE)
+
+
+def cluster_context(team: Team, at: Path, cluster: Cluster) -> TeamContext:
+    placement = team.clusters.get(cluster.name)
+    quota_at = at + ("clusters", cluster.name) if placement else at + ("quota",)
+    queue = placement.queue if placement and placement.queue else cluster.queues[0].name
+    return TeamContext(team.quota_on(cluster.name), quota_at, queue)
+
+
+def cluster_labels(cluster: Cluster) -> dict[str, str]:
+    return {"environment": cluster.environment}
+
+
+def cluster_objects(fleet: Fleet, index: int) -> list[Manifest]:
+    """Every object cluster `index` must end up with, as `kustomize build clusters/<name>` gives it."""
+    cluster = fleet.clusters[index]
+    objects = list(kueue_objects.priority_classes(fleet))
+    for t, team in enumerate(fleet.teams):
+        if cluster.name in team.clusters:
+            at = ("teams", t)
+            context = cluster_context(team, at, cluster)
+            for _, _, build in TEAM_PARTS:
+                objects += build(fleet, team, at, context)
+    objects += _cluster_local(fleet, index)
+    extra = cluster_labels(cluster)
+    return [_with_labels(m, extra) for m in objects]
+
+
+def _cluster_local(fleet: Fleet, index: int) -> list[Manifest]:
+    cluster, at = fleet.clusters[index], ("clusters", index)
+    return kueue_objects.resource_flavors(fleet, cluster, at) + kueue_objects.cluster_queues(fleet, cluster, at)
+
+
+def _with_labels(manifest: Manifest, labels: dict[str, str]) -> Manifest:
+    body = dict(manifest.body)
+    metadata = dict(body["metadata"])
+    metadata["labels"] = dict(sorted({**metadata.get("labels", {}), **labels}.items()))
+    body["metadata"] = metadata
+    return Manifest(body, manifest.source)
+
+
+def plan(fleet: Fleet) -> list[OutputFile]:
+    """All files of the tree, in a stable order."""
+    files: list[OutputFile] = []
+    if fleet.priority_classes:
+        files += _folder("base/priority-classes", "priority-classes.yaml", kueue_objects.priority_classes(fleet), ())
+    placed = [(t, team) for t, team in enumerate(fleet.teams) if team.clusters]
+    for folder, filename, build in TEAM_PARTS:
+        for t, team in placed:
+            at = ("teams", t)
+            files += _folder(f"base/{folder}/{team.name}", filename, build(fleet, team, at, base_context(team, at)), at)
+    for index in range(len(fleet.clusters)):
+        files += _cluster_files(fleet, index)
+    return files
+
+
+def _folder(path: str, filename: str, manifests: list[Manifest], at: Path) -> list[OutputFile]:
+    return [
+        OutputFile(f"{path}/kustomization.yaml", (_kustomization(at, resources=[filename]),)),
+        OutputFile(f"{path}/{filename}", tuple(manifests)),
+    ]
+
+
+def _kustomization(at: Path, **fields: Any) -> Manifest:
+    return Manifest({"apiVersion": KUSTOMIZE_API, "kind": "Kustomization", **fields}, at)
+
+
+def _cluster_files(fleet: Fleet, index: int) -> list[OutputFile]:
+    cluster = fleet.clusters[index]
+    root, at = f"clusters/{cluster.name}", ("clusters", index)
+    resources = ["../../base/priority-classes"] if fleet.priority_classes else []
+    patches: list[OutputFile] = []
+    for t, team in enumerate(fleet.teams):
+        if cluster.name not in team.clusters:
+            continue
+        team_at = ("teams", t)
+        base, here = base_context(team, team_at), cluster_context(team, team_at, cluster)
+        for folder, _, build in TEAM_PARTS:
+            resources.append(f"../../base/{folder}/{team.name}")
+            for shared, local in zip(build(fleet, team, team_at, base), build(fleet, team, team_at, here), strict=True):
+                patch = merge_patch(shared.body, local.body)
+                if patch:
+                    kind, namespace, name = local.key
+                    target = {"apiVersion": local.body["apiVersion"], "kind": kind, "metadata": {"name": name, "namespace": namespace}}
+                    filename = f"patches/{namespace}-{kind.lower()}-{name}.yaml"
+                    patches.append(OutputFile(f"{root}/{filename}", (Manifest({**target, **patch}, local.source),)))
+    local_file = "kueue.yaml"
+    resources.append(local_file)
+    overlay = _kustomization(
+        at,
+        labels=[{"pairs": cluster_labels(cluster), "includeSelectors": False}],
+        resources=resources,
+        **({"patches": [{"path": p.path.removeprefix(root + "/")} for p in patches]} if patches else {}),
+    )
+    folder, build_gitops = ENGINES[fleet.gitops.engine]
+    return [
+        OutputFile(f"{root}/kustomization.yaml", (overlay,)),
+        OutputFile(f"{root}/{local_file}", tuple(_cluster_local(fleet, index))),
+        *patches,
+        *_folder(f"{root}/{folder}", "sync.yaml", build_gitops(fleet, cluster, index), at),
+    ]
+
+
+def merge_patch(base: Any, target: Any) -> dict[str, Any]:
+    """The smallest merge patch turning mapping `base` into `target` (lists are replaced whole)."""
+    patch: dict[str, Any] = {}
+    for key, value in target.items():
+        if key not in base:
+            patch[key] = value
+        elif base[key] != value:
+            both_maps = isinstance(value, dict) and isinstance(base[key], dict)
+            patch[key] = merge_patch(base[key], value) if both_maps else value
+    for key in base:
+        if key not in target:
+            patch[key] = None
+    return patch

@@ -1,0 +1,189 @@
+"""Reading fleet.yaml: YAML 1.2 into plain Python values, remembering where every value stood.
+
+ruamel composes the node graph (it keeps each node's line and column); we build the values
+ourselves so that every duplicate key is reported, alias expansion has a budget and numbers keep
+the text they were written as (`cuda: 12.10` must not become 12.1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path as FsPath
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from fleetgen.errors import Finding, FindingsError, InputError, Location, Path
+
+MAX_BYTES = 16 * 1024 * 1024  # a 1,000-cluster fleet is a few MB; more is a mistake or an attack
+MAX_VALUES = 2_000_000  # bounds alias expansion ("billion laughs")
+MAX_DEPTH = 64  # fleet.yaml nests about 8 deep
+
+_TAG = "tag:yaml.org,2002:"
+
+
+class SourceFloat(float):
+    """A float that remembers how it was written, so `12.10` can still be read as a version."""
+
+    text: str
+
+    def __new__(cls, value: float, text: str) -> SourceFloat:
+        obj = super().__new__(cls, value)
+        obj.text = text
+        return obj
+
+
+@dataclass
+class Source:
+    """A parsed fleet.yaml: its values and the position of each value and mapping key."""
+
+    file: str
+    data: Any
+    text: str
+    values: dict[Path, Location] = field(default_factory=dict)
+    keys: dict[Path, Location] = field(default_factory=dict)
+
+    def locate(self, path: Path, *, key: bool = False) -> Location:
+        """Position of `path`, or of its nearest ancestor that exists (a missing field's parent)."""
+        if key and path in self.keys:
+            return self.keys[path]
+        for end in range(len(path), -1, -1):
+            found = self.values.get(path[:end])
+            if found is not None:
+                return found
+        return Location(self.file, 1, 1)
+
+    def place(self, finding: Finding, *, key: bool = False) -> Finding:
+        return Finding(finding.path, finding.message, finding.severity, self.locate(finding.path, key=key))
+
+
+def read_fleet(path: str | FsPath) -> Source:
+    """Read and parse a fleet file; raises InputError (exit 2) or FindingsError (exit 1)."""
+    fs_path = FsPath(path)
+    try:
+        with fs_path.open("rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder, not a fleet file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    if len(raw) > MAX_BYTES:
+        raise InputError(f"{path}: larger than {MAX_BYTES // (1024 * 1024)} MiB; fleetgen refuses to read it")
+    return parse_fleet(raw, str(path))
+
+
+def parse_fleet(raw: bytes, file: str) -> Source:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        raise FindingsError(
+            [Finding((), f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", location=Location(file, line, column))]
+        ) from None
+    try:
+        root = YAML(typ="rt").compose(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file, 1, 1)
+        problem = exc.problem or exc.context or "cannot be parsed"
+        raise FindingsError([Finding((), f"YAML syntax: {problem}", location=where)]) from None
+    except YAMLError as exc:
+        raise FindingsError([Finding((), f"YAML: {exc}", location=Location(file, 1, 1))]) from None
+    except RecursionError:
+        raise FindingsError([Finding((), "YAML nests too deeply", location=Location(file, 1, 1))]) from None
+    source = Source(file=file, data=None, text=text)
+    if root is None:
+        raise FindingsError([Finding((), "the file is empty", location=Location(file, 1, 1))])
+    builder = _Builder(source)
+    source.data = builder.build(root, (), 0)
+    if builder.findings:
+        raise FindingsError(sorted(builder.findings, key=lambda f: f.location or Location(file, 0, 0)))
+    return source
+
+
+class _Builder:
+    def __init__(self, source: Source):
+        self.source = source
+        self.findings: list[Finding] = []
+        self.count = 0
+
+    def where(self, node: Node) -> Location:
+        return Location(self.source.file, node.start_mark.line + 1, node.start_mark.column + 1)
+
+    def fail(self, path: Path, node: Node, message: str) -> None:
+        self.findings.append(Finding(path, message, location=self.where(node)))
+
+    def build(self, node: Node, path: Path, depth: int) -> Any:
+        self.count += 1
+        if self.count > MAX_VALUES:
+            if self.count == MAX_VALUES + 1:
+                self.fail(path, node, f"more than {MAX_VALUES:,} values after expanding aliases; refusing")
+            return None
+        if depth > MAX_DEPTH:
+            self.fail(path, node, f"nested more than {MAX_DEPTH} levels deep")
+            return None
+        self.source.values[path] = self.where(node)
+        if isinstance(node, MappingNode):
+            return self.mapping(node, path, depth)
+        if isinstance(node, SequenceNode):
+            return [self.build(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
+        return self.scalar(node, path)
+
+    def mapping(self, node: MappingNode, path: Path, depth: int) -> dict[str, Any]:
+        merged: dict[str, Any] = {}
+        explicit: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _TAG + "merge":
+                sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+                for src in sources:
+                    value = self.build(src, path, depth + 1)
+                    if not isinstance(value, dict):
+                        self.fail(path, src, "a merge key (<<) needs a mapping or a list of mappings")
+                        continue
+                    for k, v in value.items():
+                        merged.setdefault(k, v)
+                continue
+            if not isinstance(key_node, ScalarNode):
+                self.fail(path, key_node, "mapping keys must be plain strings")
+                continue
+            key = str(key_node.value)
+            if key in explicit:
+                first = self.source.keys[path + (key,)]
+                self.fail(path + (key,), key_node, f"duplicate key {key!r} (first at line {first.line})")
+                continue
+            self.source.keys[path + (key,)] = self.where(key_node)
+            explicit[key] = self.build(value_node, path + (key,), depth + 1)
+        return {**merged, **explicit}
+
+    def scalar(self, node: ScalarNode, path: Path) -> Any:
+        tag, text = node.tag, node.value
+        if tag == _TAG + "str" or tag == _TAG + "timestamp":
+            return text
+        if tag == _TAG + "null":
+            return None
+        if tag == _TAG + "bool":
+            return text.lower() == "true"
+        if tag == _TAG + "int":
+            digits = text.replace("_", "")
+            prefix = digits.lstrip("+-")[:2].lower()
+            try:
+                return int(digits, {"0x": 16, "0o": 8}.get(prefix, 10))
+            except ValueError:
+                self.fail(path, node, f"{text!r} is not an integer")
+                return None
+        if tag == _TAG + "float":
+            lowered = text.lower().lstrip("+")
+            if lowered in (".inf", "-.inf", ".nan"):
+                value = {".inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}[lowered]
+            else:
+                value = float(text.replace("_", ""))
+            return SourceFloat(value, text)
+        self.fail(path, node, f"unsupported YAML tag {tag}")
+        return None
