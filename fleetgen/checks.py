@@ -92,16 +92,21 @@ def check_quotas(fleet: Fleet) -> Iterator[Finding]:
             yield Finding(
                 ("teams", t, "quota", "requests"), "a GPU quota (gpu) is required: without one a team may take every GPU"
             )
-        for cluster in team.clusters:
-            quota = team.quota_on(cluster)
-            where: Path = ("teams", t, "clusters", cluster) if team.clusters[cluster] else ("teams", t, "quota")
-            yield from _limits_cover_requests(quota, where)
+        yield from _limits_cover_requests(team.quota, ("teams", t, "quota"), {"cpu", "memory", "gpu"})
+        for cluster, placement in team.clusters.items():
+            if placement:  # only what the placement itself sets; the defaults were checked above
+                own = {
+                    r
+                    for r in ("cpu", "memory", "gpu")
+                    if getattr(placement.requests, r) is not None or getattr(placement.limits, r) is not None
+                }
+                yield from _limits_cover_requests(team.quota_on(cluster), ("teams", t, "clusters", cluster), own)
 
 
-def _limits_cover_requests(quota: Quota, where: Path) -> Iterator[Finding]:
+def _limits_cover_requests(quota: Quota, where: Path, resources: set[str]) -> Iterator[Finding]:
     for resource in ("cpu", "memory", "gpu"):
         request, limit = getattr(quota.requests, resource), getattr(quota.limits, resource)
-        if request is not None and limit is not None and limit < request:
+        if resource in resources and request is not None and limit is not None and limit < request:
             yield Finding(where + ("limits", resource), f"limit {limit} is below the request {request}")
 
 
@@ -127,14 +132,10 @@ def check_gpu_capacity(fleet: Fleet) -> Iterator[Finding]:
         gpus = sum(p.max_nodes * p.gpus_per_node for p in cluster.node_pools)
         allowed = gpus * ratio
         held = [(team.name, team.quota_on(cluster.name).requests.gpu or 0) for team in fleet.teams_on(cluster.name)]
-        running = 0
-        for name, gpu in held:
-            running += gpu
-            if running > allowed:  # point at the placement that tipped the sum over
-                break
-        else:
-            continue
         total = sum(gpu for _, gpu in held)
+        if total <= allowed:
+            continue
+        name = max(held, key=lambda item: item[1])[0]  # point at the largest holder, the likeliest fix
         pools = ", ".join(f"{p.name} {p.max_nodes} x {p.gpus_per_node}" for p in cluster.node_pools)
         ceiling = f"{gpus} GPUs ({pools})"
         if ratio != 1.0:

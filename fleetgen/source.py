@@ -47,8 +47,11 @@ class Source:
     keys: dict[Path, Location] = field(default_factory=dict)
 
     def locate(self, path: Path, *, key: bool = False) -> Location:
-        """Position of `path`, or of its nearest ancestor that exists (a missing field's parent)."""
-        if key and path in self.keys:
+        """Position of `path`, or of its nearest ancestor that exists (a missing field's parent).
+
+        A scalar is pointed at where its value stands; a mapping, list or empty value at its key.
+        """
+        if path in self.keys and (key or not _is_scalar(self.value_at(path))):
             return self.keys[path]
         for end in range(len(path), -1, -1):
             found = self.values.get(path[:end])
@@ -56,8 +59,21 @@ class Source:
                 return found
         return Location(self.file, 1, 1)
 
+    def value_at(self, path: Path) -> Any:
+        value = self.data
+        for part in path:
+            try:
+                value = value[part]
+            except (KeyError, IndexError, TypeError):
+                return None
+        return value
+
     def place(self, finding: Finding, *, key: bool = False) -> Finding:
         return Finding(finding.path, finding.message, finding.severity, self.locate(finding.path, key=key))
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is not None and not isinstance(value, (dict, list))
 
 
 def read_fleet(path: str | FsPath) -> Source:

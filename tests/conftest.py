@@ -1,0 +1,91 @@
+"""Shared fixtures: the example fleet, the real kubectl, and upstream CRDs from ../shared/crds."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from fleetgen.crdschema import schemas_from_crds
+from fleetgen.errors import FindingsError
+from fleetgen.load import load_fleet_text
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "fleet.yaml"
+SHARED_CRDS = Path(os.environ.get("FLEETGEN_TEST_CRDS", REPO.parent / "shared" / "crds"))
+
+
+@pytest.fixture(scope="session")
+def example_text() -> str:
+    return EXAMPLE.read_text(encoding="utf-8")
+
+
+def findings_of(text: str) -> list[str]:
+    """`line:col: path: message` of every finding for a fleet given as text; [] when it is valid."""
+    try:
+        load_fleet_text(text.encode())
+    except FindingsError as exc:
+        return [f"{f.location.line}:{f.location.column}: {f.dotted_path}: {f.message}" for f in exc.findings if f.location]
+    return []
+
+
+def line_of(text: str, needle: str, nth: int = 1) -> int:
+    """1-based line number of the nth line containing `needle`."""
+    hits = [n for n, line in enumerate(text.splitlines(), start=1) if needle in line]
+    assert len(hits) >= nth, f"{needle!r} not found {nth} times"
+    return hits[nth - 1]
+
+
+def replace_once(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times"
+    return text.replace(old, new)
+
+
+def _tool(name: str) -> str:
+    beside_python = Path(sys.executable).parent / name
+    found = str(beside_python) if beside_python.exists() else shutil.which(name)
+    assert found, f"{name} is not installed; `pip install -e '.[test]'` brings it"
+    return found
+
+
+@pytest.fixture(scope="session")
+def kustomize() -> Callable[[Path], list[dict[str, Any]]]:
+    """Build a kustomization folder with the real `kubectl kustomize`; fail on any warning."""
+    kubectl = _tool("kubectl")
+
+    def build(folder: Path) -> list[dict[str, Any]]:
+        done = subprocess.run([kubectl, "kustomize", str(folder)], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == "", f"kustomize warned: {done.stderr}"
+        return [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+
+    return build
+
+
+@pytest.fixture(scope="session")
+def crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
+    assert SHARED_CRDS.is_dir(), f"upstream CRDs expected at {SHARED_CRDS} (set FLEETGEN_TEST_CRDS)"
+    docs: list[Any] = []
+    for path in sorted(SHARED_CRDS.rglob("*.yaml")):
+        docs += list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+    schemas = schemas_from_crds(docs)
+    assert ("kueue.x-k8s.io/v1beta2", "ClusterQueue") in schemas
+    return schemas
+
+
+@pytest.fixture
+def cli_run(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run the installed `fleetgen` console script for real."""
+    exe = _tool("fleetgen")
+
+    def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd or tmp_path, check=False)
+
+    return run
