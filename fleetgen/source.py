@@ -19,7 +19,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from fleetgen.errors import Finding, FindingsError, InputError, Location, Path
 
 MAX_BYTES = 16 * 1024 * 1024  # a 1,000-cluster fleet is a few MB; more is a mistake or an attack
-MAX_VALUES = 2_000_000  # bounds alias expansion ("billion laughs")
+MAX_VALUES = 1_000_000  # bounds alias expansion ("billion laughs"); a 1,000-cluster fleet has ~100k
 MAX_DEPTH = 64  # fleet.yaml nests about 8 deep
 
 _TAG = "tag:yaml.org,2002:"
@@ -117,18 +117,47 @@ def parse_fleet(raw: bytes, file: str) -> Source:
     source = Source(file=file, data=None, text=text)
     if root is None:
         raise FindingsError([Finding((), "the file is empty", location=Location(file, 1, 1))])
+    size, depth = _measure(root, {})
+    if size > MAX_VALUES or depth > MAX_DEPTH:
+        problem = (
+            f"more than {MAX_VALUES:,} values after expanding aliases; refusing"
+            if size > MAX_VALUES
+            else f"nested more than {MAX_DEPTH} levels deep"
+        )
+        raise FindingsError([Finding((), problem, location=Location(file, 1, 1))])
     builder = _Builder(source)
-    source.data = builder.build(root, (), 0)
+    source.data = builder.build(root, ())
     if builder.findings:
         raise FindingsError(sorted(builder.findings, key=lambda f: f.location or Location(file, 0, 0)))
     return source
+
+
+def _measure(node: Node, seen: dict[int, tuple[int, int]]) -> tuple[int, int]:
+    """Values after alias expansion and nesting depth, computed once per node (aliases share nodes)."""
+    known = seen.get(id(node))
+    if known is not None:
+        return known
+    seen[id(node)] = (MAX_VALUES + 1, MAX_DEPTH + 1)  # a node reached again while measured: a cycle
+    if isinstance(node, MappingNode):
+        children = [child for pair in node.value for child in pair]
+    elif isinstance(node, SequenceNode):
+        children = list(node.value)
+    else:
+        children = []
+    size, depth = 1, 0
+    for child in children:
+        child_size, child_depth = _measure(child, seen)
+        size, depth = size + child_size, max(depth, child_depth)
+        if size > MAX_VALUES or depth > MAX_DEPTH:
+            break
+    seen[id(node)] = (size, depth + 1)
+    return seen[id(node)]
 
 
 class _Builder:
     def __init__(self, source: Source):
         self.source = source
         self.findings: list[Finding] = []
-        self.count = 0
 
     def where(self, node: Node) -> Location:
         return Location(self.source.file, node.start_mark.line + 1, node.start_mark.column + 1)
@@ -136,30 +165,22 @@ class _Builder:
     def fail(self, path: Path, node: Node, message: str) -> None:
         self.findings.append(Finding(path, message, location=self.where(node)))
 
-    def build(self, node: Node, path: Path, depth: int) -> Any:
-        self.count += 1
-        if self.count > MAX_VALUES:
-            if self.count == MAX_VALUES + 1:
-                self.fail(path, node, f"more than {MAX_VALUES:,} values after expanding aliases; refusing")
-            return None
-        if depth > MAX_DEPTH:
-            self.fail(path, node, f"nested more than {MAX_DEPTH} levels deep")
-            return None
+    def build(self, node: Node, path: Path) -> Any:
         self.source.values[path] = self.where(node)
         if isinstance(node, MappingNode):
-            return self.mapping(node, path, depth)
+            return self.mapping(node, path)
         if isinstance(node, SequenceNode):
-            return [self.build(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
+            return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
         return self.scalar(node, path)
 
-    def mapping(self, node: MappingNode, path: Path, depth: int) -> dict[str, Any]:
+    def mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
         merged: dict[str, Any] = {}
         explicit: dict[str, Any] = {}
         for key_node, value_node in node.value:
             if key_node.tag == _TAG + "merge":
                 sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
                 for src in sources:
-                    value = self.build(src, path, depth + 1)
+                    value = self.build(src, path)
                     if not isinstance(value, dict):
                         self.fail(path, src, "a merge key (<<) needs a mapping or a list of mappings")
                         continue
@@ -175,7 +196,7 @@ class _Builder:
                 self.fail(path + (key,), key_node, f"duplicate key {key!r} (first at line {first.line})")
                 continue
             self.source.keys[path + (key,)] = self.where(key_node)
-            explicit[key] = self.build(value_node, path + (key,), depth + 1)
+            explicit[key] = self.build(value_node, path + (key,))
         return {**merged, **explicit}
 
     def scalar(self, node: ScalarNode, path: Path) -> Any:

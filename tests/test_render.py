@@ -1,0 +1,287 @@
+"""The rendered objects of the example fleet, field by field against the seed, and the tree's rules."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from ruamel.yaml import YAML
+
+from conftest import EXAMPLE, REPO, replace_once
+from fleetgen.errors import InputError
+from fleetgen.load import load_fleet, load_fleet_text
+from fleetgen.render import cluster_objects, render_files
+from fleetgen.tree import JOURNAL, LEDGER, Tree
+
+
+@pytest.fixture(scope="module")
+def files() -> dict[str, bytes]:
+    return render_files(load_fleet(EXAMPLE).fleet)
+
+
+def docs(files: dict[str, bytes], path: str) -> list[dict[str, Any]]:
+    return list(yaml.safe_load_all(files[path]))
+
+
+def cluster(name: str) -> dict[tuple[str, str, str], dict[str, Any]]:
+    fleet = load_fleet(EXAMPLE).fleet
+    index = [c.name for c in fleet.clusters].index(name)
+    return {m.key: m.body for m in cluster_objects(fleet, index)}
+
+
+def test_seed_resource_quota_of_data_science(files: dict[str, bytes]) -> None:
+    [quota] = docs(files, "base/resource-quotas/data-science/resource-quotas.yaml")
+    assert quota["apiVersion"] == "v1" and quota["kind"] == "ResourceQuota"
+    assert quota["metadata"]["namespace"] == "team-data-science" and quota["metadata"]["name"] == "gpu-quota"
+    assert quota["spec"] == {
+        "hard": {
+            "requests.cpu": "64",
+            "requests.memory": "256Gi",
+            "requests.nvidia.com/gpu": "8",
+            "limits.cpu": "128",
+            "limits.memory": "512Gi",
+            "limits.nvidia.com/gpu": "8",
+            "pods": "50",
+        }
+    }
+
+
+def test_seed_labels_role_binding_and_network_policy(files: dict[str, bytes]) -> None:
+    [namespace] = docs(files, "base/namespaces/data-science/namespace.yaml")
+    labels = namespace["metadata"]["labels"]
+    assert {k: labels[k] for k in ("team", "project", "cost-center")} == {
+        "team": "data-science",
+        "project": "recommendation-engine",
+        "cost-center": "cc-4521",
+    }
+    role, binding = docs(files, "base/rbac/data-science/rbac.yaml")
+    assert role["kind"] == "Role" and role["metadata"] == {**role["metadata"], "namespace": "team-data-science"}
+    assert role["rules"] == [
+        {
+            "apiGroups": [""],
+            "resources": ["pods", "services", "configmaps", "persistentvolumeclaims"],
+            "verbs": ["get", "list", "create", "delete", "watch"],
+        },
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "list", "create", "delete"]},
+        {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list", "create", "update", "delete"]},
+    ]
+    assert binding["subjects"] == [
+        {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "5f0c8d2e-3b1a-4c7e-9d2f-6a8b1c3e4d5f"}
+    ]
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role["metadata"]["name"]}
+    [policy] = docs(files, "base/network-policies/nlp/network-policy.yaml")
+    assert policy["metadata"]["name"] == "deny-other-namespaces"
+    assert policy["spec"] == {
+        "podSelector": {},
+        "policyTypes": ["Ingress"],
+        "ingress": [
+            {
+                "from": [
+                    {"podSelector": {}},
+                    {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}},
+                ]
+            }
+        ],
+    }
+
+
+def test_seed_priority_classes(files: dict[str, bytes]) -> None:
+    classes = {d["metadata"]["name"]: d for d in docs(files, "base/priority-classes/priority-classes.yaml")}
+    assert [(c["value"], c["globalDefault"], c["preemptionPolicy"]) for c in classes.values()] == [
+        (1000000, False, "PreemptLowerPriority"),
+        (100000, False, "PreemptLowerPriority"),
+        (1000, True, "Never"),
+    ]
+    assert list(classes) == ["production-inference", "scheduled-training", "exploratory"]
+    assert classes["exploratory"]["description"] == "Interactive notebooks, experiments — can be preempted."
+
+
+def test_seed_cluster_queue_on_training(files: dict[str, bytes]) -> None:
+    queues = {d["metadata"]["name"]: d for d in docs(files, "clusters/training-eastus/kueue.yaml") if d["kind"] == "ClusterQueue"}
+    queue = queues["gpu-cluster-queue"]
+    assert queue["apiVersion"] == "kueue.x-k8s.io/v1beta2"
+    assert queue["spec"]["namespaceSelector"] == {}
+    assert queue["spec"]["preemption"]["withinClusterQueue"] == "LowerPriority"
+    assert queue["spec"]["resourceGroups"] == [
+        {
+            "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+            "flavors": [
+                {
+                    "name": "a100-spot",
+                    "resources": [
+                        {"name": "cpu", "nominalQuota": 128},
+                        {"name": "memory", "nominalQuota": "512Gi"},
+                        {"name": "nvidia.com/gpu", "nominalQuota": 16},
+                    ],
+                },
+                {
+                    "name": "a100-ondemand",
+                    "resources": [
+                        {"name": "cpu", "nominalQuota": 64},
+                        {"name": "memory", "nominalQuota": "256Gi"},
+                        {"name": "nvidia.com/gpu", "nominalQuota": 8},
+                    ],
+                },
+            ],
+        }
+    ]
+    flavors = {d["metadata"]["name"]: d for d in docs(files, "clusters/training-eastus/kueue.yaml") if d["kind"] == "ResourceFlavor"}
+    assert set(flavors) == {"a100-spot", "a100-ondemand", "h100-ondemand"}
+    assert flavors["a100-spot"]["spec"]["nodeLabels"] == {
+        "accelerator": "nvidia-a100",
+        "kubernetes.azure.com/scalesetpriority": "spot",
+    }
+    assert {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"} in flavors["a100-spot"]["spec"]["tolerations"]
+
+
+def test_each_cluster_gets_only_its_teams_with_its_values() -> None:
+    westeu = cluster("prod-inference-westeu")
+    namespaces = sorted(name for kind, _, name in westeu if kind == "Namespace")
+    assert namespaces == ["team-nlp"]
+    quota = westeu[("ResourceQuota", "team-nlp", "gpu-quota")]["spec"]["hard"]
+    assert (quota["requests.nvidia.com/gpu"], quota["requests.cpu"]) == ("4", "64")  # override, then default
+    assert westeu[("Namespace", "", "team-nlp")]["metadata"]["labels"]["environment"] == "production"
+    training = cluster("training-eastus")
+    assert training[("LocalQueue", "team-robotics", "team-robotics-queue")]["spec"] == {"clusterQueue": "h100-queue"}
+    assert training[("LocalQueue", "team-nlp", "team-nlp-queue")]["spec"] == {"clusterQueue": "gpu-cluster-queue"}
+    barred = training[("ResourceQuota", "team-robotics", "disallowed-priority-classes")]["spec"]
+    assert barred["hard"] == {"pods": "0"}
+    assert barred["scopeSelector"]["matchExpressions"] == [
+        {"scopeName": "PriorityClass", "operator": "In", "values": ["production-inference"]}
+    ]
+    assert cluster("dev-eastus")[("Namespace", "", "team-robotics")]["metadata"]["labels"]["environment"] == "dev"
+
+
+def test_kustomizations_use_labels_and_patches(files: dict[str, bytes]) -> None:
+    [overlay] = docs(files, "clusters/prod-inference-eastus/kustomization.yaml")
+    assert "commonLabels" not in overlay and "patchesStrategicMerge" not in overlay
+    assert overlay["labels"] == [{"pairs": {"environment": "production"}, "includeSelectors": False}]
+    assert overlay["patches"] == [
+        {"path": "patches/team-data-science-resourcequota-gpu-quota.yaml"},
+        {"path": "patches/team-nlp-resourcequota-gpu-quota.yaml"},
+    ]
+    assert all(not r.startswith("/") for r in overlay["resources"])
+
+
+def test_every_file_has_the_header_and_reads_the_same_in_yaml_1_1_and_1_2(files: dict[str, bytes]) -> None:
+    assert all(data.startswith(b"# Generated by fleetgen from fleet.yaml. Do not edit.\n") for data in files.values())
+    yaml12 = YAML(typ="safe", pure=True)
+    for path, data in files.items():
+        assert list(yaml.safe_load_all(data)) == list(yaml12.load_all(data)), path
+    assert b"requests.cpu: '32'" in files["base/resource-quotas/robotics/resource-quotas.yaml"]
+
+
+def test_render_is_byte_identical_across_runs_and_hash_seeds(tmp_path: Path) -> None:
+    outputs = []
+    for seed in ("1", "2"):
+        out = tmp_path / seed
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run(
+            [sys.executable, "-m", "fleetgen", "render", str(EXAMPLE), "--out", str(out)], check=True, env=env, capture_output=True
+        )
+        outputs.append({p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
+    assert outputs[0] == outputs[1] and len(outputs[0]) > 40
+
+
+def test_committed_tree_is_a_fresh_render_of_the_example(files: dict[str, bytes]) -> None:
+    """The repository's base/ and clusters/ are what `fleetgen render` makes (re-run it after editing fleet.yaml)."""
+    tree = Tree(REPO)
+    changes, _ = tree.changes(files)
+    assert changes.empty, f"stale rendered tree: run `fleetgen render`: {changes}"
+
+
+def write_example(tmp_path: Path, text: str | None = None) -> Tree:
+    fleet = load_fleet_text((text or EXAMPLE.read_text()).encode()).fleet
+    tree = Tree(tmp_path)
+    tree.write(render_files(fleet))
+    return tree
+
+
+def test_second_render_writes_nothing(tmp_path: Path) -> None:
+    tree = write_example(tmp_path)
+    before = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
+    changes = tree.write(render_files(load_fleet(EXAMPLE).fleet))
+    assert changes.empty
+    assert before == {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
+
+
+def test_hand_written_file_survives_and_pruned_team_goes(tmp_path: Path) -> None:
+    tree = write_example(tmp_path)
+    notes = tmp_path / "base" / "rbac" / "NOTES.md"
+    notes.write_text("hand written\n")
+    extra = tmp_path / "clusters" / "dev-eastus" / "extra.yaml"
+    extra.write_text("kind: ConfigMap\n")
+    text = EXAMPLE.read_text()
+    without_robotics = text[: text.index("  - name: robotics")]
+    changes = tree.write(render_files(load_fleet_text(without_robotics.encode()).fleet))
+    assert "base/rbac/robotics/rbac.yaml" in changes.removed
+    assert all("robotics" in path for path in changes.removed)
+    assert notes.read_text() == "hand written\n" and extra.exists()
+    assert not list(tmp_path.rglob("*robotics*"))  # files and their emptied folders are gone
+    assert "robotics" not in (tmp_path / LEDGER).read_text()
+    assert (tmp_path / "base" / "rbac" / "nlp" / "rbac.yaml").exists()
+
+
+def test_render_refuses_to_overwrite_a_file_it_does_not_own(tmp_path: Path) -> None:
+    mine = tmp_path / "base" / "priority-classes" / "priority-classes.yaml"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("# my own\n")
+    with pytest.raises(InputError, match="was not generated by fleetgen"):
+        write_example(tmp_path)
+    assert mine.read_text() == "# my own\n" and not (tmp_path / LEDGER).exists()
+
+
+@pytest.mark.parametrize("entry", ["/etc/passwd", "../outside.yaml", "base/../../outside.yaml", "base/./x.yaml"])
+def test_ledger_entries_that_leave_the_tree_are_refused(tmp_path: Path, entry: str) -> None:
+    (tmp_path / LEDGER).write_text(f"{'0' * 64}  {entry}\n")
+    with pytest.raises(InputError, match="refusing path"):
+        write_example(tmp_path)
+
+
+def test_ledger_entry_through_a_symlink_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "x").mkdir(parents=True)
+    (outside / "x" / "victim.yaml").write_text("keep me\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "base").symlink_to(outside)
+    (repo / LEDGER).write_text(f"{'0' * 64}  base/x/victim.yaml\n")
+    with pytest.raises(InputError, match="symbolic link"):
+        write_example(repo)
+    assert (outside / "x" / "victim.yaml").read_text() == "keep me\n"
+
+
+def test_invalid_fleet_leaves_the_tree_untouched(tmp_path: Path, cli_run: Any) -> None:
+    out = tmp_path / "tree"
+    write_example(out)
+    snapshot = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    broken = tmp_path / "fleet.yaml"
+    broken.write_text(replace_once(EXAMPLE.read_text(), "gpu: 4}\n      pods: 30", "gpu: many}\n      pods: 30"))
+    done = cli_run("render", str(broken), "--out", str(out))
+    assert done.returncode == 1 and "Input should be a valid integer" in done.stderr
+    assert snapshot == {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+def test_interrupted_render_is_finished_by_the_next_command(tmp_path: Path) -> None:
+    """A render killed after its commit point: the journal rolls the tree forward, never half-way."""
+    write_example(tmp_path)
+    text = replace_once(EXAMPLE.read_text(), "requests: {cpu: 32, memory: 128Gi, gpu: 4}", "requests: {cpu: 32, memory: 128Gi, gpu: 3}")
+    new_files = render_files(load_fleet_text(text.encode()).fleet)
+
+    class KilledAfterCommit(Tree):
+        def recover(self) -> None:  # the process dies before replaying its journal
+            if (self.root / JOURNAL).exists():
+                raise SystemExit("killed")
+            super().recover()
+
+    with pytest.raises(SystemExit):
+        KilledAfterCommit(tmp_path).write(new_files)
+    assert (tmp_path / JOURNAL).exists()
+    Tree(tmp_path).recover()
+    assert not (tmp_path / JOURNAL).exists() and not list(tmp_path.glob(".fleetgen-staging-*"))
+    assert Tree(tmp_path).changes(new_files)[0].empty
