@@ -205,7 +205,7 @@ def test_yaml_syntax_error_points_at_the_problem(example_text: str) -> None:
     broken = replace_once(example_text, "labels: {accelerator: nvidia-t4}", "labels: {accelerator: nvidia-t4")
     [finding] = findings_of(broken)
     assert finding.startswith(f"{line_of(broken, 'labels: {accelerator: nvidia-t4') + 1}:")
-    assert "(document): YAML syntax: expected ',' or '}'" in finding
+    assert "(document): YAML syntax: did not find expected ',' or '}'" in finding
 
 
 def test_duplicate_keys_are_all_reported(example_text: str) -> None:

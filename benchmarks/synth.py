@@ -1,0 +1,110 @@
+"""A synthetic fleet of any size, for the benchmark and the scale tests.
+
+    python benchmarks/synth.py --clusters 100 --teams 400 --clusters-per-team 10 > big-fleet.yaml
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import yaml
+
+
+def synthetic_fleet(clusters: int, teams: int, clusters_per_team: int) -> str:
+    per_cluster = -(-teams * clusters_per_team // clusters)  # teams landing on one cluster, rounded up
+    nodes = max(1, -(-per_cluster * 2 // 8))  # enough 8-GPU nodes for 2 GPUs a team
+    names = [f"c{i:04d}-{'dev' if i % 10 == 0 else 'prod'}" for i in range(clusters)]
+    fleet_clusters = []
+    for i, name in enumerate(names):
+        production = i % 10 != 0
+        partner = None
+        if production and i % 10 in (1, 3, 5, 7) and i + 1 < clusters:
+            partner = names[i + 1]
+        elif production and i % 10 in (2, 4, 6, 8):
+            partner = names[i - 1]
+        entry = {
+            "name": name,
+            "region": ["eastus", "westeurope", "westus2"][i % 3],
+            "environment": "production" if production else "dev",
+            "purpose": "synthetic",
+            "versionSet": "prod" if production else "dev",
+            "nodePools": [
+                {
+                    "name": "a100-spot",
+                    "vmSize": "Standard_ND96asr_v4",
+                    "gpuModel": "A100",
+                    "gpusPerNode": 8,
+                    "cpuPerNode": 64,
+                    "memoryPerNode": "256Gi",
+                    "maxNodes": nodes,
+                    "scaling": "spot",
+                    "labels": {"accelerator": "nvidia-a100", "pool": "spot"},
+                    "taints": [{"key": "sku", "value": "gpu"}],
+                },
+                {
+                    "name": "a100-ondemand",
+                    "vmSize": "Standard_ND96asr_v4",
+                    "gpuModel": "A100",
+                    "gpusPerNode": 8,
+                    "cpuPerNode": 64,
+                    "memoryPerNode": "256Gi",
+                    "maxNodes": nodes,
+                    "scaling": "on-demand",
+                    "labels": {"accelerator": "nvidia-a100", "pool": "ondemand"},
+                },
+            ],
+        }
+        if partner and partner in names:
+            entry["drPartner"] = partner
+        fleet_clusters.append(entry)
+    fleet_teams = []
+    for t in range(teams):
+        placements = {}
+        for k in range(min(clusters_per_team, clusters)):
+            cluster = names[(t * 7 + k) % clusters]
+            placements[cluster] = {"requests": {"gpu": 1}, "limits": {"gpu": 1}} if k % 2 else None
+        fleet_teams.append(
+            {
+                "name": f"team-{t:04d}",
+                "group": f"00000000-0000-4000-8000-{t:012d}",
+                "costCenter": f"cc-{1000 + t}",
+                "project": f"project-{t % 50}",
+                "quota": {
+                    "requests": {"cpu": 16, "memory": "64Gi", "gpu": 2},
+                    "limits": {"cpu": 32, "memory": "128Gi", "gpu": 2},
+                    "pods": 50,
+                },
+                "clusters": placements,
+                "allowedIngressNamespaces": ["monitoring"],
+            }
+        )
+    fleet = {
+        "apiVersion": "fleetgen/v1alpha1",
+        "kind": "Fleet",
+        "metadata": {"name": "synthetic", "costCenter": "cc-1"},
+        "gitops": {"engine": "flux", "repository": "https://example.com/fleet.git"},
+        "versionSets": {
+            "prod": {"kubernetes": "1.29.4", "driver": "550.54.15", "cuda": "12.4", "cudnn": "9.1.0", "containerd": "1.7"},
+            "dev": {"kubernetes": "1.30.1", "driver": "560.35.03", "cuda": "12.6", "cudnn": "9.3.0", "containerd": "1.7"},
+        },
+        "priorityClasses": [
+            {"name": "production-inference", "value": 1000000},
+            {"name": "exploratory", "value": 1000, "globalDefault": True, "preemptionPolicy": "Never"},
+        ],
+        "clusters": fleet_clusters,
+        "teams": fleet_teams,
+    }
+    return yaml.safe_dump(fleet, sort_keys=False, width=1000)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clusters", type=int, default=100)
+    parser.add_argument("--teams", type=int, default=400)
+    parser.add_argument("--clusters-per-team", type=int, default=10)
+    args = parser.parse_args()
+    print(synthetic_fleet(args.clusters, args.teams, args.clusters_per_team), end="")
+
+
+if __name__ == "__main__":
+    main()
