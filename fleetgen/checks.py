@@ -127,23 +127,22 @@ def check_node_pools(fleet: Fleet) -> Iterator[Finding]:
 def check_gpu_capacity(fleet: Fleet) -> Iterator[Finding]:
     """Per cluster, the teams' GPU quotas must fit its pools' GPUs (times the overcommit ratio)."""
     ratio = fleet.capacity.gpu_overcommit or 1.0
-    team_index = {team.name: t for t, team in enumerate(fleet.teams)}
     for cluster in fleet.clusters:
         gpus = sum(p.max_nodes * p.gpus_per_node for p in cluster.node_pools)
         allowed = gpus * ratio
-        held = [(team.name, team.quota_on(cluster.name).requests.gpu or 0) for team in fleet.teams_on(cluster.name)]
-        total = sum(gpu for _, gpu in held)
+        held = [(t, team.name, team.quota_on(cluster.name).requests.gpu or 0) for t, team in fleet.placements[cluster.name]]
+        total = sum(gpu for _, _, gpu in held)
         if total <= allowed:
             continue
-        name = max(held, key=lambda item: item[1])[0]  # point at the largest holder, the likeliest fix
+        largest = max(held, key=lambda item: item[2])[0]  # point at the largest holder, the likeliest fix
         pools = ", ".join(f"{p.name} {p.max_nodes} x {p.gpus_per_node}" for p in cluster.node_pools)
         ceiling = f"{gpus} GPUs ({pools})"
         if ratio != 1.0:
             ceiling += f" x overcommit {ratio:g} = {allowed:g}"
         hint = "" if fleet.capacity.gpu_overcommit else "; set capacity.gpuOvercommit to allow it"
         yield Finding(
-            ("teams", team_index[name], "clusters", cluster.name),
-            f"GPU quotas on {cluster.name} add up to {total} ({', '.join(f'{n} {g}' for n, g in held)}), "
+            ("teams", largest, "clusters", cluster.name),
+            f"GPU quotas on {cluster.name} add up to {total} ({', '.join(f'{n} {g}' for _, n, g in held)}), "
             f"above its {ceiling}{hint}",
         )
 

@@ -18,7 +18,8 @@ _BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumpe
 
 
 class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
-    pass
+    def ignore_aliases(self, data: Any) -> bool:
+        return True  # a shared dict is written out again, never as a YAML anchor
 
 
 _Dumper.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^[-+]?0o[0-7]+$"), list("-+0"))

@@ -20,7 +20,7 @@ import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from fleetgen.emit import HEADER
 from fleetgen.errors import InputError
@@ -57,20 +57,24 @@ def ledger_bytes(files: dict[str, bytes]) -> bytes:
 class Tree:
     def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
+        self._safe_folders: set[str] = set()  # folders already seen not to be links
 
     # -- reading -------------------------------------------------------------------------------
 
     def checked(self, rel: str) -> Path:
         """The absolute path of a relative tree path, refusing anything that could leave the tree."""
-        pure = PurePosixPath(rel)
-        if not rel or pure.is_absolute() or "\\" in rel or any(p in ("..", ".", "") for p in rel.split("/")):
+        parts = rel.split("/")
+        if not rel or rel.startswith("/") or "\\" in rel or any(p in ("..", ".", "") for p in parts):
             raise InputError(f"{self.root / LEDGER}: refusing path {rel!r}: it must stay inside {self.root}")
-        current = self.root
-        for part in pure.parts:
-            current = current / part
-            if current.is_symlink():
+        current = str(self.root)
+        for depth, part in enumerate(parts):
+            current = os.path.join(current, part)
+            last = depth == len(parts) - 1
+            if (last or current not in self._safe_folders) and os.path.islink(current):
                 raise InputError(f"{current}: is a symbolic link; fleetgen does not write through links")
-        return current
+            if not last:
+                self._safe_folders.add(current)
+        return Path(current)
 
     def ledger(self) -> dict[str, str]:
         """Generated path -> SHA-256 as last rendered; empty when there is no ledger yet."""

@@ -6,6 +6,7 @@ every problem is collected and reported at once with its position.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -206,8 +207,11 @@ class Fleet(Spec):
     clusters: tuple[Cluster, ...] = Field(min_length=1)
     teams: tuple[Team, ...] = ()
 
-    def cluster(self, name: str) -> Cluster:
-        return next(c for c in self.clusters if c.name == name)
-
-    def teams_on(self, cluster: str) -> list[Team]:
-        return [t for t in self.teams if cluster in t.clusters]
+    @cached_property
+    def placements(self) -> dict[str, list[tuple[int, Team]]]:
+        """Cluster name -> (index, team) of the teams on it, in fleet order; built once, not per cluster."""
+        on: dict[str, list[tuple[int, Team]]] = {c.name: [] for c in self.clusters}
+        for index, team in enumerate(self.teams):
+            for cluster in team.clusters:
+                on.setdefault(cluster, []).append((index, team))
+        return on

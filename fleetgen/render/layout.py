@@ -70,12 +70,11 @@ def cluster_objects(fleet: Fleet, index: int) -> list[Manifest]:
     """Every object cluster `index` must end up with, as `kustomize build clusters/<name>` gives it."""
     cluster = fleet.clusters[index]
     objects = list(kueue_objects.priority_classes(fleet))
-    for t, team in enumerate(fleet.teams):
-        if cluster.name in team.clusters:
-            at = ("teams", t)
-            context = cluster_context(team, at, cluster)
-            for _, _, build in TEAM_PARTS:
-                objects += build(fleet, team, at, context)
+    for t, team in fleet.placements[cluster.name]:
+        at = ("teams", t)
+        context = cluster_context(team, at, cluster)
+        for _, _, build in TEAM_PARTS:
+            objects += build(fleet, team, at, context)
     objects += _cluster_local(fleet, index)
     extra = cluster_labels(cluster)
     return [_with_labels(m, extra) for m in objects]
@@ -125,9 +124,7 @@ def _cluster_files(fleet: Fleet, index: int) -> list[OutputFile]:
     root, at = f"clusters/{cluster.name}", ("clusters", index)
     resources = ["../../base/priority-classes"] if fleet.priority_classes else []
     patches: list[OutputFile] = []
-    for t, team in enumerate(fleet.teams):
-        if cluster.name not in team.clusters:
-            continue
+    for t, team in fleet.placements[cluster.name]:
         team_at = ("teams", t)
         base, here = base_context(team, team_at), cluster_context(team, team_at, cluster)
         for folder, _, build in TEAM_PARTS:
