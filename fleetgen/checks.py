@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from fleetgen.errors import Finding, Path
+from fleetgen.compat import check_compatibility, check_fleet_policy
+from fleetgen.errors import Finding, Path, Severity
 from fleetgen.model import Fleet, Quota
 
 Check = Callable[[Fleet], Iterator[Finding]]
@@ -103,6 +104,21 @@ def check_quotas(fleet: Fleet) -> Iterator[Finding]:
                 yield from _limits_cover_requests(team.quota_on(cluster), ("teams", t, "clusters", cluster), own)
 
 
+def check_gpu_limits(fleet: Fleet) -> Iterator[Finding]:
+    """A GPU limit in a quota is accepted and ignored: only requests.nvidia.com/gpu is enforced."""
+    for t, team in enumerate(fleet.teams):
+        places: list[tuple[Path, Quota]] = [(("teams", t, "quota"), team.quota)]
+        places += [(("teams", t, "clusters", name), p) for name, p in team.clusters.items() if p]
+        for where, quota in places:
+            if quota.limits.gpu is not None:
+                yield Finding(
+                    where + ("limits", "gpu"),
+                    "limits.nvidia.com/gpu is accepted by the API server but never enforced: for extended resources "
+                    "only requests.nvidia.com/gpu counts; drop the GPU limit",
+                    Severity.WARNING,
+                )
+
+
 def _limits_cover_requests(quota: Quota, where: Path, resources: set[str]) -> Iterator[Finding]:
     for resource in ("cpu", "memory", "gpu"):
         request, limit = getattr(quota.requests, resource), getattr(quota.limits, resource)
@@ -152,8 +168,11 @@ CHECKS: tuple[Check, ...] = (
     check_references,
     check_priority_classes,
     check_quotas,
+    check_gpu_limits,
     check_node_pools,
     check_gpu_capacity,
+    check_compatibility,
+    check_fleet_policy,
 )
 
 

@@ -11,11 +11,13 @@ from typing import Any, TypeVar
 import click
 
 from fleetgen import __version__
-from fleetgen.errors import EXIT_TROUBLE, FindingsError, FleetgenError
+from fleetgen.crdschema import read_crds
+from fleetgen.errors import EXIT_TROUBLE, Finding, FindingsError, FleetgenError, InputError, Severity
 from fleetgen.load import LoadedFleet, load_fleet
 from fleetgen.render import render_files
 from fleetgen.report import FORMATS, format_findings, summary
 from fleetgen.tree import Tree
+from fleetgen.validate import Schemas, check_loaded
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -23,6 +25,41 @@ fleet_argument = click.argument("fleet", default="fleet.yaml", type=click.Path(d
 format_option = click.option(
     "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="How findings are printed."
 )
+
+
+def checking_options(command: F) -> F:
+    """--crd, --strict and --fail-on: how rendered objects are checked before anything is trusted."""
+    options = [
+        click.option(
+            "--crd",
+            "crds",
+            multiple=True,
+            type=click.Path(exists=True, path_type=Path),
+            help="CRD manifest file or folder (e.g. `kubectl get crd NAME -o yaml`); its schemas win over the shipped ones.",
+        ),
+        click.option("--strict", is_flag=True, help="A kind with no schema is an error, not a warning."),
+        click.option(
+            "--fail-on",
+            type=click.Choice(["error", "warning"]),
+            default="error",
+            show_default=True,
+            help="Exit 1 on warnings too.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def checked(fleet: Path, crds: tuple[Path, ...], strict: bool, fail_on: str) -> tuple[LoadedFleet, list[Finding]]:
+    """Load FLEET and validate it and everything it renders; raises FindingsError when it fails."""
+    loaded = load_fleet(fleet)
+    try:
+        user_crds = read_crds(crds)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"--crd: cannot read CRDs: {exc}") from None
+    findings = check_loaded(loaded, Schemas(user_crds), strict=strict, fail_on=Severity(fail_on))
+    return loaded, findings
 
 
 def reports_errors(command: F) -> F:
@@ -67,16 +104,18 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug}
 
 
-@cli.command(epilog="Example: fleetgen validate fleet.yaml --format github")
+@cli.command(epilog="Example: fleetgen validate fleet.yaml --format github --crd crds/")
 @fleet_argument
 @format_option
+@checking_options
 @reports_errors
-def validate(fleet: Path, fmt: str) -> None:
-    """Check FLEET (default: fleet.yaml) and report every problem with its line and column."""
-    loaded = load_fleet(fleet)
-    _report_warnings(loaded, fmt)
+def validate(fleet: Path, fmt: str, crds: tuple[Path, ...], strict: bool, fail_on: str) -> None:
+    """Check FLEET (default: fleet.yaml) and every object it renders; report each problem with its line."""
+    loaded, findings = checked(fleet, crds, strict, fail_on)
+    _report(findings, fmt)
     if fmt == "text":
-        click.echo(f"{fleet}: valid ({len(loaded.fleet.clusters)} clusters, {len(loaded.fleet.teams)} teams)")
+        model = loaded.fleet
+        click.echo(f"{fleet}: valid ({len(model.clusters)} clusters, {len(model.teams)} teams; {summary(findings)})")
 
 
 @cli.command(epilog="Example: fleetgen render fleet.yaml --out .")
@@ -88,23 +127,24 @@ def validate(fleet: Path, fmt: str) -> None:
     help="Folder that receives base/ and clusters/ (default: the folder of FLEET).",
 )
 @format_option
+@checking_options
 @reports_errors
-def render(fleet: Path, out: Path | None, fmt: str) -> None:
-    """Write the kustomize tree of FLEET: base/ and clusters/<name>/, only the files that change."""
-    loaded = load_fleet(fleet)
-    _report_warnings(loaded, fmt)
+def render(fleet: Path, out: Path | None, fmt: str, crds: tuple[Path, ...], strict: bool, fail_on: str) -> None:
+    """Write the kustomize tree of FLEET: base/ and clusters/<name>/, only the files that change.
+
+    Nothing is written unless FLEET and every object it renders are valid."""
+    loaded, findings = checked(fleet, crds, strict, fail_on)
+    _report(findings, fmt)
     root = out if out is not None else fleet.parent
     files = render_files(loaded.fleet, fleet.name)
     changes = Tree(root).write(files)
     unchanged = len(files) - len(changes.written)
-    click.echo(
-        f"{root}: {len(changes.written)} written, {len(changes.removed)} removed, {unchanged} unchanged", err=True
-    )
+    click.echo(f"{root}: {len(changes.written)} written, {len(changes.removed)} removed, {unchanged} unchanged", err=True)
 
 
-def _report_warnings(loaded: LoadedFleet, fmt: str) -> None:
-    if loaded.warnings:
-        click.echo(format_findings(list(loaded.warnings), fmt), err=fmt == "text")
+def _report(findings: list[Finding], fmt: str) -> None:
+    if findings:
+        click.echo(format_findings(findings, fmt), err=fmt == "text")
 
 
 def main() -> None:

@@ -7,10 +7,19 @@ them. fleetgen wants a typo to fail, so objects with declared properties get
 
 from __future__ import annotations
 
+import argparse
+import json
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
+import yaml
+
 GroupVersionKind = tuple[str, str]  # (apiVersion, kind)
+
+# The custom resources fleetgen renders (or that sit beside them); their schemas ship in schemas/crds.
+SHIPPED_GROUPS = ("kueue.x-k8s.io", "kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io", "monitoring.coreos.com")
+SHIPPED_KINDS = {("argoproj.io", "Application"), ("argoproj.io", "AppProject")}
 
 
 def schemas_from_crds(documents: Iterable[Any]) -> dict[GroupVersionKind, dict[str, Any]]:
@@ -26,6 +35,33 @@ def schemas_from_crds(documents: Iterable[Any]) -> dict[GroupVersionKind, dict[s
             if group and kind and schema and version.get("served", True):
                 out[(f"{group}/{version['name']}", kind)] = strict(schema)
     return out
+
+
+def read_crds(paths: Iterable[Path]) -> dict[GroupVersionKind, dict[str, Any]]:
+    """Schemas of the CRD manifests in these files or folders (*.yaml, *.yml, *.json)."""
+    docs: list[Any] = []
+    for path in paths:
+        files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json")) if path.is_dir() else [path]
+        for file in files:
+            docs += [d for d in yaml.safe_load_all(file.read_text(encoding="utf-8")) if d]
+    return schemas_from_crds(docs)
+
+
+def shipped_name(api_version: str, kind: str) -> str:
+    return f"{api_version.replace('/', '_')}_{kind}.json"
+
+
+def parse_shipped_name(name: str) -> GroupVersionKind:
+    group, version, kind = name.removesuffix(".json").split("_")
+    return f"{group}/{version}", kind
+
+
+def without_descriptions(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [without_descriptions(s) for s in schema]
+    if isinstance(schema, dict):
+        return {k: without_descriptions(v) for k, v in schema.items() if k != "description" or not isinstance(v, str)}
+    return schema
 
 
 def strict(schema: Any) -> Any:
@@ -44,3 +80,21 @@ def strict(schema: Any) -> Any:
         out.pop("type", None)
         out.setdefault("anyOf", [{"type": "integer"}, {"type": "string"}])
     return out
+
+
+def main() -> None:
+    """Regenerate schemas/crds from upstream CRD manifests: python -m fleetgen.crdschema CRDS... --out schemas/crds"""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("crds", nargs="+", type=Path)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for (api_version, kind), schema in sorted(read_crds(args.crds).items()):
+        group = api_version.split("/")[0]
+        if group in SHIPPED_GROUPS or (group, kind) in SHIPPED_KINDS:
+            text = json.dumps(without_descriptions(schema), sort_keys=True, separators=(",", ":"))
+            (args.out / shipped_name(api_version, kind)).write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from fleetgen.crdschema import schemas_from_crds
-from fleetgen.errors import FindingsError
+from fleetgen.errors import FindingsError, Severity
 from fleetgen.load import load_fleet_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,13 +27,13 @@ def example_text() -> str:
     return EXAMPLE.read_text(encoding="utf-8")
 
 
-def findings_of(text: str) -> list[str]:
-    """`line:col: path: message` of every finding for a fleet given as text; [] when it is valid."""
+def findings_of(text: str, severity: Severity = Severity.ERROR) -> list[str]:
+    """`line:col: path: message` of the model's findings of one severity for a fleet given as text."""
     try:
-        load_fleet_text(text.encode())
+        found = list(load_fleet_text(text.encode()).warnings)
     except FindingsError as exc:
-        return [f"{f.location.line}:{f.location.column}: {f.dotted_path}: {f.message}" for f in exc.findings if f.location]
-    return []
+        found = exc.findings
+    return [f"{f.location.line}:{f.location.column}: {f.dotted_path}: {f.message}" for f in found if f.location and f.severity is severity]
 
 
 def line_of(text: str, needle: str, nth: int = 1) -> int:

@@ -80,8 +80,8 @@ CASES = [
     ),
     (
         "quantity-by-value",
-        "limits: {cpu: 64, memory: 256Gi, gpu: 4}",
-        "limits: {cpu: 64, memory: 100000Mi, gpu: 4}",
+        "limits: {cpu: 64, memory: 256Gi}",
+        "limits: {cpu: 64, memory: 100000Mi}",
         "limits: {cpu: 64, memory: 100000Mi",
         "100000Mi",
         "teams[2].quota.limits.memory: limit 100000Mi is below the request 128Gi",
@@ -181,10 +181,9 @@ CASES = [
     ),
     (
         "gpu-capacity",
-        "      training-eastus:\n      prod-inference-eastus: {requests: {gpu: 4}, limits: {gpu: 4}}\n"
-        "      prod-inference-westeu",
-        "      training-eastus: {requests: {gpu: 30}, limits: {gpu: 30}}\n"
-        "      prod-inference-eastus: {requests: {gpu: 4}, limits: {gpu: 4}}\n      prod-inference-westeu",
+        "      training-eastus:\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
+        "      training-eastus: {requests: {gpu: 30}}\n"
+        "      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
         "training-eastus: {requests: {gpu: 30}",
         "training-eastus",
         "teams[1].clusters.training-eastus: GPU quotas on training-eastus add up to 42 "
@@ -231,9 +230,9 @@ def test_every_problem_is_reported_at_once_in_file_order(example_text: str) -> N
 def test_overcommit_ratio_allows_more_quota_than_gpus(example_text: str) -> None:
     heavy = replace_once(
         example_text,
-        "      training-eastus:\n      prod-inference-eastus: {requests: {gpu: 4}, limits: {gpu: 4}}\n      prod-inference-westeu",
-        "      training-eastus: {requests: {gpu: 30}, limits: {gpu: 30}}\n"
-        "      prod-inference-eastus: {requests: {gpu: 4}, limits: {gpu: 4}}\n      prod-inference-westeu",
+        "      training-eastus:\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
+        "      training-eastus: {requests: {gpu: 30}}\n"
+        "      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
     )
     assert findings_of(replace_once(heavy, "# capacity:\n#   gpuOvercommit: 1.5", "capacity:\n  gpuOvercommit: 1.5")) == []
     tight = replace_once(heavy, "# capacity:\n#   gpuOvercommit: 1.5", "capacity:\n  gpuOvercommit: 1.02")
@@ -242,5 +241,5 @@ def test_overcommit_ratio_allows_more_quota_than_gpus(example_text: str) -> None
 
 
 def test_quantities_compare_by_value_not_text(example_text: str) -> None:
-    same = replace_once(example_text, "limits: {cpu: 64, memory: 256Gi, gpu: 4}", "limits: {cpu: 32000m, memory: 131072Mi, gpu: 4}")
+    same = replace_once(example_text, "limits: {cpu: 64, memory: 256Gi}", "limits: {cpu: 32000m, memory: 131072Mi}")
     assert findings_of(same) == []

@@ -24,7 +24,8 @@ def broken_fleet(tmp_path: Path) -> Path:
 def test_validate_the_example_exits_0(cli_run: Run) -> None:
     done = cli_run("validate", str(EXAMPLE))
     assert done.returncode == 0, done.stderr
-    assert "valid (4 clusters, 3 teams)" in done.stdout
+    assert "valid (4 clusters, 3 teams; 0 error(s), 6 warning(s))" in done.stdout
+    assert "warning: versionSets.dev-2024q4.driver: driver 550.90.07 runs CUDA 12.6 only through minor-version" in done.stderr
 
 
 def test_validate_reports_every_error_as_file_line_column_path(tmp_path: Path, cli_run: Run) -> None:

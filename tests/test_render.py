@@ -261,7 +261,7 @@ def test_invalid_fleet_leaves_the_tree_untouched(tmp_path: Path, cli_run: Any) -
     write_example(out)
     snapshot = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     broken = tmp_path / "fleet.yaml"
-    broken.write_text(replace_once(EXAMPLE.read_text(), "gpu: 4}\n      pods: 30", "gpu: many}\n      pods: 30"))
+    broken.write_text(replace_once(EXAMPLE.read_text(), "cpu: 32, memory: 128Gi, gpu: 4}", "cpu: 32, memory: 128Gi, gpu: many}"))
     done = cli_run("render", str(broken), "--out", str(out))
     assert done.returncode == 1 and "Input should be a valid integer" in done.stderr
     assert snapshot == {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}

@@ -1,0 +1,162 @@
+"""Compatibility rules over a version set, and the fleet policy across clusters.
+
+Pure functions of the model and the facts: the validator and the upgrade planner both ask them,
+the planner for every intermediate state of every cluster.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from fleetgen.compat.facts import Facts, facts
+from fleetgen.errors import Finding, Severity
+from fleetgen.model import Fleet, Version, VersionSet
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A rule a version set breaks: which of its fields, why, and how bad."""
+
+    field: str
+    message: str
+    severity: Severity = Severity.ERROR
+
+
+def _minor(version: Version) -> Version:
+    return Version(".".join(str(p) for p in version.minor))
+
+
+def version_set_problems(vs: VersionSet, gpu_models: frozenset[str] = frozenset(), data: Facts | None = None) -> list[Problem]:
+    data = data or facts()
+    return [
+        *_cuda_driver(vs, data),
+        *_cudnn(vs, data),
+        *_gpus(vs, gpu_models, data),
+        *_containerd(vs, data),
+        *_kubernetes(vs, data),
+    ]
+
+
+def _cuda_driver(vs: VersionSet, data: Facts) -> Iterator[Problem]:
+    cuda = _minor(vs.cuda)
+    row = next((r for r in data.cuda_driver if r.cuda == cuda), None)
+    if row is None:
+        yield Problem("cuda", f"no compatibility data for CUDA {vs.cuda}; its driver requirement is not checked", Severity.WARNING)
+        return
+    if vs.driver >= row.min_driver:
+        return
+    floor = next((r for r in data.cuda_minor_compat if r.cuda_major == vs.cuda.parts[0]), None)
+    if floor is not None and vs.driver >= floor.min_driver:
+        yield Problem(
+            "driver",
+            f"driver {vs.driver} runs CUDA {vs.cuda} only through minor-version compatibility "
+            f"(full support needs {row.min_driver} or later; PTX JIT and newer features fail) [{row.source}]",
+            Severity.WARNING,
+        )
+    else:
+        yield Problem("driver", f"driver {vs.driver} is too old for CUDA {vs.cuda}: it needs {row.min_driver} or later [{row.source}]")
+
+
+def _cudnn(vs: VersionSet, data: Facts) -> Iterator[Problem]:
+    cudnn, cuda = _minor(vs.cudnn), _minor(vs.cuda)
+    rows = [r for r in data.cudnn_cuda if r.cudnn == cudnn]
+    if not rows:
+        yield Problem("cudnn", f"no compatibility data for cuDNN {vs.cudnn}; its CUDA range is not checked", Severity.WARNING)
+    elif not any(r.cuda_min <= cuda <= r.cuda_max for r in rows):
+        ranges = ", ".join(f"{r.cuda_min}-{r.cuda_max}" for r in rows)
+        yield Problem("cudnn", f"cuDNN {vs.cudnn} does not support CUDA {vs.cuda} (it supports {ranges}) [{rows[0].source}]")
+
+
+def _gpus(vs: VersionSet, gpu_models: frozenset[str], data: Facts) -> Iterator[Problem]:
+    known = {r.gpu.lower(): r for r in data.gpu_models}
+    for gpu in sorted(gpu_models):
+        row = known.get(gpu.lower())
+        if row is None:
+            yield Problem("driver", f"no compatibility data for GPU {gpu}; its driver and CUDA needs are not checked", Severity.WARNING)
+            continue
+        if vs.driver < row.min_driver:
+            yield Problem("driver", f"{gpu} needs driver {row.min_driver} or later, not {vs.driver} [{row.source}]")
+        if vs.cuda < row.min_cuda:
+            yield Problem("cuda", f"{gpu} (compute capability {row.compute_capability}) needs CUDA {row.min_cuda} or later [{row.source}]")
+
+
+def _containerd(vs: VersionSet, data: Facts) -> Iterator[Problem]:
+    minor = _minor(vs.kubernetes)
+    rows = [r for r in data.containerd_kubernetes if r.kubernetes == minor]
+    if not rows:
+        yield Problem("containerd", f"no containerd data for Kubernetes {minor}; not checked", Severity.WARNING)
+        return
+    line = _minor(vs.containerd)
+    row = next((r for r in rows if _minor(r.containerd) == line), None)
+    supported = ", ".join(f"{r.containerd}+" for r in rows)
+    if row is None:
+        yield Problem("containerd", f"containerd {vs.containerd} is not supported on Kubernetes {minor} (supported: {supported}) [{rows[0].source}]")
+    elif len(vs.containerd.parts) > 2 and vs.containerd < row.containerd:  # "1.7" names the release line
+        yield Problem("containerd", f"containerd {vs.containerd} is below {row.containerd}, the first {line} patch for Kubernetes {minor} [{row.source}]")
+
+
+def _kubernetes(vs: VersionSet, data: Facts) -> Iterator[Problem]:
+    minor = _minor(vs.kubernetes)
+    oldest = min(r.kubernetes for r in data.kubernetes_releases)
+    row = next((r for r in data.kubernetes_releases if r.kubernetes == minor), None)
+    if minor < oldest:
+        yield Problem("kubernetes", f"Kubernetes {minor} is older than {oldest}, the oldest minor fleetgen's data and schemas cover")
+    elif row is not None and row.end_of_life < data.as_of:
+        yield Problem(
+            "kubernetes",
+            f"Kubernetes {minor} reached upstream end of life on {row.end_of_life} (data as of {data.as_of}); "
+            f"plan the upgrade unless your provider extends support [{row.source}]",
+            Severity.WARNING,
+        )
+
+
+def removed_api(api_version: str, kind: str, kubernetes: Version, data: Facts | None = None) -> str | None:
+    """Why `api_version` `kind` cannot be applied to this Kubernetes version, or None."""
+    for row in (data or facts()).removed_apis:
+        if row.api_version == api_version and row.kind in ("*", kind) and kubernetes.minor >= row.removed_in.minor:
+            return f"{api_version} {kind} is no longer served since Kubernetes {row.removed_in}; use {row.replacement} [{row.source}]"
+    return None
+
+
+def check_compatibility(fleet: Fleet) -> Iterator[Finding]:
+    """Every version set a cluster uses, against the facts and the GPUs of the clusters using it."""
+    for name, vs in fleet.version_sets.items():
+        users = [c for c in fleet.clusters if c.version_set == name]
+        if not users:
+            continue
+        gpus = frozenset(p.gpu_model for c in users for p in c.node_pools)
+        for problem in version_set_problems(vs, gpus):
+            yield Finding(("versionSets", name, problem.field), problem.message, problem.severity)
+
+
+def check_fleet_policy(fleet: Fleet) -> Iterator[Finding]:
+    """Production clusters on identical versions; dev and staging at most one Kubernetes minor ahead."""
+    sets = fleet.version_sets
+    production = [(i, c) for i, c in enumerate(fleet.clusters) if c.environment == "production" and c.version_set in sets]
+
+    def values(name: str) -> tuple[Version, ...]:
+        vs = sets[name]
+        return (vs.kubernetes, vs.driver, vs.cuda, vs.cudnn, vs.containerd)
+
+    if production:
+        common = Counter(values(c.version_set) for _, c in production).most_common(1)[0][0]
+        reference = next(c for _, c in production if values(c.version_set) == common)
+        for i, cluster in production:
+            if values(cluster.version_set) != common:
+                yield Finding(
+                    ("clusters", i, "versionSet"),
+                    f"production clusters must run identical versions: {cluster.version_set!r} differs from "
+                    f"{reference.version_set!r} of {reference.name}",
+                )
+        floor = min(sets[c.version_set].kubernetes.minor for _, c in production)
+        for i, cluster in enumerate(fleet.clusters):
+            if cluster.environment != "production" and cluster.version_set in sets:
+                minor = sets[cluster.version_set].kubernetes.minor
+                if minor[0] == floor[0] and minor[1] > floor[1] + 1:
+                    yield Finding(
+                        ("clusters", i, "versionSet"),
+                        f"{cluster.environment} may run at most one Kubernetes minor ahead of production "
+                        f"({floor[0]}.{floor[1]}), not {minor[0]}.{minor[1]}",
+                    )

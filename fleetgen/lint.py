@@ -1,0 +1,109 @@
+"""Policy lints on what a cluster gets: rules no schema states, checked on the rendered objects.
+
+Least privilege (no wildcard Role, no team group bound cluster-wide, other namespaces denied by
+default), completeness (each team namespace has its quota, network policy and queue), cost
+attribution labels, GPU quota semantics, and Kueue rules its CRDs enforce only in CEL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from fleetgen.errors import Severity
+from fleetgen.render import Manifest
+
+COST_LABELS = ("team", "project", "cost-center", "environment")
+GPU_REQUEST, GPU_LIMIT = "requests.nvidia.com/gpu", "limits.nvidia.com/gpu"
+
+LintProblem = tuple[Manifest, str, Severity]
+Lint = Callable[[list[Manifest]], Iterator[LintProblem]]
+
+
+def _of_kind(objects: list[Manifest], kind: str) -> Iterator[Manifest]:
+    return (m for m in objects if m.body["kind"] == kind)
+
+
+def lint_team_namespaces_complete(objects: list[Manifest]) -> Iterator[LintProblem]:
+    present = {(m.body["kind"], m.body["metadata"].get("namespace")) for m in objects}
+    for ns in _of_kind(objects, "Namespace"):
+        name = ns.body["metadata"]["name"]
+        for kind in ("ResourceQuota", "NetworkPolicy", "LocalQueue"):
+            if (kind, name) not in present:
+                yield ns, f"team namespace {name} has no {kind}", Severity.ERROR
+
+
+def lint_network_isolation(objects: list[Manifest]) -> Iterator[LintProblem]:
+    isolated = {
+        m.body["metadata"]["namespace"]
+        for m in _of_kind(objects, "NetworkPolicy")
+        if m.body["spec"].get("podSelector") == {} and "Ingress" in m.body["spec"].get("policyTypes", [])
+    }
+    for ns in _of_kind(objects, "Namespace"):
+        if ns.body["metadata"]["name"] not in isolated:
+            yield ns, f"namespace {ns.body['metadata']['name']} does not deny ingress from other namespaces", Severity.ERROR
+
+
+def lint_gpu_quota(objects: list[Manifest]) -> Iterator[LintProblem]:
+    for quota in _of_kind(objects, "ResourceQuota"):
+        hard: dict[str, Any] = quota.body["spec"].get("hard", {})
+        if GPU_REQUEST in hard and GPU_LIMIT in hard and str(hard[GPU_REQUEST]) != str(hard[GPU_LIMIT]):
+            yield quota, f"GPU requests ({hard[GPU_REQUEST]}) and limits ({hard[GPU_LIMIT]}) must be equal: GPUs cannot be overcommitted", Severity.ERROR
+
+
+def lint_no_wildcards(objects: list[Manifest]) -> Iterator[LintProblem]:
+    for role in (m for m in objects if m.body["kind"] in ("Role", "ClusterRole")):
+        for rule in role.body.get("rules", []):
+            for field in ("verbs", "resources", "apiGroups"):
+                if "*" in rule.get(field, []):
+                    yield role, f"{role.body['kind']} {role.body['metadata']['name']} grants '*' {field}", Severity.ERROR
+
+
+def lint_no_cluster_wide_team_binding(objects: list[Manifest]) -> Iterator[LintProblem]:
+    team_groups = {
+        s["name"] for m in _of_kind(objects, "RoleBinding") for s in m.body.get("subjects", []) if s.get("kind") == "Group"
+    }
+    for binding in _of_kind(objects, "ClusterRoleBinding"):
+        for subject in binding.body.get("subjects", []):
+            if subject.get("kind") == "Group" and subject.get("name") in team_groups:
+                yield binding, f"team group {subject['name']} is bound cluster-wide", Severity.ERROR
+
+
+def lint_cost_labels(objects: list[Manifest]) -> Iterator[LintProblem]:
+    for manifest in objects:
+        labels = manifest.body["metadata"].get("labels", {})
+        missing = [label for label in COST_LABELS if not labels.get(label)]
+        if missing:
+            yield manifest, f"missing cost-attribution label(s) {', '.join(missing)}", Severity.ERROR
+
+
+def lint_kueue_cel_rules(objects: list[Manifest]) -> Iterator[LintProblem]:
+    """Rules Kueue's CRDs state only as CEL, which no JSON Schema check sees."""
+    for queue in _of_kind(objects, "ClusterQueue"):
+        for group in queue.body["spec"].get("resourceGroups", []):
+            covered = len(group.get("coveredResources", []))
+            for flavor in group.get("flavors", []):
+                if len(flavor.get("resources", [])) != covered:
+                    yield queue, f"flavor {flavor['name']} must list as many resources as coveredResources ({covered})", Severity.ERROR
+    for flavor in _of_kind(objects, "ResourceFlavor"):
+        for toleration in flavor.body["spec"].get("tolerations", []):
+            if toleration.get("operator") == "Exists" and toleration.get("value"):
+                yield flavor, "a toleration with operator Exists must have no value", Severity.ERROR
+            if not toleration.get("key") and toleration.get("operator") != "Exists":
+                yield flavor, "a toleration without a key must use operator Exists", Severity.ERROR
+
+
+LINTS: tuple[Lint, ...] = (
+    lint_team_namespaces_complete,
+    lint_network_isolation,
+    lint_gpu_quota,
+    lint_no_wildcards,
+    lint_no_cluster_wide_team_binding,
+    lint_cost_labels,
+    lint_kueue_cel_rules,
+)
+
+
+def lint_cluster(objects: list[Manifest]) -> Iterator[LintProblem]:
+    for lint in LINTS:
+        yield from lint(objects)
