@@ -16,6 +16,7 @@ from fleetgen.errors import EXIT_TROUBLE, Finding, FindingsError, FleetgenError,
 from fleetgen.load import LoadedFleet, load_fleet
 from fleetgen.render import render_files
 from fleetgen.report import FORMATS, format_findings, summary
+from fleetgen.schema import SCHEMA_PATH, fleet_json_schema
 from fleetgen.tree import Tree
 from fleetgen.validate import Schemas, check_loaded
 
@@ -140,6 +141,23 @@ def render(fleet: Path, out: Path | None, fmt: str, crds: tuple[Path, ...], stri
     changes = Tree(root).write(files)
     unchanged = len(files) - len(changes.written)
     click.echo(f"{root}: {len(changes.written)} written, {len(changes.removed)} removed, {unchanged} unchanged", err=True)
+
+
+@cli.command(epilog="Example: fleetgen schema --out schemas/fleet.schema.json")
+@click.option("--out", default=SCHEMA_PATH, show_default=True, help="Where to write the schema ('-' for standard output).")
+@reports_errors
+def schema(out: str) -> None:
+    """Write the JSON Schema of fleet.yaml, for editors (yaml-language-server) and CI."""
+    text = fleet_json_schema()
+    if out == "-":
+        click.echo(text, nl=False)
+        return
+    try:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{out}: cannot write: {exc.strerror}") from None
+    click.echo(f"{out}: written", err=True)
 
 
 def _report(findings: list[Finding], fmt: str) -> None:

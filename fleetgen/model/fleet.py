@@ -65,6 +65,7 @@ class VersionSet(Spec):
 
 class PriorityClass(Spec):
     name: DnsSubdomain
+    """Name pods use in priorityClassName."""
     value: int = Field(ge=-2_147_483_648, le=1_000_000_000)
     """Scheduling priority; values above one billion are reserved for Kubernetes' own classes."""
     preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
@@ -72,12 +73,16 @@ class PriorityClass(Spec):
     global_default: bool = False
     """The class of pods that name none; at most one class may be the default."""
     description: Text = ""
+    """What the class is for; shown by kubectl describe."""
 
 
 class Taint(Spec):
     key: LabelKey
+    """Taint key on the pool's nodes."""
     value: LabelValue = ""
+    """Taint value; empty tolerates any value."""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
+    """Taint effect."""
 
 
 class NodePool(Spec):
@@ -88,12 +93,15 @@ class NodePool(Spec):
     gpu_model: Line = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*$")
     """GPU model of the nodes: T4, A10G, A100, L4, H100, H200, B200 ..."""
     gpus_per_node: int = Field(ge=0, le=64)
+    """GPUs on each node (nvidia.com/gpu)."""
     cpu_per_node: Quantity
     """CPU a node offers to workloads (allocatable), e.g. 64."""
     memory_per_node: Quantity
     """Memory a node offers to workloads (allocatable), e.g. 256Gi."""
     min_nodes: int = Field(default=0, ge=0, le=5000)
+    """Fewest nodes the autoscaler keeps."""
     max_nodes: int = Field(ge=1, le=5000)
+    """Most nodes the pool can grow to; capacity and Kueue quotas count these."""
     scaling: Literal["spot", "on-demand", "reserved"]
     """How the nodes are bought: spot (preemptible), on-demand, or reserved capacity."""
     labels: dict[LabelKey, LabelValue] = Field(min_length=1)
@@ -104,7 +112,9 @@ class NodePool(Spec):
 
 class Preemption(Spec):
     within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "LowerPriority"
+    """Whether a pending workload may preempt lower-priority workloads of its own queue."""
     reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = "Never"
+    """Whether a queue may preempt borrowers in its cohort to take back its own quota."""
 
 
 class Queue(Spec):
@@ -115,13 +125,16 @@ class Queue(Spec):
     cohort: DnsSubdomain | None = None
     """Kueue cohort for borrowing unused quota between queues."""
     preemption: Preemption = Preemption()
+    """Kueue preemption policy of the queue."""
 
 
 class Cluster(Spec):
     name: DnsLabel
+    """Cluster name; its folder is clusters/<name>/."""
     region: DnsLabel
     """Cloud region, e.g. eastus."""
     environment: Literal["dev", "staging", "production"]
+    """Environment; labels every object on the cluster and decides upgrade order."""
     purpose: Line = ""
     """What the cluster is for; shown in reports."""
     version_set: DnsLabel
@@ -129,21 +142,27 @@ class Cluster(Spec):
     dr_partner: DnsLabel | None = None
     """The cluster that takes over this one's traffic in a disaster (both name each other)."""
     node_pools: tuple[NodePool, ...] = Field(min_length=1)
+    """GPU node pools; each becomes a Kueue ResourceFlavor."""
     queues: tuple[Queue, ...] = (Queue(),)
     """Kueue ClusterQueues; one queue over all node pools when left out. A team's LocalQueue feeds the first unless it names another."""
 
 
 class Resources(Spec):
     cpu: Quantity | None = None
+    """CPU, e.g. 64 or 500m."""
     memory: Quantity | None = None
+    """Memory, e.g. 256Gi."""
     gpu: int | None = Field(default=None, ge=0)
-    """nvidia.com/gpu"""
+    """GPUs (nvidia.com/gpu)."""
 
 
 class Quota(Spec):
     requests: Resources = Resources()
+    """Sum of the requests of the namespace's pods."""
     limits: Resources = Resources()
+    """Sum of the limits of the namespace's pods (a GPU limit is not enforced)."""
     pods: int | None = Field(default=None, ge=0)
+    """Number of pods."""
 
     def over(self, override: Quota) -> Quota:
         """This quota with every value that `override` sets replaced."""
@@ -171,7 +190,9 @@ class Team(Spec):
     group: Line = Field(min_length=1)
     """Identity-provider group (e.g. a Microsoft Entra ID group object id) bound to the team's Role."""
     cost_center: LabelValue
+    """Cost centre label on every object of the team."""
     project: LabelValue
+    """Project label on every object of the team."""
     quota: Quota
     """Default quota on every cluster the team is on."""
     clusters: dict[DnsLabel, Placement | None]
@@ -197,15 +218,22 @@ class Capacity(Spec):
 
 class Fleet(Spec):
     api_version: Literal["fleetgen/v1alpha1"]
+    """Version of the fleet.yaml format."""
     kind: Literal["Fleet"]
     metadata: Metadata
+    """Who the fleet is and who pays for its shared objects."""
     gitops: GitOps
+    """How clusters sync the rendered tree."""
     capacity: Capacity = Capacity()
+    """Capacity policy."""
     version_sets: dict[DnsLabel, VersionSet] = Field(min_length=1)
     """Named rows of the compatibility matrix; clusters refer to them by name."""
     priority_classes: tuple[PriorityClass, ...] = ()
+    """PriorityClasses rendered on every cluster."""
     clusters: tuple[Cluster, ...] = Field(min_length=1)
+    """The clusters of the fleet."""
     teams: tuple[Team, ...] = ()
+    """The teams and where they run."""
 
     @cached_property
     def placements(self) -> dict[str, list[tuple[int, Team]]]:

@@ -1,0 +1,30 @@
+"""The JSON Schema of fleet.yaml, generated from the model so it cannot drift from it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fleetgen.model import API_VERSION, Fleet
+
+SCHEMA_PATH = "schemas/fleet.schema.json"
+
+
+def _without_titles(node: Any) -> Any:
+    """pydantic derives titles from Python names ("Vmsize"); descriptions say more, so drop them."""
+    if isinstance(node, dict):
+        return {k: _without_titles(v) for k, v in node.items() if not (k == "title" and isinstance(v, str))}
+    if isinstance(node, list):
+        return [_without_titles(v) for v in node]
+    return node
+
+
+def fleet_json_schema() -> str:
+    schema = _without_titles(Fleet.model_json_schema(by_alias=True, mode="validation"))
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://fleetgen.invalid/{API_VERSION}/fleet.schema.json",
+        **schema,
+        "description": "A GPU Kubernetes fleet: clusters, teams, quotas, queues and the compatibility matrix.",
+    }
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
