@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -11,10 +12,18 @@ from typing import Any, TypeVar
 import click
 
 from fleetgen import __version__
+from fleetgen.check import check_tree
 from fleetgen.crdschema import read_crds
-from fleetgen.errors import EXIT_TROUBLE, Finding, FindingsError, FleetgenError, InputError, Severity
-from fleetgen.load import LoadedFleet, load_fleet
-from fleetgen.render import render_files
+from fleetgen.diff import FleetDiff, diff_fleets, rendered_objects
+from fleetgen.diff_report import check_json, check_text, diff_json, diff_markdown, diff_text, drift_json, drift_text
+from fleetgen.errors import EXIT_FINDINGS, EXIT_TROUBLE, Finding, FindingsError, FleetgenError, InputError, Severity
+from fleetgen.gitrev import read_at
+from fleetgen.live import QuotaImpact, compare, live_from_context, quota_impacts, read_live
+from fleetgen.load import LoadedFleet, load_fleet, load_fleet_text
+from fleetgen.model import Fleet
+from fleetgen.render import cluster_objects, render_files
+from fleetgen.render import plan as render_plan
+from fleetgen.source import read_fleet_bytes
 from fleetgen.report import FORMATS, format_findings, summary
 from fleetgen.schema import SCHEMA_PATH, fleet_json_schema
 from fleetgen.tree import Tree
@@ -158,6 +167,131 @@ def schema(out: str) -> None:
     except OSError as exc:
         raise InputError(f"{out}: cannot write: {exc.strerror}") from None
     click.echo(f"{out}: written", err=True)
+
+
+@cli.command(epilog="Example: fleetgen check fleet.yaml || fleetgen check --fix")
+@fleet_argument
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Folder of the tree (default: the folder of FLEET).")
+@click.option("--fix", is_flag=True, help="Render, so the tree matches fleet.yaml.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@reports_errors
+def check(fleet: Path, out: Path | None, fix: bool, fmt: str) -> None:
+    """Is the committed tree a fresh render of FLEET? Lists stale, edited, missing and orphan files (exit 1)."""
+    loaded, _ = checked(fleet, (), False, "error")
+    tree = Tree(out if out is not None else fleet.parent)
+    tree.recover()  # a render interrupted after its commit point is finished first
+    plan = render_plan(loaded.fleet)
+    files = render_files(loaded.fleet, fleet.name)
+    found = check_tree(tree, files, plan, loaded.source)
+    if fix and found:
+        changes = tree.write(files)
+        click.echo(f"{tree.root}: fixed: {len(changes.written)} written, {len(changes.removed)} removed", err=True)
+        return
+    if fmt == "json":
+        click.echo(check_json(found))
+    elif found:
+        click.echo(check_text(found))
+    if found:
+        if fmt == "text":
+            click.echo(f"{len(found)} file(s) differ from a fresh render; run `fleetgen render` (or `fleetgen check --fix`)", err=True)
+        raise SystemExit(EXIT_FINDINGS)
+    if fmt == "text":
+        click.echo(f"{tree.root}: up to date ({len(files)} files)", err=True)
+
+
+def _load_revision(raw: bytes, name: str) -> Fleet:
+    """A side of a diff; a fleet that does not load there is trouble (exit 2), never a diff."""
+    try:
+        return load_fleet_text(raw, name).fleet
+    except FindingsError as exc:
+        first = exc.findings[0]
+        raise InputError(f"{name}: does not render ({len(exc.findings)} problem(s)), first: {first.location}: {first.dotted_path}: {first.message}") from None
+
+
+def _live_option(values: tuple[str, ...]) -> dict[str, list[Path]]:
+    out: dict[str, list[Path]] = {}
+    for value in values:
+        cluster, sep, path = value.partition("=")
+        if not sep or not cluster or not path:
+            raise InputError(f"--live {value!r}: expected CLUSTER=FILE_OR_FOLDER")
+        out.setdefault(cluster, []).append(Path(path))
+    return out
+
+
+@cli.command(epilog="Example: fleetgen diff --base origin/main --format markdown > comment.md")
+@fleet_argument
+@click.option("--base", "base_ref", required=True, help="Git revision to compare against, e.g. origin/main or the merge base.")
+@click.option("--head", "head_ref", default=None, help="Git revision of the new state (default: FLEET as it is on disk).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "github"]), default="text", show_default=True)
+@click.option("--live", "live", multiple=True, metavar="CLUSTER=PATH", help="Live dump of a cluster, to show quotas lowered below current use.")
+@reports_errors
+def diff(fleet: Path, base_ref: str, head_ref: str | None, fmt: str, live: tuple[str, ...]) -> None:
+    """What a change to FLEET does to each cluster, and the approvals it needs (exit 1 when it changes anything)."""
+    base = _load_revision(read_at(fleet, base_ref), f"{fleet.name}@{base_ref}")
+    head_name = f"{fleet.name}@{head_ref}" if head_ref else fleet.name
+    head = _load_revision(read_at(fleet, head_ref) if head_ref else read_fleet_bytes(fleet), head_name)
+    result = diff_fleets(base, head, base_ref, head_ref or "working tree")
+    impacts: dict[str, list[QuotaImpact]] = {}
+    for cluster, paths in _live_option(live).items():
+        index = next((i for i, c in enumerate(head.clusters) if c.name == cluster), None)
+        if index is None:
+            raise InputError(f"--live {cluster}: no such cluster in {head_name}")
+        impacts[cluster] = quota_impacts(rendered_objects(head, index), read_live(paths))
+    if fmt == "json":
+        click.echo(diff_json(result, impacts))
+    elif fmt == "markdown":
+        click.echo(diff_markdown(result, impacts), nl=False)
+    elif fmt == "github":
+        _github_approvals(result)
+    else:
+        click.echo(diff_text(result, impacts))
+    if not result.empty:
+        raise SystemExit(EXIT_FINDINGS)
+
+
+def _github_approvals(result: FleetDiff) -> None:
+    """Annotations for the run page, and step outputs a required-review step can act on."""
+    for approval in result.approvals:
+        changes = "; ".join(c.text for c in approval.changes)
+        click.echo(f"::warning title=approval required ({approval.rule.name})::{', '.join(approval.rule.approvers)} must approve: {changes}")
+    groups = sorted({g for a in result.approvals for g in a.rule.approvers})
+    outputs = {
+        "changed": str(not result.empty).lower(),
+        "approvals-required": str(bool(result.approvals)).lower(),
+        "approvers": ",".join(groups),
+        "rules": ",".join(a.rule.name for a in result.approvals),
+    }
+    target = os.environ.get("GITHUB_OUTPUT")
+    if target:
+        try:
+            with open(target, "a", encoding="utf-8") as handle:
+                handle.writelines(f"{k}={v}\n" for k, v in outputs.items())
+        except OSError as exc:
+            raise InputError(f"GITHUB_OUTPUT {target}: {exc.strerror}") from None
+    else:
+        click.echo("\n".join(f"{k}={v}" for k, v in outputs.items()))
+
+
+@cli.command(epilog="Example: kubectl get resourcequotas,localqueues -A -o yaml > live.yaml && fleetgen drift --cluster dev-eastus --live live.yaml")
+@fleet_argument
+@click.option("--cluster", required=True, help="Cluster whose live state is compared.")
+@click.option("--live", "live", multiple=True, type=click.Path(exists=True, path_type=Path), help="`kubectl get ... -o yaml` output: a file or folder.")
+@click.option("--context", default=None, help="Read the live objects through kubectl with this kubeconfig context instead.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@reports_errors
+def drift(fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None, fmt: str) -> None:
+    """Compare CLUSTER's live objects with the render of FLEET; exit 1 on drift."""
+    loaded = load_fleet(fleet)
+    index = next((i for i, c in enumerate(loaded.fleet.clusters) if c.name == cluster), None)
+    if index is None:
+        raise InputError(f"--cluster {cluster}: no such cluster in {fleet}")
+    if bool(live) == bool(context):
+        raise InputError("give either --live FILE|DIR or --context KUBECONTEXT")
+    objects = read_live(live) if live else live_from_context(str(context))
+    result = compare({m.key: m.body for m in cluster_objects(loaded.fleet, index)}, objects)
+    click.echo(drift_json(cluster, result) if fmt == "json" else drift_text(cluster, result))
+    if result.found:
+        raise SystemExit(EXIT_FINDINGS)
 
 
 def _report(findings: list[Finding], fmt: str) -> None:

@@ -119,6 +119,11 @@ def _is_scalar(value: Any) -> bool:
 
 def read_fleet(path: str | FsPath) -> Source:
     """Read and parse a fleet file; raises InputError (exit 2) or FindingsError (exit 1)."""
+    return parse_fleet(read_fleet_bytes(path), str(path))
+
+
+def read_fleet_bytes(path: str | FsPath) -> bytes:
+    """The bytes of a fleet file, refusing folders, unreadable and oversized files (InputError)."""
     fs_path = FsPath(path)
     try:
         with fs_path.open("rb") as handle:
@@ -131,7 +136,7 @@ def read_fleet(path: str | FsPath) -> Source:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
     if len(raw) > MAX_BYTES:
         raise InputError(f"{path}: larger than {MAX_BYTES // (1024 * 1024)} MiB; fleetgen refuses to read it")
-    return parse_fleet(raw, str(path))
+    return raw
 
 
 def parse_fleet(raw: bytes, file: str) -> Source:

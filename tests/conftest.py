@@ -85,7 +85,8 @@ def cli_run(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run the installed `fleetgen` console script for real."""
     exe = _tool("fleetgen")
 
-    def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd or tmp_path, check=False)
+    def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        environment = {**os.environ, **(env or {})}
+        return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd or tmp_path, check=False, env=environment)
 
     return run

@@ -3,6 +3,8 @@
 from fleetgen.model.fleet import (
     API_VERSION,
     GPU_RESOURCE,
+    ApprovalCondition,
+    ApprovalRule,
     Cluster,
     Fleet,
     GitOps,
@@ -21,6 +23,8 @@ from fleetgen.model.types import Quantity, Version
 __all__ = [
     "API_VERSION",
     "GPU_RESOURCE",
+    "ApprovalCondition",
+    "ApprovalRule",
     "Cluster",
     "Fleet",
     "GitOps",

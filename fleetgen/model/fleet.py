@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelKey, LabelValue, Line, Quantity, Text, Version
@@ -211,6 +211,39 @@ class Team(Spec):
         return self.quota.over(placement) if placement else self.quota
 
 
+class ApprovalCondition(Spec):
+    """Which changes a rule gates; exactly one condition per rule."""
+
+    gpu_quota_at_least: int | None = Field(default=None, ge=1)
+    """A team's GPU quota on a cluster raised to (or added at) this many GPUs or more."""
+    new_cluster: bool = False
+    """A cluster added to the fleet."""
+    removed_cluster: bool = False
+    """A cluster removed from the fleet."""
+    production_versions: bool = False
+    """Any version (Kubernetes, driver, CUDA, cuDNN, containerd) of a production cluster."""
+    priority_classes: bool = False
+    """A priority class added, removed or changed."""
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ApprovalCondition:
+        chosen = [name for name, value in self if value not in (None, False)]
+        if len(chosen) != 1:
+            raise ValueError("set exactly one condition: gpuQuotaAtLeast, newCluster, removedCluster, productionVersions or priorityClasses")
+        return self
+
+
+class ApprovalRule(Spec):
+    name: DnsLabel
+    """Rule name, shown in the pull-request comment."""
+    description: Line = ""
+    """Why the gate exists."""
+    when: ApprovalCondition
+    """The changes the rule gates."""
+    approvers: tuple[Line, ...] = Field(min_length=1)
+    """Groups that must approve such a change (e.g. GitHub teams)."""
+
+
 class Capacity(Spec):
     gpu_overcommit: float | None = Field(default=None, ge=1.0, le=100.0)
     """Allow team GPU quotas on a cluster to add up to this many times its GPUs; without it they must fit."""
@@ -234,6 +267,8 @@ class Fleet(Spec):
     """The clusters of the fleet."""
     teams: tuple[Team, ...] = ()
     """The teams and where they run."""
+    approvals: tuple[ApprovalRule, ...] = ()
+    """Changes that need approval beyond self-service; a pull request is gated by its base branch's rules."""
 
     @cached_property
     def placements(self) -> dict[str, list[tuple[int, Team]]]:

@@ -1,0 +1,228 @@
+"""What a change to fleet.yaml means, in fleet.yaml's own terms.
+
+"team nlp: nvidia.com/gpu quota on training-eastus 8 -> 12", "cluster dev-eastus: driver
+550.90.07 -> 560.35.03", "team robotics added on 2 clusters". The approval gate classifies these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from fleetgen.model import Cluster, Fleet, Quota, Team
+
+VERSION_FIELDS = ("kubernetes", "driver", "cuda", "cudnn", "containerd")
+QUOTA_FIELDS = (
+    ("requests", "gpu", "nvidia.com/gpu quota"),
+    ("requests", "cpu", "cpu request quota"),
+    ("requests", "memory", "memory request quota"),
+    ("limits", "gpu", "nvidia.com/gpu limit"),
+    ("limits", "cpu", "cpu limit quota"),
+    ("limits", "memory", "memory limit quota"),
+)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change of the fleet; `kind` says what sort, the other fields what the gate needs."""
+
+    kind: str  # cluster-added, cluster-removed, cluster, versions, node-pool, queue, team-added, team-removed,
+    # team-renamed, team, placement-added, placement-removed, quota, priority-class, fleet
+    text: str
+    cluster: str | None = None
+    team: str | None = None
+    field: str | None = None
+    old: str | None = None
+    new: str | None = None
+    production: bool = False
+    gpus: int | None = None  # GPUs a team gains the right to on a cluster (new team, placement or raised quota)
+    warning: str | None = None  # what to watch for when it is applied
+
+
+def fleet_changes(base: Fleet, head: Fleet) -> list[Change]:
+    return [*_fleet_settings(base, head), *_priority_classes(base, head), *_clusters(base, head), *_teams(base, head)]
+
+
+def _show(value: Any) -> str:
+    return "none" if value is None else str(value)
+
+
+def _fleet_settings(base: Fleet, head: Fleet) -> Iterator[Change]:
+    for section in ("metadata", "gitops", "capacity"):
+        old, new = getattr(base, section), getattr(head, section)
+        for name in type(old).model_fields:
+            a, b = getattr(old, name), getattr(new, name)
+            if a != b:
+                yield Change("fleet", f"{section}.{name}: {_show(a)} -> {_show(b)}", field=f"{section}.{name}", old=_show(a), new=_show(b))
+
+
+def _priority_classes(base: Fleet, head: Fleet) -> Iterator[Change]:
+    old = {p.name: p for p in base.priority_classes}
+    new = {p.name: p for p in head.priority_classes}
+    for name in old.keys() - new.keys():
+        yield Change("priority-class", f"priority class {name} removed", field=name)
+    for name in [n for n in new if n not in old]:
+        yield Change("priority-class", f"priority class {name} added (value {new[name].value})", field=name)
+    for name in [n for n in new if n in old and old[n] != new[n]]:
+        for attr in type(new[name]).model_fields:
+            a, b = getattr(old[name], attr), getattr(new[name], attr)
+            if a != b:
+                yield Change("priority-class", f"priority class {name}: {attr} {_show(a)} -> {_show(b)}", field=name, old=_show(a), new=_show(b))
+
+
+def _clusters(base: Fleet, head: Fleet) -> Iterator[Change]:
+    old = {c.name: c for c in base.clusters}
+    new = {c.name: c for c in head.clusters}
+    for name in [c.name for c in base.clusters if c.name not in new]:
+        cluster = old[name]
+        yield Change("cluster-removed", f"cluster {name} removed ({cluster.environment})", cluster=name, production=cluster.environment == "production")
+    for name in [c.name for c in head.clusters if c.name not in old]:
+        cluster = new[name]
+        gpus = sum(p.max_nodes * p.gpus_per_node for p in cluster.node_pools)
+        yield Change(
+            "cluster-added",
+            f"cluster {name} added ({cluster.environment}, {cluster.region}, {gpus} GPUs)",
+            cluster=name,
+            production=cluster.environment == "production",
+        )
+    for name in [c.name for c in head.clusters if c.name in old]:
+        yield from _cluster(base, old[name], head, new[name])
+
+
+def _cluster(base: Fleet, a: Cluster, head: Fleet, b: Cluster) -> Iterator[Change]:
+    production = a.environment == "production" or b.environment == "production"
+    for attr in ("region", "environment", "purpose", "dr_partner"):
+        x, y = getattr(a, attr), getattr(b, attr)
+        if x != y:
+            yield Change("cluster", f"cluster {b.name}: {attr} {_show(x)} -> {_show(y)}", cluster=b.name, field=attr, old=_show(x), new=_show(y), production=production)
+    va, vb = base.version_sets[a.version_set], head.version_sets[b.version_set]
+    for field in VERSION_FIELDS:
+        x, y = getattr(va, field), getattr(vb, field)
+        if x != y:
+            yield Change("versions", f"cluster {b.name}: {field} {x} -> {y}", cluster=b.name, field=field, old=str(x), new=str(y), production=production)
+    pools_a, pools_b = {p.name: p for p in a.node_pools}, {p.name: p for p in b.node_pools}
+    for pool in pools_a.keys() - pools_b.keys():
+        yield Change("node-pool", f"cluster {b.name}: node pool {pool} removed", cluster=b.name, field=pool, production=production)
+    for pool in [p for p in pools_b if p not in pools_a]:
+        p = pools_b[pool]
+        yield Change("node-pool", f"cluster {b.name}: node pool {pool} added ({p.max_nodes} x {p.gpus_per_node} {p.gpu_model})", cluster=b.name, field=pool, production=production)
+    for pool in [p for p in pools_b if p in pools_a and pools_a[p] != pools_b[p]]:
+        for attr in type(pools_b[pool]).model_fields:
+            x, y = getattr(pools_a[pool], attr), getattr(pools_b[pool], attr)
+            if x != y:
+                yield Change("node-pool", f"cluster {b.name}: node pool {pool} {attr} {_show(x)} -> {_show(y)}", cluster=b.name, field=pool, old=_show(x), new=_show(y), production=production)
+    queues_a, queues_b = {q.name: q for q in a.queues}, {q.name: q for q in b.queues}
+    for queue in sorted(queues_a.keys() | queues_b.keys()):
+        if queues_a.get(queue) != queues_b.get(queue):
+            state = "added" if queue not in queues_a else "removed" if queue not in queues_b else "changed"
+            yield Change("queue", f"cluster {b.name}: queue {queue} {state}", cluster=b.name, field=queue, production=production)
+
+
+def _teams(base: Fleet, head: Fleet) -> Iterator[Change]:
+    old = {t.name: t for t in base.teams}
+    new = {t.name: t for t in head.teams}
+    gone = [t for t in base.teams if t.name not in new]
+    came = [t for t in head.teams if t.name not in old]
+    renamed: dict[str, Team] = {}  # new name -> old team: same identity group, new name
+    for team in came:
+        match = next((g for g in gone if g.group == team.group and g.name not in {r.name for r in renamed.values()}), None)
+        if match:
+            renamed[team.name] = match
+    for team in gone:
+        if team not in renamed.values():
+            yield Change("team-removed", f"team {team.name} removed from {_clusters_text(team.clusters)}", team=team.name)
+    for team in came:
+        if team.name in renamed:
+            was = renamed[team.name]
+            yield Change("team-renamed", f"team {was.name} renamed to {team.name} (namespace team-{was.name} -> team-{team.name})", team=team.name, old=was.name, new=team.name)
+            yield from _team(base, was, head, team)
+        else:
+            gpus = max((team.quota_on(c).requests.gpu or 0 for c in team.clusters), default=0)
+            yield Change("team-added", f"team {team.name} added on {_clusters_text(team.clusters)}", team=team.name, gpus=gpus)
+    for team in head.teams:
+        if team.name in old:
+            yield from _team(base, old[team.name], head, team)
+
+
+def _clusters_text(clusters: dict[str, Any]) -> str:
+    names = list(clusters)
+    return f"{len(names)} cluster{'s' if len(names) != 1 else ''} ({', '.join(names)})"
+
+
+def _team(base: Fleet, a: Team, head: Fleet, b: Team) -> Iterator[Change]:
+    for attr in ("group", "cost_center", "project", "priority_classes", "allowed_ingress_namespaces"):
+        x, y = getattr(a, attr), getattr(b, attr)
+        if x != y:
+            show = lambda v: ", ".join(v) if isinstance(v, tuple) else _show(v)  # noqa: E731
+            yield Change("team", f"team {b.name}: {attr} {show(x)} -> {show(y)}", team=b.name, field=attr, old=show(x), new=show(y))
+    for cluster in [c for c in a.clusters if c not in b.clusters]:
+        yield Change("placement-removed", f"team {b.name} removed from {cluster}", team=b.name, cluster=cluster, production=_is_production(base, cluster))
+    for cluster in b.clusters:
+        if cluster not in a.clusters:
+            gpus = b.quota_on(cluster).requests.gpu
+            yield Change(
+                "placement-added",
+                f"team {b.name} added to {cluster} (nvidia.com/gpu quota {_show(gpus)})",
+                team=b.name,
+                cluster=cluster,
+                production=_is_production(head, cluster),
+                gpus=gpus,
+            )
+            continue
+        yield from _quota_changes(head, b, cluster, a.quota_on(cluster), b.quota_on(cluster))
+        queue_a, queue_b = _queue(base, a, cluster), _queue(head, b, cluster)
+        if queue_a != queue_b:
+            yield Change(
+                "team",
+                f"team {b.name}: queue on {cluster} {queue_a} -> {queue_b}",
+                team=b.name,
+                cluster=cluster,
+                field="queue",
+                old=queue_a,
+                new=queue_b,
+                warning=f"Kueue forbids changing a LocalQueue's clusterQueue in place: team-{b.name}-queue on {cluster} "
+                "must be deleted and created again (Flux `force: true`, Argo CD `Replace=true`)",
+            )
+
+
+def _queue(fleet: Fleet, team: Team, cluster: str) -> str:
+    placement = team.clusters.get(cluster)
+    if placement and placement.queue:
+        return placement.queue
+    found = next((c for c in fleet.clusters if c.name == cluster), None)
+    return found.queues[0].name if found else "?"
+
+
+def _is_production(fleet: Fleet, cluster: str) -> bool:
+    return any(c.name == cluster and c.environment == "production" for c in fleet.clusters)
+
+
+def _quota_changes(fleet: Fleet, team: Team, cluster: str, old: Quota, new: Quota) -> Iterator[Change]:
+    production = _is_production(fleet, cluster)
+    for scope, field, label in QUOTA_FIELDS:
+        x, y = getattr(getattr(old, scope), field), getattr(getattr(new, scope), field)
+        if x != y:
+            raised_gpus = (scope, field) == ("requests", "gpu") and (y or 0) > (x or 0)
+            yield Change(
+                "quota",
+                f"team {team.name}: {label} on {cluster} {_show(x)} -> {_show(y)}",
+                team=team.name,
+                cluster=cluster,
+                field=f"{scope}.{field}",
+                old=_show(x),
+                new=_show(y),
+                production=production,
+                gpus=y if raised_gpus else None,
+            )
+    if old.pods != new.pods:
+        yield Change(
+            "quota",
+            f"team {team.name}: pods quota on {cluster} {_show(old.pods)} -> {_show(new.pods)}",
+            team=team.name,
+            cluster=cluster,
+            field="pods",
+            old=_show(old.pods),
+            new=_show(new.pods),
+            production=production,
+        )

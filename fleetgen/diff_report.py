@@ -1,0 +1,235 @@
+"""How a diff, a drift and a check are shown: text, JSON (versioned), markdown for a PR comment.
+
+JSON shape, version 1 (`fleetgen diff --format json`):
+  {"version": 1, "base": str, "head": str,
+   "summary": [{"kind", "text", "cluster", "team", "field", "old", "new"}],
+   "approvals": [{"rule", "description", "approvers": [str], "changes": [str]}],
+   "warnings": [str], "quotaImpacts": [{"cluster", "namespace", "resource", "used", "hard"}],
+   "clusters": [{"name", "environment", "state",
+                 "objects": [{"kind", "namespace", "name", "state", "fields": [{"path", "old", "new"}]}]}]}
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from fleetgen.check import Discrepancy
+from fleetgen.diff import ABSENT, FleetDiff, ObjectChange, show
+from fleetgen.live import Drift, QuotaImpact
+
+MARKER = "<!-- fleetgen-diff -->"
+COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body
+BUDGET = 60_000  # leaves room for the truncation note and what CI wraps around it
+
+Impacts = dict[str, list[QuotaImpact]]  # cluster -> impacts from its live state
+
+
+def _impact_text(cluster: str, impact: QuotaImpact) -> str:
+    team = impact.namespace.removeprefix("team-")
+    return (
+        f"team {team} on {cluster}: {impact.resource} lowered to {impact.hard} below its current use of "
+        f"{impact.used}; running pods stay, every new pod is rejected until use drops"
+    )
+
+
+def _summary_lines(diff: FleetDiff) -> list[str]:
+    return [c.text for c in diff.changes if c.text]
+
+
+def _approvers_of(diff: FleetDiff) -> dict[str, list[str]]:
+    """Change text -> the rules (with approvers) that gate it."""
+    out: dict[str, list[str]] = {}
+    for approval in diff.approvals:
+        for change in approval.changes:
+            out.setdefault(change.text, []).append(f"{', '.join(approval.rule.approvers)} ({approval.rule.name})")
+    return out
+
+
+# -- text -------------------------------------------------------------------------------------
+
+
+def diff_text(diff: FleetDiff, impacts: Impacts) -> str:
+    lines = [f"fleetgen diff {diff.base}..{diff.head}: {len(_summary_lines(diff))} change(s), {len(diff.clusters)} cluster(s) affected"]
+    gates = _approvers_of(diff)
+    if _summary_lines(diff):
+        lines.append("summary:")
+        for text in _summary_lines(diff):
+            lines.append(f"  - {text}" + (f"  [needs {'; '.join(gates[text])}]" if text in gates else ""))
+    if diff.approvals:
+        lines.append("approvals required:")
+        lines += [f"  - {a.rule.name}: {', '.join(a.rule.approvers)} ({len(a.changes)} change(s))" for a in diff.approvals]
+    warnings = diff.warnings + [_impact_text(c, i) for c, items in impacts.items() for i in items]
+    if warnings:
+        lines.append("warnings:")
+        lines += [f"  - {w}" for w in warnings]
+    for cluster in diff.clusters:
+        lines.append(f"{cluster.cluster} ({cluster.environment}): cluster {cluster.state}, {len(cluster.objects)} object(s)")
+        lines += _object_lines(cluster.objects)
+    return "\n".join(lines)
+
+
+def _object_lines(objects: tuple[ObjectChange, ...], indent: str = "  ") -> list[str]:
+    sign = {"added": "+", "removed": "-", "changed": "~", "missing": "-", "extra": "+"}
+    lines = []
+    for obj in objects:
+        lines.append(f"{indent}{sign[obj.state]} {obj.title}" + ("" if obj.state == "changed" else f" ({obj.state})"))
+        lines += [f"{indent}    {f.path}: {show(f.old)} -> {show(f.new)}" for f in obj.fields]
+    return lines
+
+
+# -- json -------------------------------------------------------------------------------------
+
+
+def diff_json(diff: FleetDiff, impacts: Impacts) -> str:
+    payload: dict[str, Any] = {
+        "version": 1,
+        "base": diff.base,
+        "head": diff.head,
+        "summary": [
+            {"kind": c.kind, "text": c.text, "cluster": c.cluster, "team": c.team, "field": c.field, "old": c.old, "new": c.new}
+            for c in diff.changes
+            if c.text
+        ],
+        "approvals": [
+            {"rule": a.rule.name, "description": a.rule.description, "approvers": list(a.rule.approvers), "changes": [c.text for c in a.changes]}
+            for a in diff.approvals
+        ],
+        "warnings": diff.warnings,
+        "quotaImpacts": [
+            {"cluster": c, "namespace": i.namespace, "resource": i.resource, "used": i.used, "hard": i.hard}
+            for c, items in impacts.items()
+            for i in items
+        ],
+        "clusters": [
+            {
+                "name": c.cluster,
+                "environment": c.environment,
+                "state": c.state,
+                "objects": [
+                    {
+                        "kind": o.kind,
+                        "namespace": o.namespace,
+                        "name": o.name,
+                        "state": o.state,
+                        "fields": [{"path": f.path, "old": _json_value(f.old), "new": _json_value(f.new)} for f in o.fields],
+                    }
+                    for o in c.objects
+                ],
+            }
+            for c in diff.clusters
+        ],
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False)
+
+
+def _json_value(value: Any) -> Any:
+    return None if value == ABSENT else value
+
+
+# -- markdown ---------------------------------------------------------------------------------
+
+
+def _code(value: Any) -> str:
+    """A value inside a table cell: escaped so no value can break the table or the page."""
+    text = html.escape(show(value)).replace("|", "&#124;").replace("\n", " ")
+    return f"<code>{text[:200]}{'…' if len(text) > 200 else ''}</code>"
+
+
+def _cell(text: str) -> str:
+    return html.escape(text).replace("|", "&#124;").replace(" -&gt; ", " → ")
+
+
+def diff_markdown(diff: FleetDiff, impacts: Impacts, budget: int = BUDGET) -> str:
+    gates = _approvers_of(diff)
+    head = [MARKER, f"### fleetgen: {_cell(diff.base)} → {_cell(diff.head)}", ""]
+    summary = _summary_lines(diff)
+    if not summary and not diff.clusters:
+        return "\n".join(head + ["No change to any cluster."]) + "\n"
+    head.append(f"**{len(summary)} change(s), {len(diff.clusters)} cluster(s) affected.** " + (
+        "Approval required from: " + ", ".join(sorted({g for a in diff.approvals for g in a.rule.approvers})) + "."
+        if diff.approvals
+        else "Self-service: no approval rule applies."
+    ))
+    head += ["", "| Change | Approval |", "|---|---|"]
+    head += [f"| {_cell(text)} | {_cell('; '.join(gates.get(text, [])) or '—')} |" for text in summary]
+    warnings = diff.warnings + [_impact_text(c, i) for c, items in impacts.items() for i in items]
+    if warnings:
+        head += ["", "**Warnings**", ""] + [f"- ⚠️ {_cell(w)}" for w in warnings]
+    body = "\n".join(head) + "\n"
+    sections = [_cluster_section(c) for c in diff.clusters]
+    kept = 0
+    for section in sections:
+        if len(body) + len(section) > budget:
+            break
+        body += section
+        kept += 1
+    if kept < len(sections):
+        body += (
+            f"\n> ✂️ Truncated to stay under GitHub's {COMMENT_LIMIT:,}-character comment limit: "
+            f"{len(sections) - kept} more cluster(s) not shown. Run `fleetgen diff --base {_cell(diff.base)}` for the full diff.\n"
+        )
+    return body
+
+
+def _cluster_section(cluster: Any) -> str:
+    counts: dict[str, int] = {}
+    for obj in cluster.objects:
+        counts[obj.state] = counts.get(obj.state, 0) + 1
+    tally = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+    lines = [
+        "",
+        f"<details><summary><b>{_cell(cluster.cluster)}</b> ({cluster.environment}, cluster {cluster.state}): {tally}</summary>",
+        "",
+        "| Object | Field | Base | Head |",
+        "|---|---|---|---|",
+    ]
+    for obj in cluster.objects:
+        if obj.state == "changed":
+            lines += [f"| {_cell(obj.title)} | {_code(f.path)} | {_code(f.old)} | {_code(f.new)} |" for f in obj.fields]
+        else:
+            lines.append(f"| {_cell(obj.title)} | *{obj.state}* | | |")
+    lines += ["", "</details>", ""]
+    return "\n".join(lines)
+
+
+# -- drift and check --------------------------------------------------------------------------
+
+
+def drift_text(cluster: str, drift: Drift) -> str:
+    if not drift.found and not drift.impacts:
+        return f"{cluster}: no drift"
+    lines = [f"{cluster}: {len(drift.missing)} missing, {len(drift.extra)} extra, {len(drift.changed)} changed"]
+    lines += _object_lines(drift.missing + drift.extra + drift.changed)
+    lines += [f"warning: {_impact_text(cluster, i)}" for i in drift.impacts]
+    return "\n".join(lines)
+
+
+def drift_json(cluster: str, drift: Drift) -> str:
+    def objects(items: tuple[ObjectChange, ...]) -> list[dict[str, Any]]:
+        return [
+            {"kind": o.kind, "namespace": o.namespace, "name": o.name, "fields": [{"path": f.path, "live": _json_value(f.new), "rendered": _json_value(f.old)} for f in o.fields]}
+            for o in items
+        ]
+
+    return json.dumps(
+        {
+            "version": 1,
+            "cluster": cluster,
+            "drift": drift.found,
+            "missing": objects(drift.missing),
+            "extra": objects(drift.extra),
+            "changed": objects(drift.changed),
+            "quotaImpacts": [{"namespace": i.namespace, "resource": i.resource, "used": i.used, "hard": i.hard} for i in drift.impacts],
+        },
+        indent=2,
+    )
+
+
+def check_text(found: list[Discrepancy]) -> str:
+    return "\n".join(f"{d.path}: {d.state}: {d.explanation}" for d in found)
+
+
+def check_json(found: list[Discrepancy]) -> str:
+    return json.dumps({"version": 1, "fresh": not found, "files": [d.__dict__ for d in found]}, indent=2)
