@@ -163,6 +163,22 @@ def check_gpu_capacity(fleet: Fleet) -> Iterator[Finding]:
         )
 
 
+def check_rollout(fleet: Fleet) -> Iterator[Finding]:
+    """Windows that open before they close; an upgrade record whose waves are numbered 1..n over known clusters."""
+    for w, window in enumerate(fleet.rollout.windows):
+        if window.start >= window.end:
+            yield Finding(("rollout", "windows", w, "end"), f"the window closes ({window.end}) before it opens ({window.start})")
+    if fleet.upgrade is None:
+        return
+    names = {c.name for c in fleet.clusters}
+    for index, wave in enumerate(fleet.upgrade.waves):
+        if wave.wave != index + 1:
+            yield Finding(("upgrade", "waves", index, "wave"), f"waves are numbered 1, 2, ... in order; this one should be {index + 1}")
+        for c, cluster in enumerate(wave.clusters):
+            if cluster not in names:
+                yield Finding(("upgrade", "waves", index, "clusters", c), f"unknown cluster {cluster!r}{_known(names)}")
+
+
 CHECKS: tuple[Check, ...] = (
     check_unique_names,
     check_references,
@@ -173,6 +189,7 @@ CHECKS: tuple[Check, ...] = (
     check_gpu_capacity,
     check_compatibility,
     check_fleet_policy,
+    check_rollout,
 )
 
 

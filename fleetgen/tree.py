@@ -191,3 +191,14 @@ class Tree:
             if leftover.is_dir() and not leftover.is_symlink():
                 shutil.rmtree(leftover, ignore_errors=True)
         (self.root / (JOURNAL + ".tmp")).unlink(missing_ok=True)
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Write one file (fleet.yaml, a schema) so a crash leaves either the old or the new bytes."""
+    pending = path.with_name(f".{path.name}.fleetgen-tmp")
+    try:
+        pending.write_bytes(data)
+        os.replace(pending, path)
+    except OSError as exc:
+        pending.unlink(missing_ok=True)
+        raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None

@@ -140,7 +140,7 @@ def test_check_finds_stale_edited_missing_and_orphan_files(tmp_path: Path, cli_r
     assert cli_run("check").returncode == 0
     quota = tmp_path / "base" / "resource-quotas" / "nlp" / "resource-quotas.yaml"
     quota.write_text(quota.read_text().replace("requests.cpu: '64'", "requests.cpu: '96'"))
-    (tmp_path / "clusters" / "dev-eastus" / "kueue.yaml").unlink()
+    (tmp_path / "clusters" / "dev-eastus" / "cluster.yaml").unlink()
     text = replace_once(EXAMPLE.read_text(), "requests: {cpu: 32, memory: 128Gi, gpu: 4}", "requests: {cpu: 32, memory: 128Gi, gpu: 2}")
     text = text[: text.index("  - name: robotics")] + text[text.index("# Who must approve") :]
     (tmp_path / "fleet.yaml").write_text(text)
@@ -148,7 +148,7 @@ def test_check_finds_stale_edited_missing_and_orphan_files(tmp_path: Path, cli_r
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert "base/resource-quotas/nlp/resource-quotas.yaml: edited: changed by hand since the last render (ResourceQuota team-nlp/gpu-quota spec.hard[requests.cpu]: 96 -> 64); fleetgen render would overwrite it" in lines
-    assert any(line.startswith("clusters/dev-eastus/kueue.yaml: missing: rendered from fleet.yaml:") for line in lines)
+    assert any(line.startswith("clusters/dev-eastus/cluster.yaml: missing: rendered from fleet.yaml:") for line in lines)
     assert "base/rbac/robotics/rbac.yaml: orphan: no longer rendered by fleet.yaml (its team or cluster was removed or renamed); fleetgen render removes it" in lines
     assert any(line.startswith("clusters/dev-eastus/kustomization.yaml: stale: fleet.yaml changed since the last render: Kustomization ") for line in lines)
     fixed = cli_run("check", "--fix")

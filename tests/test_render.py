@@ -102,7 +102,7 @@ def test_seed_priority_classes(files: dict[str, bytes]) -> None:
 
 
 def test_seed_cluster_queue_on_training(files: dict[str, bytes]) -> None:
-    queues = {d["metadata"]["name"]: d for d in docs(files, "clusters/training-eastus/kueue.yaml") if d["kind"] == "ClusterQueue"}
+    queues = {d["metadata"]["name"]: d for d in docs(files, "clusters/training-eastus/cluster.yaml") if d["kind"] == "ClusterQueue"}
     queue = queues["gpu-cluster-queue"]
     assert queue["apiVersion"] == "kueue.x-k8s.io/v1beta2"
     assert queue["spec"]["namespaceSelector"] == {}
@@ -130,7 +130,7 @@ def test_seed_cluster_queue_on_training(files: dict[str, bytes]) -> None:
             ],
         }
     ]
-    flavors = {d["metadata"]["name"]: d for d in docs(files, "clusters/training-eastus/kueue.yaml") if d["kind"] == "ResourceFlavor"}
+    flavors = {d["metadata"]["name"]: d for d in docs(files, "clusters/training-eastus/cluster.yaml") if d["kind"] == "ResourceFlavor"}
     assert set(flavors) == {"a100-spot", "a100-ondemand", "h100-ondemand"}
     assert flavors["a100-spot"]["spec"]["nodeLabels"] == {
         "accelerator": "nvidia-a100",

@@ -132,7 +132,19 @@ def check_compatibility(fleet: Fleet) -> Iterator[Finding]:
 
 
 def check_fleet_policy(fleet: Fleet) -> Iterator[Finding]:
-    """Production clusters on identical versions; dev and staging at most one Kubernetes minor ahead."""
+    """Production clusters on identical versions; dev and staging at most one Kubernetes minor ahead.
+
+    While an upgrade is rolling out (fleet.yaml records it) clusters differ on purpose: warnings."""
+    rolling = fleet.upgrade is not None and not fleet.upgrade.complete
+    for finding in _fleet_policy(fleet):
+        if rolling:
+            pending = next(w.wave for w in fleet.upgrade.waves if w.applied_at is None)  # type: ignore[union-attr]
+            yield Finding(finding.path, f"{finding.message} (upgrade in progress, wave {pending} next)", Severity.WARNING)
+        else:
+            yield finding
+
+
+def _fleet_policy(fleet: Fleet) -> Iterator[Finding]:
     sets = fleet.version_sets
     production = [(i, c) for i, c in enumerate(fleet.clusters) if c.environment == "production" and c.version_set in sets]
 

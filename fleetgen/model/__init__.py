@@ -2,6 +2,7 @@
 
 from fleetgen.model.fleet import (
     API_VERSION,
+    COMPONENTS,
     GPU_RESOURCE,
     ApprovalCondition,
     ApprovalRule,
@@ -15,13 +16,17 @@ from fleetgen.model.fleet import (
     Queue,
     Quota,
     Resources,
+    Rollout,
     Team,
+    Upgrade,
+    UpgradeWave,
     VersionSet,
 )
 from fleetgen.model.types import Quantity, Version
 
 __all__ = [
     "API_VERSION",
+    "COMPONENTS",
     "GPU_RESOURCE",
     "ApprovalCondition",
     "ApprovalRule",
@@ -36,7 +41,10 @@ __all__ = [
     "Queue",
     "Quota",
     "Resources",
+    "Rollout",
     "Team",
+    "Upgrade",
+    "UpgradeWave",
     "Version",
     "VersionSet",
 ]

@@ -6,13 +6,15 @@ every problem is collected and reported at once with its position.
 
 from __future__ import annotations
 
+import datetime
+import re
 from functools import cached_property
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 from pydantic.alias_generators import to_camel
 
-from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelKey, LabelValue, Line, Quantity, Text, Version
+from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelKey, LabelValue, Line, Quantity, Text, Version, as_text
 
 API_VERSION = "fleetgen/v1alpha1"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -244,6 +246,73 @@ class ApprovalRule(Spec):
     """Groups that must approve such a change (e.g. GitHub teams)."""
 
 
+COMPONENTS = ("containerd", "kubernetes", "driver", "cuda", "cudnn")  # the order a cluster upgrades in
+Component = Literal["containerd", "kubernetes", "driver", "cuda", "cudnn"]
+Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+
+
+def _duration(value: str) -> datetime.timedelta:
+    units = {"m": 60, "h": 3600, "d": 86400}
+    match = re.fullmatch(r"(\d+)([mhd])", value)
+    if not match:
+        raise ValueError(f"{value!r} is not a duration such as 90m, 48h or 2d")
+    return datetime.timedelta(seconds=int(match.group(1)) * units[match.group(2)])
+
+
+Duration = Annotated[datetime.timedelta, BeforeValidator(lambda v: _duration(as_text(v)) if isinstance(v, (str, int)) else v), WithJsonSchema({"type": "string", "pattern": "^\\d+[mhd]$"})]
+ClockTime = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]
+
+
+class Window(Spec):
+    """A maintenance window in UTC: a wave may start only inside one."""
+
+    days: tuple[Weekday, ...] = Field(min_length=1)
+    """Weekdays the window opens on."""
+    start: ClockTime
+    """Opening time, HH:MM UTC."""
+    end: ClockTime
+    """Closing time, HH:MM UTC (after start)."""
+
+
+class Freeze(Spec):
+    """A period in which no wave may start (UTC dates, both inclusive)."""
+
+    start: datetime.date
+    end: datetime.date
+    reason: Line = ""
+
+
+class Rollout(Spec):
+    soak: Duration = datetime.timedelta(hours=48)
+    """How long a wave runs before the next may start (the seed's 48 hours)."""
+    max_wave_size: int = Field(default=2, ge=1)
+    """Most production clusters upgraded in one wave."""
+    windows: tuple[Window, ...] = ()
+    """Maintenance windows; a wave starts only inside one. Any time when left out."""
+    freezes: tuple[Freeze, ...] = ()
+    """Change freezes; no wave starts inside one."""
+
+
+class UpgradeWave(Spec):
+    wave: int = Field(ge=1)
+    step: dict[Component, Version] = Field(min_length=1)
+    """The versions this wave sets."""
+    clusters: tuple[DnsLabel, ...] = Field(min_length=1)
+    applied_at: datetime.datetime | None = None
+    """When `fleetgen upgrade apply` wrote this wave (set it to the merge time if that differs)."""
+
+
+class Upgrade(Spec):
+    """An upgrade in progress, written by `fleetgen upgrade apply`; `fleetgen upgrade status` reads it."""
+
+    target: dict[Component, Version] = Field(min_length=1)
+    waves: tuple[UpgradeWave, ...] = Field(min_length=1)
+
+    @property
+    def complete(self) -> bool:
+        return all(w.applied_at is not None for w in self.waves)
+
+
 class Capacity(Spec):
     gpu_overcommit: float | None = Field(default=None, ge=1.0, le=100.0)
     """Allow team GPU quotas on a cluster to add up to this many times its GPUs; without it they must fit."""
@@ -269,6 +338,10 @@ class Fleet(Spec):
     """The teams and where they run."""
     approvals: tuple[ApprovalRule, ...] = ()
     """Changes that need approval beyond self-service; a pull request is gated by its base branch's rules."""
+    rollout: Rollout = Rollout()
+    """How version upgrades roll out: soak time, wave size, maintenance windows, freezes."""
+    upgrade: Upgrade | None = None
+    """The upgrade in progress, as `fleetgen upgrade apply` records it."""
 
     @cached_property
     def placements(self) -> dict[str, list[tuple[int, Team]]]:

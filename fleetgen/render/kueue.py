@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fleetgen.errors import Path
-from fleetgen.model import GPU_RESOURCE, Cluster, Fleet, NodePool
+from fleetgen.model import COMPONENTS, GPU_RESOURCE, Cluster, Fleet, NodePool
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object, quantity_value
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"  # served since Kueue v0.15; v1beta1's `cohort` is `cohortName` here
@@ -35,13 +35,28 @@ def _toleration(key: str, value: str, effect: str) -> dict[str, str]:
     return {"key": key, "operator": "Exists", "effect": effect}
 
 
+def version_labels(fleet: Fleet, cluster: Cluster) -> dict[str, str]:
+    """The cluster's compatibility-matrix row as labels, e.g. fleetgen/driver: 550.54.15."""
+    versions = fleet.version_sets[cluster.version_set]
+    return {f"fleetgen/{c}": str(getattr(versions, c)) for c in COMPONENTS}
+
+
+def fleet_versions(fleet: Fleet, cluster: Cluster, at: Path) -> list[Manifest]:
+    """A ConfigMap any controller or person on the cluster can read: which versions it should run."""
+    data = {c.removeprefix("fleetgen/"): v for c, v in version_labels(fleet, cluster).items()}
+    data |= {"cluster": cluster.name, "versionSet": cluster.version_set, "environment": cluster.environment, "region": cluster.region}
+    body = k8s_object("v1", "ConfigMap", "fleet-versions", fleet_labels(fleet), namespace="kube-public", data=dict(sorted(data.items())))
+    return [Manifest(body, at + ("versionSet",))]
+
+
 def resource_flavors(fleet: Fleet, cluster: Cluster, at: Path) -> list[Manifest]:
     out = []
     for p, pool in enumerate(cluster.node_pools):
         spec: dict[str, Any] = {"nodeLabels": dict(sorted(pool.labels.items()))}
         if pool.taints:
             spec["tolerations"] = [_toleration(t.key, t.value, t.effect) for t in pool.taints]
-        body = k8s_object(KUEUE_API, "ResourceFlavor", pool.name, fleet_labels(fleet), spec=spec)
+        labels = {**fleet_labels(fleet), **version_labels(fleet, cluster), "fleetgen/gpu-model": pool.gpu_model}
+        body = k8s_object(KUEUE_API, "ResourceFlavor", pool.name, labels, spec=spec)
         out.append(Manifest(body, at + ("nodePools", p)))
     return out
 

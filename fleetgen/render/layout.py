@@ -82,7 +82,11 @@ def cluster_objects(fleet: Fleet, index: int) -> list[Manifest]:
 
 def _cluster_local(fleet: Fleet, index: int) -> list[Manifest]:
     cluster, at = fleet.clusters[index], ("clusters", index)
-    return kueue_objects.resource_flavors(fleet, cluster, at) + kueue_objects.cluster_queues(fleet, cluster, at)
+    return (
+        kueue_objects.fleet_versions(fleet, cluster, at)
+        + kueue_objects.resource_flavors(fleet, cluster, at)
+        + kueue_objects.cluster_queues(fleet, cluster, at)
+    )
 
 
 def _with_labels(manifest: Manifest, labels: dict[str, str]) -> Manifest:
@@ -136,7 +140,7 @@ def _cluster_files(fleet: Fleet, index: int) -> list[OutputFile]:
                     target = {"apiVersion": local.body["apiVersion"], "kind": kind, "metadata": {"name": name, "namespace": namespace}}
                     filename = f"patches/{namespace}-{kind.lower()}-{name}.yaml"
                     patches.append(OutputFile(f"{root}/{filename}", (Manifest({**target, **patch}, local.source),)))
-    local_file = "kueue.yaml"
+    local_file = "cluster.yaml"  # what only this cluster has: its versions, flavors and queues
     resources.append(local_file)
     overlay = _kustomization(
         at,

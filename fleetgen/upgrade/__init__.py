@@ -1,0 +1,1 @@
+"""Canary upgrades: plan (pure), apply (rewrites fleet.yaml, keeping its layout), status."""

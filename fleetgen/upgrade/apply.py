@@ -1,0 +1,201 @@
+"""`fleetgen upgrade apply --wave N`: rewrite fleet.yaml for one wave, keeping its comments and layout.
+
+ruamel's round-trip mode keeps every comment, key order, quote style and blank line, so the pull
+request of a wave shows only the lines it must: the versions of the wave's clusters and the
+upgrade record (`upgrade:` at the end of the file, one line a wave).
+
+A cluster's versions live in its version set. When every cluster of a set moves in this wave, the
+set is edited in place; otherwise the wave's clusters point to a set that already has the new
+versions, or to a new set `<set>-w<N>` written right after the old one.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import re
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
+
+from fleetgen.errors import InputError
+from fleetgen.load import LoadedFleet, load_fleet_text
+from fleetgen.model import COMPONENTS, Fleet, Upgrade, UpgradeWave, Version
+from fleetgen.upgrade.plan import PlanRefused, plan_upgrade, versions_of
+
+_WAVE_SUFFIX = re.compile(r"-w\d+$")
+
+
+def timestamp(moment: datetime.datetime) -> str:
+    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def upgrade_record(fleet: Fleet, number: int, requested: dict[str, Version] | None) -> Upgrade:
+    """The upgrade this wave belongs to: the one in progress, or a new plan when wave 1 starts one."""
+    record = fleet.upgrade
+    if record is not None and not record.complete:
+        if requested and {k: v for k, v in requested.items()} != {k: record.target[k] for k in requested if k in record.target}:
+            raise PlanRefused([f"an upgrade to {_target_text(record.target)} is in progress; finish it before starting another"])
+        return record
+    if not requested:
+        raise PlanRefused(["no upgrade in progress: start one with --set COMPONENT=VERSION or --to VERSION_SET"])
+    if number != 1:
+        raise PlanRefused([f"wave 1 is not in fleet.yaml yet: apply wave 1 first (then {', '.join(str(n) for n in range(2, number + 1))})"])
+    plan = plan_upgrade(fleet, requested)
+    if not plan.waves:
+        raise PlanRefused(["every cluster already runs these versions: nothing to apply"])
+    waves = tuple(UpgradeWave(wave=w.number, step=dict(w.step), clusters=w.clusters) for w in plan.waves)
+    return Upgrade(target=plan.target, waves=waves)
+
+
+def _target_text(target: dict[str, Version]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in target.items())
+
+
+def apply_wave(loaded: LoadedFleet, number: int, requested: dict[str, Version] | None, at: datetime.datetime) -> str:
+    """The new text of fleet.yaml with wave `number` applied; refuses out-of-order or stale waves."""
+    fleet = loaded.fleet
+    record = upgrade_record(fleet, number, requested)
+    if not 1 <= number <= len(record.waves):
+        raise PlanRefused([f"the upgrade has waves 1 to {len(record.waves)}, not {number}"])
+    wave = record.waves[number - 1]
+    if wave.applied_at is not None:
+        raise PlanRefused([f"wave {number} is already in fleet.yaml (applied {timestamp(wave.applied_at)})"])
+    missing = [w.wave for w in record.waves[: number - 1] if w.applied_at is None]
+    if missing:
+        raise PlanRefused([f"wave {missing[0]} is not in fleet.yaml yet: apply and merge it before wave {number}"])
+    _check_earlier_waves_hold(fleet, record, number)
+
+    document, mapping, offset = _load(loaded.source.text)
+    _move_clusters(document, fleet, wave, number)
+    _record(document, record, number, at, fresh=fleet.upgrade is None or fleet.upgrade.complete)
+    out = _dump(document, mapping, offset)
+    load_fleet_text(out.encode(), loaded.source.file)  # the result must be a valid fleet, or nothing is written
+    return out
+
+
+def _check_earlier_waves_hold(fleet: Fleet, record: Upgrade, number: int) -> None:
+    """Each cluster still runs what the last applied wave that moved it set (nobody reverted it)."""
+    latest: dict[tuple[str, str], Version] = {}
+    for wave in record.waves[: number - 1]:
+        for cluster in wave.clusters:
+            for component, version in wave.step.items():
+                latest[(cluster, component)] = version
+    clusters = {c.name: c for c in fleet.clusters}
+    for (name, component), version in latest.items():
+        cluster = clusters.get(name)
+        if cluster is None:
+            raise PlanRefused([f"cluster {name} of the upgrade is no longer in fleet.yaml"])
+        have = getattr(fleet.version_sets[cluster.version_set], component)
+        if have != version:
+            raise PlanRefused([f"{name} runs {component} {have}, not {version} as an applied wave set it; fix fleet.yaml first"])
+
+
+def _indents(text: str) -> tuple[int, int]:
+    """(mapping indent, offset of a list's dash) as this file writes them: 2 and 2 in Kubernetes style."""
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    mapping, offset = 2, 2
+    for parent, child in zip(lines, lines[1:]):
+        if parent.rstrip().endswith(":") and not parent.startswith(" "):
+            depth = len(child) - len(child.lstrip(" "))
+            if child.lstrip().startswith("- "):
+                offset = depth
+            elif depth:
+                mapping = depth
+    return mapping, offset
+
+
+def _load(text: str) -> tuple[Any, int, int]:
+    """The round-trip document and the file's own indentation, so the dump looks like the input."""
+    mapping, offset = _indents(text)
+    try:
+        return _yaml(mapping, offset).load(text), mapping, offset
+    except Exception as exc:  # ruamel raises many types; the file already parsed once, so this is rare
+        raise InputError(f"cannot edit fleet.yaml: {exc}") from None
+
+
+def _yaml(mapping: int, offset: int) -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.indent(mapping=mapping, sequence=offset + 2, offset=offset)
+    return yaml
+
+
+def _dump(document: Any, mapping: int, offset: int) -> str:
+    stream = io.StringIO()
+    _yaml(mapping, offset).dump(document, stream)
+    return stream.getvalue()
+
+
+def _like(old: Any, value: str) -> Any:
+    """The new value in the quote style of the old one."""
+    if isinstance(old, DoubleQuotedScalarString):
+        return DoubleQuotedScalarString(value)
+    if isinstance(old, SingleQuotedScalarString):
+        return SingleQuotedScalarString(value)
+    return value
+
+
+def _move_clusters(document: Any, fleet: Fleet, wave: UpgradeWave, number: int) -> None:
+    sets: CommentedMap = document["versionSets"]
+    clusters: CommentedSeq = document["clusters"]
+    set_of = {c.name: c.version_set for c in fleet.clusters}
+    by_set: dict[str, list[str]] = {}
+    for name in wave.clusters:
+        by_set.setdefault(set_of[name], []).append(name)
+    for set_name, moving in by_set.items():
+        old = versions_of(fleet.version_sets[set_name])
+        new = {**old, **wave.step}
+        users = [c.name for c in fleet.clusters if c.version_set == set_name]
+        if set(users) <= set(moving):  # every user moves: edit the set where it stands
+            for component, version in wave.step.items():
+                sets[set_name][component] = _like(sets[set_name].get(component), str(version))
+            continue
+        existing = next((n for n, vs in fleet.version_sets.items() if versions_of(vs) == new), None)
+        target = existing or _new_set(sets, set_name, new, number)
+        for entry in clusters:
+            if entry["name"] in moving:
+                entry["versionSet"] = _like(entry["versionSet"], target)
+
+
+def _new_set(sets: CommentedMap, after: str, values: dict[str, Version], number: int) -> str:
+    name = f"{_WAVE_SUFFIX.sub('', after)}-w{number}"
+    entry = CommentedMap()
+    template = sets[after]
+    for component in [k for k in template if k in COMPONENTS] or list(COMPONENTS):
+        entry[component] = _like(template.get(component), str(values[component]))
+    sets.insert(list(sets).index(after) + 1, name, entry)
+    return name
+
+
+def _record(document: Any, record: Upgrade, number: int, at: datetime.datetime, fresh: bool) -> None:
+    if fresh or "upgrade" not in document:
+        block = CommentedMap()
+        block["target"] = _flow({k: str(v) for k, v in record.target.items()})
+        waves = CommentedSeq()
+        for wave in record.waves:
+            item = _flow({"wave": wave.wave, "step": _flow({k: str(v) for k, v in wave.step.items()}), "clusters": _flow_seq(list(wave.clusters))})
+            waves.append(item)
+        block["waves"] = waves
+        document["upgrade"] = block
+        document.yaml_set_comment_before_after_key(
+            "upgrade",
+            before="\nWritten by `fleetgen upgrade apply`, one line a wave; `fleetgen upgrade status` reads it.\n"
+            "Set a wave's appliedAt to the time its pull request merged if that was later.",
+        )
+    document["upgrade"]["waves"][number - 1]["appliedAt"] = timestamp(at)
+
+
+def _flow(values: dict[str, Any]) -> CommentedMap:
+    out = CommentedMap(values)
+    out.fa.set_flow_style()
+    return out
+
+
+def _flow_seq(values: list[Any]) -> CommentedSeq:
+    out = CommentedSeq(values)
+    out.fa.set_flow_style()
+    return out

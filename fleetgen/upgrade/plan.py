@@ -1,0 +1,221 @@
+"""Canary upgrade planning: which clusters move, in which waves, when. Pure: no disk, no clock.
+
+A cluster moves one component at a time, in COMPONENTS order (the driver before the CUDA and
+cuDNN images), and Kubernetes one minor at a time; every state it passes through is checked
+against the compatibility rules. A phase is one such step (e.g. "driver 560.35.03"); each phase
+rolls out in waves: dev, then staging, then one production cluster while its DR partner stays
+behind, then the other production clusters, never both halves of a DR pair in one wave and at
+most `maxWaveSize` a wave. Each wave soaks before the next starts.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+
+from fleetgen.compat import facts, version_set_problems
+from fleetgen.errors import FindingsError, Finding, Severity
+from fleetgen.model import COMPONENTS, Cluster, Fleet, Rollout, Version, VersionSet
+
+Step = tuple[tuple[str, Version], ...]  # the (component, version) pairs one step sets
+STAGES = (("containerd",), ("kubernetes",), ("driver",), ("cuda", "cudnn"))  # CUDA and cuDNN ship in the same images
+
+
+class PlanRefused(FindingsError):
+    """The rules reject the target, or a state on the way to it (exit 1, with the reasons)."""
+
+    def __init__(self, reasons: list[str]):
+        super().__init__([Finding(("upgrade",), reason) for reason in reasons])
+
+
+@dataclass(frozen=True)
+class Wave:
+    number: int
+    step: Step
+    stage: str  # canary (dev), canary (staging), production canary, production
+    clusters: tuple[str, ...]
+    start: datetime.datetime | None = None
+    soak_until: datetime.datetime | None = None
+
+
+@dataclass
+class Plan:
+    target: dict[str, Version]
+    implied: list[str]
+    waves: list[Wave]
+    soak: datetime.timedelta
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def eta(self) -> datetime.datetime | None:
+        return self.waves[-1].soak_until if self.waves and self.waves[-1].soak_until else None
+
+
+def versions_of(vs: VersionSet) -> dict[str, Version]:
+    return {c: getattr(vs, c) for c in COMPONENTS}
+
+
+def _with(values: dict[str, Version]) -> VersionSet:
+    return VersionSet.model_validate({k: str(v) for k, v in values.items()})
+
+
+def _full_support_driver(cuda: Version) -> Version | None:
+    minor = Version(".".join(str(p) for p in cuda.minor))
+    return next((r.min_driver for r in facts().cuda_driver if r.cuda == minor), None)
+
+
+def step_label(step: Step) -> str:
+    return ", ".join(f"{component} {version}" for component, version in step)
+
+
+def cluster_steps(current: dict[str, Version], target: dict[str, Version]) -> tuple[list[Step], list[str]]:
+    """The steps from `current` to `target`, and the reasons any target is out of reach."""
+    steps: list[Step] = []
+    refused: list[str] = []
+    for stage in STAGES:
+        moves = tuple((c, target[c]) for c in stage if c in target and target[c] != current[c])
+        if not moves:
+            continue
+        if stage == ("kubernetes",):
+            have, want = current["kubernetes"], target["kubernetes"]
+            if want.minor < have.minor:
+                refused.append(f"Kubernetes cannot be downgraded ({have} -> {want})")
+                continue
+            major, minor = have.minor
+            for between in range(minor + 1, want.minor[1]):  # one minor at a time (version-skew policy)
+                steps.append((("kubernetes", Version(f"{major}.{between}")),))
+        steps.append(moves)
+    return steps, refused
+
+
+def plan_upgrade(fleet: Fleet, requested: dict[str, Version], start: datetime.datetime | None = None) -> Plan:
+    if fleet.upgrade is not None and not fleet.upgrade.complete:
+        pending = next(w.wave for w in fleet.upgrade.waves if w.applied_at is None)
+        raise PlanRefused([f"an upgrade is in progress (wave {pending} of {len(fleet.upgrade.waves)} is next); finish it first"])
+    target = dict(requested)
+    implied: list[str] = []
+    implied_driver = False
+    if "cuda" in target and "driver" not in target:
+        needed = _full_support_driver(target["cuda"])
+        lowest = min(fleet.version_sets[c.version_set].driver for c in fleet.clusters)
+        if needed is not None and lowest < needed:
+            target["driver"] = needed
+            implied_driver = True
+            implied.append(f"CUDA {target['cuda']} needs driver {needed} or later: the driver moves first")
+    per_cluster: dict[str, list[Step]] = {}
+    refused: list[str] = []
+    warnings: set[str] = set()
+    for cluster in fleet.clusters:
+        current = versions_of(fleet.version_sets[cluster.version_set])
+        wanted = dict(target)
+        if implied_driver and current["driver"] >= target["driver"]:
+            wanted.pop("driver")  # already new enough: an implied bump never downgrades
+        steps, reasons = cluster_steps(current, wanted)
+        refused += [f"{cluster.name}: {r}" for r in reasons]
+        gpus = frozenset(p.gpu_model for p in cluster.node_pools)
+        state = dict(current)
+        known = {p.message for p in version_set_problems(_with(state), gpus)}  # not news: validate shows them
+        for step in steps:
+            state.update(step)
+            for problem in version_set_problems(_with(state), gpus):
+                text = f"{cluster.name} after {step_label(step)}: {problem.message}"
+                if problem.severity is Severity.ERROR:
+                    refused.append(text)
+                elif problem.message not in known:
+                    warnings.add(text)
+        per_cluster[cluster.name] = steps
+    if refused:
+        raise PlanRefused(refused)
+    waves = _waves(fleet, per_cluster)
+    if start is not None:
+        waves = schedule(waves, fleet.rollout, start)
+    return Plan(target, implied, waves, fleet.rollout.soak, sorted(warnings))
+
+
+def _waves(fleet: Fleet, per_cluster: dict[str, list[Step]]) -> list[Wave]:
+    phases = sorted({s for steps in per_cluster.values() for s in steps}, key=lambda s: (COMPONENTS.index(s[0][0]), s[0][1]))
+    waves: list[Wave] = []
+    for phase in phases:
+        moving = [c for c in fleet.clusters if phase in per_cluster[c.name]]
+        for stage, names in _stages(moving, fleet.rollout.max_wave_size):
+            waves.append(Wave(len(waves) + 1, phase, stage, tuple(names)))
+    return waves
+
+
+def _stages(clusters: list[Cluster], cap: int) -> list[tuple[str, list[str]]]:
+    out: list[tuple[str, list[str]]] = []
+    for environment in ("dev", "staging"):
+        names = [c.name for c in clusters if c.environment == environment]
+        if names:
+            out.append((f"canary ({environment})", names))
+    production = [c for c in clusters if c.environment == "production"]
+    if not production:
+        return out
+    partner = {c.name: c.dr_partner for c in production}
+    canary = next((c for c in production if c.dr_partner), production[0])  # one whose partner stays behind
+    out.append(("production canary", [canary.name]))
+    bins: list[list[str]] = []
+    for cluster in production:
+        if cluster is canary:
+            continue
+        home = next((b for b in bins if len(b) < cap and partner[cluster.name] not in b), None)
+        if home is None:
+            bins.append([cluster.name])
+        else:
+            home.append(cluster.name)
+    out += [("production", b) for b in bins]
+    return out
+
+
+# -- when -------------------------------------------------------------------------------------
+
+_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def _clock(text: str) -> datetime.time:
+    hours, minutes = text.split(":")
+    return datetime.time(int(hours), int(minutes))
+
+
+def earliest_start(after: datetime.datetime, rollout: Rollout) -> datetime.datetime:
+    """The first moment at or after `after` inside a window (if any) and outside every freeze."""
+    moment = after
+    for _ in range(1000):  # windows and freezes are finite: this settles in a few rounds
+        freeze = next((f for f in rollout.freezes if f.start <= moment.date() <= f.end), None)
+        if freeze is not None:
+            moment = datetime.datetime.combine(freeze.end + datetime.timedelta(days=1), datetime.time(), moment.tzinfo)
+            continue
+        if not rollout.windows or _in_window(moment, rollout):
+            return moment
+        moment = _next_window_opening(moment, rollout)
+    raise PlanRefused(["no start time fits the maintenance windows and freezes"])
+
+
+def _in_window(moment: datetime.datetime, rollout: Rollout) -> bool:
+    day = _DAYS[moment.weekday()]
+    return any(day in w.days and _clock(w.start) <= moment.time() < _clock(w.end) for w in rollout.windows)
+
+
+def _next_window_opening(moment: datetime.datetime, rollout: Rollout) -> datetime.datetime:
+    openings = []
+    for ahead in range(8):
+        day = moment.date() + datetime.timedelta(days=ahead)
+        for window in rollout.windows:
+            if _DAYS[day.weekday()] in window.days:
+                opening = datetime.datetime.combine(day, _clock(window.start), moment.tzinfo)
+                if opening > moment:
+                    openings.append(opening)
+    if not openings:
+        raise PlanRefused(["the maintenance windows never open"])
+    return min(openings)
+
+
+def schedule(waves: list[Wave], rollout: Rollout, start: datetime.datetime) -> list[Wave]:
+    out = []
+    moment = start
+    for wave in waves:
+        begins = earliest_start(moment, rollout)
+        ends = begins + rollout.soak
+        out.append(Wave(wave.number, wave.step, wave.stage, wave.clusters, begins, ends))
+        moment = ends
+    return out

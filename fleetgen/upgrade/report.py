@@ -1,0 +1,103 @@
+"""Upgrade plans and status as a text table, JSON (versioned) or markdown for a PR description.
+
+Plan JSON, version 1: {"version": 1, "target": {component: version}, "implied": [str],
+"soak": "48h", "eta": str|null, "warnings": [str],
+"waves": [{"wave", "step": {component: version}, "stage", "clusters": [str], "start", "soakUntil"}]}
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+from fleetgen.upgrade.plan import Plan, step_label
+from fleetgen.upgrade.status import Status
+
+
+def _when(moment: datetime.datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else "-"
+
+
+def _hours(delta: datetime.timedelta) -> str:
+    hours = delta.total_seconds() / 3600
+    return f"{hours:g}h"
+
+
+def _target(plan: Plan) -> str:
+    return ", ".join(f"{k} {v}" for k, v in plan.target.items())
+
+
+def plan_text(plan: Plan) -> str:
+    lines = [f"upgrade to {_target(plan)}: {len(plan.waves)} wave(s), each soaking {_hours(plan.soak)}"]
+    lines += [f"implied: {note}" for note in plan.implied]
+    rows = [("wave", "step", "stage", "clusters", "earliest start", "soak until")]
+    rows += [
+        (str(w.number), step_label(w.step), w.stage, ", ".join(w.clusters), _when(w.start), _when(w.soak_until)) for w in plan.waves
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    if plan.eta:
+        lines.append(f"ETA: {_when(plan.eta)} (the last wave's soak ends)")
+    else:
+        lines.append(f"ETA: at least {_hours(plan.soak * len(plan.waves))} after the first wave (give --start for dates)")
+    lines += [f"warning: {w}" for w in plan.warnings]
+    return "\n".join(lines)
+
+
+def plan_json(plan: Plan) -> str:
+    return json.dumps(
+        {
+            "version": 1,
+            "target": {k: str(v) for k, v in plan.target.items()},
+            "implied": plan.implied,
+            "soak": _hours(plan.soak),
+            "eta": plan.eta.isoformat() if plan.eta else None,
+            "warnings": plan.warnings,
+            "waves": [
+                {
+                    "wave": w.number,
+                    "step": {c: str(v) for c, v in w.step},
+                    "stage": w.stage,
+                    "clusters": list(w.clusters),
+                    "start": w.start.isoformat() if w.start else None,
+                    "soakUntil": w.soak_until.isoformat() if w.soak_until else None,
+                }
+                for w in plan.waves
+            ],
+        },
+        indent=2,
+    )
+
+
+def plan_markdown(plan: Plan) -> str:
+    lines = [f"### Upgrade plan: {_target(plan)}", ""]
+    lines += [f"- {note}" for note in plan.implied]
+    lines += ["", "| Wave | Step | Stage | Clusters | Earliest start | Soak until |", "|---|---|---|---|---|---|"]
+    lines += [
+        f"| {w.number} | {step_label(w.step)} | {w.stage} | {', '.join(w.clusters)} | {_when(w.start)} | {_when(w.soak_until)} |"
+        for w in plan.waves
+    ]
+    lines += ["", f"Each wave soaks {_hours(plan.soak)}; DR partners never share a wave." + (f" ETA: {_when(plan.eta)}." if plan.eta else "")]
+    lines += [f"- ⚠️ {w}" for w in plan.warnings]
+    return "\n".join(lines) + "\n"
+
+
+def status_text(status: Status | None, now: datetime.datetime) -> str:
+    if status is None:
+        return "no upgrade recorded in fleet.yaml"
+    target = ", ".join(f"{k} {v}" for k, v in status.target.items())
+    if status.complete:
+        head = f"upgrade to {target}: complete ({status.waves_total} wave(s) applied)"
+    else:
+        head = f"upgrade to {target}: wave {status.applied} of {status.waves_total} applied; wave {status.next_wave} is next"
+    lines = [head]
+    if status.soak_ends:
+        if status.soaking:
+            left = status.soak_ends - now
+            lines.append(f"soaking: wave {status.applied} soaks until {_when(status.soak_ends)} ({_hours(left)} left)")
+        elif not status.complete:
+            lines.append(f"soak over since {_when(status.soak_ends)}: wave {status.next_wave} may start")
+    for cluster in status.clusters:
+        state = "at target" if not cluster.behind else "behind: " + "; ".join(cluster.behind)
+        lines.append(f"  {cluster.cluster} ({cluster.environment}): {state}")
+    return "\n".join(lines)
