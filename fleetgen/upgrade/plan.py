@@ -26,6 +26,7 @@ class PlanRefused(FindingsError):
 
     def __init__(self, reasons: list[str]):
         super().__init__([Finding(("upgrade",), reason) for reason in reasons])
+        self.args = ("; ".join(reasons),)
 
 
 @dataclass(frozen=True)
