@@ -51,11 +51,15 @@ def check_tree(tree: Tree, files: dict[str, bytes], plan: list[OutputFile], sour
 
 def _origin(output: OutputFile, source: Source) -> str:
     """The first fleet.yaml field behind a file's objects, as file:line:col path."""
+    if not output.manifests:
+        return source.file
     first = min(output.manifests, key=lambda m: source.locate(m.source))
     return f"{source.locate(first.source)} {format_path(first.source)}"
 
 
 def _changes(current: bytes, output: OutputFile) -> str:
+    if output.markdown is not None:
+        return "the report's figures or matrix differ"
     try:
         docs = [d for d in yaml.safe_load_all(current) if isinstance(d, dict)]
     except yaml.YAMLError:

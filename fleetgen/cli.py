@@ -17,6 +17,7 @@ from fleetgen.check import check_tree
 from fleetgen.crdschema import read_crds
 from fleetgen.diff import FleetDiff, diff_fleets, rendered_objects
 from fleetgen.diff_report import check_json, check_text, diff_json, diff_markdown, diff_text, drift_json, drift_text
+from fleetgen.fleet_report import build_report, report_html, report_json, report_markdown
 from fleetgen.errors import EXIT_FINDINGS, EXIT_TROUBLE, Finding, FindingsError, FleetgenError, InputError, Severity
 from fleetgen.gitrev import read_at
 from fleetgen.live import QuotaImpact, compare, live_from_context, quota_impacts, read_live
@@ -297,6 +298,16 @@ def drift(fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None
     click.echo(drift_json(cluster, result) if fmt == "json" else drift_text(cluster, result))
     if result.found:
         raise SystemExit(EXIT_FINDINGS)
+
+
+@cli.command("report", epilog="Example: fleetgen report --format html > fleet-report.html")
+@fleet_argument
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json", "html"]), default="markdown", show_default=True)
+@reports_errors
+def report_command(fleet: Path, fmt: str) -> None:
+    """GPU capacity against committed quotas, GPUs and monthly cost per team, and the compatibility matrix."""
+    result = build_report(load_fleet(fleet).fleet)
+    click.echo({"json": report_json, "html": report_html}.get(fmt, report_markdown)(result), nl=fmt == "json")
 
 
 def _utc(text: str | None, option: str) -> datetime.datetime | None:

@@ -22,7 +22,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fleetgen.emit import HEADER
+from fleetgen.emit import HEADER, MARKDOWN_HEADER
 from fleetgen.errors import InputError
 
 LEDGER = ".fleetgen-ledger"
@@ -30,7 +30,7 @@ JOURNAL = ".fleetgen-journal"
 STAGING_PREFIX = ".fleetgen-staging-"
 _LEDGER_HEADER = "# fleetgen ledger: files generated from the fleet file, with their SHA-256. Do not edit.\n"
 _LEDGER_LINE = re.compile(r"([0-9a-f]{64})  (\S.*)")
-_OWNED_MARK = HEADER.split("{", 1)[0].encode()
+_OWNED_MARKS = (HEADER.split("{", 1)[0].encode(), MARKDOWN_HEADER.split("{", 1)[0].encode())
 
 
 @dataclass
@@ -106,7 +106,7 @@ class Tree:
 
     def owned(self, rel: str, ledger: dict[str, str]) -> bool:
         current = self.read(rel)
-        return current is None or rel in ledger or current.startswith(_OWNED_MARK)
+        return current is None or rel in ledger or current.startswith(_OWNED_MARKS)
 
     # -- writing -------------------------------------------------------------------------------
 

@@ -9,6 +9,8 @@ from pathlib import Path
 from subprocess import CompletedProcess
 
 from conftest import EXAMPLE, line_of, replace_once
+from fleetgen.load import load_fleet
+from fleetgen.render import render_files
 
 Run = Callable[..., CompletedProcess[str]]
 
@@ -74,12 +76,13 @@ def test_debug_shows_the_traceback(tmp_path: Path, cli_run: Run) -> None:
 
 def test_render_writes_beside_the_fleet_then_nothing(tmp_path: Path, cli_run: Run) -> None:
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
+    count = len(render_files(load_fleet(EXAMPLE).fleet))
     first = cli_run("render")
     assert first.returncode == 0, first.stderr
-    assert first.stderr.strip().endswith(": 54 written, 0 removed, 0 unchanged")
+    assert first.stderr.strip().endswith(f": {count} written, 0 removed, 0 unchanged")
     assert (tmp_path / "clusters" / "dev-eastus" / "kustomization.yaml").exists()
     second = cli_run("render")
-    assert second.stderr.strip().endswith(": 0 written, 0 removed, 54 unchanged")
+    assert second.stderr.strip().endswith(f": 0 written, 0 removed, {count} unchanged")
 
 
 def test_help_shows_examples_and_exit_codes(cli_run: Run) -> None:

@@ -147,6 +147,8 @@ class Cluster(Spec):
     """GPU node pools; each becomes a Kueue ResourceFlavor."""
     queues: tuple[Queue, ...] = (Queue(),)
     """Kueue ClusterQueues; one queue over all node pools when left out. A team's LocalQueue feeds the first unless it names another."""
+    alerts: dict[AlertName, AlertOverride] = {}
+    """Changes to the fleet's alerts on this cluster."""
 
 
 class Resources(Spec):
@@ -203,6 +205,8 @@ class Team(Spec):
     """Priority classes the team's pods may use; all when left out."""
     allowed_ingress_namespaces: tuple[DnsLabel, ...] = ()
     """Namespaces, besides the team's own, whose pods may reach the team's pods."""
+    alerts: dict[TeamAlertName, AlertOverride] = {}
+    """Changes to the team-scoped alerts for this team (on every cluster it is on)."""
 
     @property
     def namespace(self) -> str:
@@ -244,6 +248,41 @@ class ApprovalRule(Spec):
     """The changes the rule gates."""
     approvers: tuple[Line, ...] = Field(min_length=1)
     """Groups that must approve such a change (e.g. GitHub teams)."""
+
+
+AlertName = Literal[
+    "gpuUnderutilized", "gpuMemoryFull", "quotaConsumption", "gpuTemperature", "gpuXidErrors", "gpuEccErrors", "kueuePendingWorkloads"
+]
+TeamAlertName = Literal["gpuUnderutilized", "gpuMemoryFull", "quotaConsumption"]
+
+
+class AlertOverride(Spec):
+    """Changes to one alert's defaults; anything left out keeps the value from the level above."""
+
+    threshold: float | None = None
+    """The alert's threshold, in the alert's own unit (percent, degrees C, workloads)."""
+    for_: Annotated[str | None, Field(alias="for", pattern=r"^\d+[smh]$")] = None
+    """How long the condition must hold, e.g. 5m or 1h."""
+    severity: Literal["info", "warning", "critical"] | None = None
+    enabled: bool | None = None
+    """false turns the alert off at this level."""
+
+
+class Alerts(Spec):
+    namespace: DnsLabel = "monitoring"
+    """Namespace of the PrometheusRules and Grafana dashboards (where Prometheus and Grafana's sidecar look)."""
+    rule_labels: dict[LabelKey, LabelValue] = {}
+    """Extra labels on each PrometheusRule, to match the Prometheus ruleSelector (e.g. release: kube-prometheus-stack)."""
+    runbook_base_url: Line = ""
+    """Runbook links are this URL plus /<alert-name>; left out, rules carry no runbook_url."""
+    rules: dict[AlertName, AlertOverride] = {}
+    """Fleet-wide changes to the default alerts."""
+
+
+class Pricing(Spec):
+    currency: Line = "USD"
+    gpu_hour: dict[Line, float] = {}
+    """Price of one GPU for one hour, by VM SKU (a node pool's vmSize)."""
 
 
 COMPONENTS = ("containerd", "kubernetes", "driver", "cuda", "cudnn")  # the order a cluster upgrades in
@@ -338,6 +377,10 @@ class Fleet(Spec):
     """The teams and where they run."""
     approvals: tuple[ApprovalRule, ...] = ()
     """Changes that need approval beyond self-service; a pull request is gated by its base branch's rules."""
+    alerts: Alerts = Alerts()
+    """GPU alerts and dashboards rendered for every cluster."""
+    pricing: Pricing = Pricing()
+    """GPU prices for the cost report."""
     rollout: Rollout = Rollout()
     """How version upgrades roll out: soak time, wave size, maintenance windows, freezes."""
     upgrade: Upgrade | None = None

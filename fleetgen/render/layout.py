@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from fleetgen.errors import Path
+from fleetgen.fleet_report import build_report, report_markdown
 from fleetgen.model import Cluster, Fleet, Queue, Quota, Team
 from fleetgen.render import kueue as kueue_objects
+from fleetgen.render import observability
 from fleetgen.render import team as team_objects
 from fleetgen.render.gitops import ENGINES
 from fleetgen.render.manifest import Manifest
@@ -28,6 +30,7 @@ DEFAULT_QUEUE = Queue().name
 class OutputFile:
     path: str  # relative, '/'-separated
     manifests: tuple[Manifest, ...]
+    markdown: str | None = None  # a document for people (FLEET.md) instead of objects
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,15 @@ TEAM_PARTS: tuple[tuple[str, str, TeamBuilder], ...] = (
     ("resource-quotas", "resource-quotas.yaml", lambda f, t, at, ctx: team_objects.resource_quotas(f, t, at, ctx.quota, ctx.quota_at)),
     ("network-policies", "network-policy.yaml", lambda f, t, at, ctx: team_objects.network_policy(f, t, at)),
     ("kueue", "local-queue.yaml", lambda f, t, at, ctx: team_objects.local_queue(f, t, ctx.queue, at + ("clusters",))),
+    ("dashboards", "dashboard.yaml", lambda f, t, at, ctx: observability.team_dashboard(f, t, at)),
+)
+
+# clusters/<name>/<file>: what only this cluster has.
+LOCAL_FILES: tuple[tuple[str, Callable[[Fleet, int], list[Manifest]]], ...] = (
+    ("cluster.yaml", lambda f, i: kueue_objects.fleet_versions(f, f.clusters[i], ("clusters", i))
+        + kueue_objects.resource_flavors(f, f.clusters[i], ("clusters", i))
+        + kueue_objects.cluster_queues(f, f.clusters[i], ("clusters", i))),
+    ("observability.yaml", lambda f, i: observability.prometheus_rule(f, i) + observability.overview_dashboard(f, i)),
 )
 
 
@@ -81,12 +93,7 @@ def cluster_objects(fleet: Fleet, index: int) -> list[Manifest]:
 
 
 def _cluster_local(fleet: Fleet, index: int) -> list[Manifest]:
-    cluster, at = fleet.clusters[index], ("clusters", index)
-    return (
-        kueue_objects.fleet_versions(fleet, cluster, at)
-        + kueue_objects.resource_flavors(fleet, cluster, at)
-        + kueue_objects.cluster_queues(fleet, cluster, at)
-    )
+    return [m for _, build in LOCAL_FILES for m in build(fleet, index)]
 
 
 def _with_labels(manifest: Manifest, labels: dict[str, str]) -> Manifest:
@@ -109,6 +116,7 @@ def plan(fleet: Fleet) -> list[OutputFile]:
             files += _folder(f"base/{folder}/{team.name}", filename, build(fleet, team, at, base_context(team, at)), at)
     for index in range(len(fleet.clusters)):
         files += _cluster_files(fleet, index)
+    files.append(OutputFile("FLEET.md", (), report_markdown(build_report(fleet))))
     return files
 
 
@@ -140,8 +148,7 @@ def _cluster_files(fleet: Fleet, index: int) -> list[OutputFile]:
                     target = {"apiVersion": local.body["apiVersion"], "kind": kind, "metadata": {"name": name, "namespace": namespace}}
                     filename = f"patches/{namespace}-{kind.lower()}-{name}.yaml"
                     patches.append(OutputFile(f"{root}/{filename}", (Manifest({**target, **patch}, local.source),)))
-    local_file = "cluster.yaml"  # what only this cluster has: its versions, flavors and queues
-    resources.append(local_file)
+    resources += [name for name, _ in LOCAL_FILES]
     overlay = _kustomization(
         at,
         labels=[{"pairs": cluster_labels(cluster), "includeSelectors": False}],
@@ -151,7 +158,7 @@ def _cluster_files(fleet: Fleet, index: int) -> list[OutputFile]:
     folder, build_gitops = ENGINES[fleet.gitops.engine]
     return [
         OutputFile(f"{root}/kustomization.yaml", (overlay,)),
-        OutputFile(f"{root}/{local_file}", tuple(_cluster_local(fleet, index))),
+        *(OutputFile(f"{root}/{name}", tuple(build(fleet, index))) for name, build in LOCAL_FILES),
         *patches,
         *_folder(f"{root}/{folder}", "sync.yaml", build_gitops(fleet, cluster, index), at),
     ]

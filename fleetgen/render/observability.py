@@ -1,0 +1,195 @@
+"""GPU alerts (PrometheusRule) and Grafana dashboards (sidecar ConfigMaps), from the same model.
+
+Alerts use the metric names of NVIDIA's DCGM exporter (DCGM_FI_DEV_*), kube-state-metrics
+(kube_resourcequota) and Kueue (kueue_pending_workloads). Defaults are the seed's: GPU
+utilization under 20% for 1h, GPU memory over 95%, temperature over 83 C, XID and ECC errors,
+more than 50 pending workloads, quota consumption over 80%. Each level (fleet, cluster, team)
+may change threshold, duration, severity or switch an alert off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+from fleetgen.errors import Path
+from fleetgen.model import Cluster, Fleet, Team
+from fleetgen.model.fleet import AlertOverride
+from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object, team_labels
+
+MONITORING_API = "monitoring.coreos.com/v1"
+GPU_QUOTA = "requests.nvidia.com/gpu"
+DASHBOARD_LABEL = {"grafana_dashboard": "1"}  # what the Grafana sidecar watches for by default
+
+
+@dataclass(frozen=True)
+class Alert:
+    name: str  # the fleet.yaml key
+    alert: str  # the Prometheus alert name
+    scope: str  # team or cluster
+    threshold: float
+    duration: str
+    severity: str
+    summary: str
+    enabled: bool = True
+
+    def expr(self, namespace: str | None) -> str:
+        t = f"{self.threshold:g}"
+        ns = {"namespace": namespace} if namespace else {}
+        if self.name == "gpuUnderutilized":
+            return f"avg by (namespace) ({_sel('DCGM_FI_DEV_GPU_UTIL', ns)}) < {t}"
+        if self.name == "gpuMemoryFull":
+            used, free = _sel("DCGM_FI_DEV_FB_USED", ns), _sel("DCGM_FI_DEV_FB_FREE", ns)
+            return f"max by (namespace, pod) (100 * {used} / ({used} + {free})) > {t}"
+        if self.name == "quotaConsumption":
+            used = _sel("kube_resourcequota", {**ns, "resource": GPU_QUOTA, "type": "used"})
+            hard = _sel("kube_resourcequota", {**ns, "resource": GPU_QUOTA, "type": "hard"})
+            return f"100 * {used} / ignoring(type) {hard} > {t}"
+        if self.name == "gpuTemperature":
+            return f"max by (Hostname, gpu) (DCGM_FI_DEV_GPU_TEMP) > {t}"
+        if self.name == "gpuXidErrors":
+            return f"max by (Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS) > {t}"
+        if self.name == "gpuEccErrors":
+            return f"max by (Hostname, gpu) (increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[10m])) > {t}"
+        if self.name == "kueuePendingWorkloads":
+            return f"sum by (cluster_queue) (kueue_pending_workloads) > {t}"
+        raise ValueError(self.name)
+
+
+DEFAULT_ALERTS: tuple[Alert, ...] = (
+    Alert("gpuUnderutilized", "GPUUnderutilized", "team", 20, "1h", "warning", "GPUs of {team} are under {threshold}% busy: waste"),
+    Alert("gpuMemoryFull", "GPUMemoryNearlyFull", "team", 95, "5m", "warning", "A pod of {team} uses over {threshold}% of its GPU memory: OOM risk"),
+    Alert("quotaConsumption", "GPUQuotaNearlyUsed", "team", 80, "15m", "warning", "{team} has used over {threshold}% of its GPU quota"),
+    Alert("gpuTemperature", "GPUTemperatureHigh", "cluster", 83, "5m", "critical", "A GPU is hotter than {threshold} C"),
+    Alert("gpuXidErrors", "GPUXidError", "cluster", 0, "1m", "critical", "A GPU reported an XID error"),
+    Alert("gpuEccErrors", "GPUDoubleBitECCErrors", "cluster", 0, "1m", "critical", "A GPU reported double-bit ECC errors"),
+    Alert("kueuePendingWorkloads", "KueuePendingWorkloadsHigh", "cluster", 50, "15m", "warning", "More than {threshold} workloads wait in a cluster queue"),
+)
+
+
+def _sel(metric: str, labels: dict[str, str]) -> str:
+    """A vector selector; label values are escaped, so no value can change the expression."""
+    if not labels:
+        return metric
+    inner = ", ".join(f'{k}="{v.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"' for k, v in labels.items())
+    return f"{metric}{{{inner}}}"
+
+
+def _apply(alert: Alert, override: AlertOverride | None) -> Alert:
+    if override is None:
+        return alert
+    return replace(
+        alert,
+        threshold=alert.threshold if override.threshold is None else override.threshold,
+        duration=override.for_ or alert.duration,
+        severity=override.severity or alert.severity,
+        enabled=alert.enabled if override.enabled is None else override.enabled,
+    )
+
+
+def effective_alerts(fleet: Fleet, cluster: Cluster, team: Team | None = None) -> list[Alert]:
+    """Defaults, then the fleet's changes, the cluster's, and (for team alerts) the team's."""
+    out = []
+    for alert in DEFAULT_ALERTS:
+        if (team is None) != (alert.scope == "cluster"):
+            continue
+        alert = _apply(_apply(alert, fleet.alerts.rules.get(alert.name)), cluster.alerts.get(alert.name))  # type: ignore[arg-type]
+        if team is not None:
+            alert = _apply(alert, team.alerts.get(alert.name))  # type: ignore[call-overload]
+        if alert.enabled:
+            out.append(alert)
+    return out
+
+
+def _rule(fleet: Fleet, cluster: Cluster, alert: Alert, team: str, namespace: str | None) -> dict[str, Any]:
+    annotations = {"summary": alert.summary.format(team=team, threshold=f"{alert.threshold:g}")}
+    if fleet.alerts.runbook_base_url:
+        annotations["runbook_url"] = f"{fleet.alerts.runbook_base_url.rstrip('/')}/{alert.alert}"
+    return {
+        "alert": alert.alert,
+        "expr": alert.expr(namespace),
+        "for": alert.duration,
+        "labels": {"severity": alert.severity, "team": team, "cluster": cluster.name},
+        "annotations": annotations,
+    }
+
+
+def prometheus_rule(fleet: Fleet, index: int) -> list[Manifest]:
+    cluster = fleet.clusters[index]
+    health = [_rule(fleet, cluster, a, fleet.metadata.owner, None) for a in effective_alerts(fleet, cluster)]
+    teams = [
+        _rule(fleet, cluster, a, team.name, team.namespace)
+        for _, team in fleet.placements[cluster.name]
+        for a in effective_alerts(fleet, cluster, team)
+    ]
+    groups = [g for g in ({"name": "gpu-health", "rules": health}, {"name": "gpu-teams", "rules": teams}) if g["rules"]]
+    labels = {**fleet_labels(fleet), **fleet.alerts.rule_labels}
+    body = k8s_object(MONITORING_API, "PrometheusRule", "fleetgen-gpu-alerts", labels, namespace=fleet.alerts.namespace, spec={"groups": groups})
+    return [Manifest(body, ("alerts",))]
+
+
+# -- dashboards -------------------------------------------------------------------------------
+
+
+def _uid(name: str) -> str:
+    """Grafana uids are at most 40 characters; long names get a stable hash."""
+    return name if len(name) <= 40 else name[:29] + "-" + hashlib.sha256(name.encode()).hexdigest()[:10]
+
+
+def _panel(number: int, title: str, kind: str, expr: str, legend: str, unit: str, x: int, y: int, w: int = 12) -> dict[str, Any]:
+    return {
+        "id": number,
+        "title": title,
+        "type": kind,
+        "gridPos": {"x": x, "y": y, "w": w, "h": 8},
+        "datasource": {"type": "prometheus", "uid": "${datasource}"},
+        "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+        "targets": [{"refId": "A", "expr": expr, "legendFormat": legend}],
+    }
+
+
+def _dashboard(uid: str, title: str, tags: list[str], panels: list[dict[str, Any]]) -> str:
+    board = {
+        "uid": _uid(uid),
+        "title": title,
+        "tags": tags,
+        "schemaVersion": 39,
+        "time": {"from": "now-24h", "to": "now"},
+        "templating": {"list": [{"name": "datasource", "type": "datasource", "query": "prometheus"}]},
+        "panels": panels,
+    }
+    return json.dumps(board, indent=2, sort_keys=True) + "\n"
+
+
+def overview_dashboard(fleet: Fleet, index: int) -> list[Manifest]:
+    """Is anything broken, wasted, at risk: endpoints up, a GPU utilization heat map, quota consumption."""
+    cluster = fleet.clusters[index]
+    used = _sel("kube_resourcequota", {"resource": GPU_QUOTA, "type": "used"})
+    hard = _sel("kube_resourcequota", {"resource": GPU_QUOTA, "type": "hard"})
+    panels = [
+        _panel(1, "Endpoints up (broken?)", "stat", "sum by (job) (up)", "{{job}}", "none", 0, 0),
+        _panel(2, "GPU utilization by namespace (wasted?)", "heatmap", "avg by (namespace) (DCGM_FI_DEV_GPU_UTIL)", "{{namespace}}", "percent", 12, 0),
+        _panel(3, "GPU quota consumption (at risk?)", "bargauge", f"100 * {used} / ignoring(type) {hard}", "{{namespace}}", "percent", 0, 8, 24),
+    ]
+    name = f"fleetgen-{cluster.name}-overview"
+    data = {f"{name}.json": _dashboard(name, f"GPU fleet: {cluster.name}", ["fleetgen", "gpu"], panels)}
+    body = k8s_object("v1", "ConfigMap", name, {**fleet_labels(fleet), **DASHBOARD_LABEL}, namespace=fleet.alerts.namespace, data=data)
+    return [Manifest(body, ("clusters", index))]
+
+
+def team_dashboard(fleet: Fleet, team: Team, at: Path) -> list[Manifest]:
+    """The team's own view: its namespace is fixed into every query."""
+    ns = {"namespace": team.namespace}
+    used = _sel("kube_resourcequota", {**ns, "resource": GPU_QUOTA, "type": "used"})
+    hard = _sel("kube_resourcequota", {**ns, "resource": GPU_QUOTA, "type": "hard"})
+    panels = [
+        _panel(1, "GPU utilization", "timeseries", f"avg by (pod) ({_sel('DCGM_FI_DEV_GPU_UTIL', ns)})", "{{pod}}", "percent", 0, 0),
+        _panel(2, "GPU memory used", "timeseries", f"sum by (pod) ({_sel('DCGM_FI_DEV_FB_USED', ns)})", "{{pod}}", "decmbytes", 12, 0),
+        _panel(3, "GPU quota used", "gauge", f"100 * {used} / ignoring(type) {hard}", "quota", "percent", 0, 8, 24),
+    ]
+    name = f"fleetgen-team-{team.name}"
+    data = {f"{name}.json": _dashboard(name, f"GPU team: {team.name}", ["fleetgen", "gpu", f"team-{team.name}"], panels)}
+    body = k8s_object("v1", "ConfigMap", name, {**team_labels(fleet, team), **DASHBOARD_LABEL}, namespace=fleet.alerts.namespace, data=data)
+    return [Manifest(body, at + ("name",))]
