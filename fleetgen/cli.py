@@ -6,6 +6,7 @@ import datetime
 import functools
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,7 +29,10 @@ from fleetgen.render import plan as render_plan
 from fleetgen.source import read_fleet_bytes
 from fleetgen.report import FORMATS, format_findings, summary
 from fleetgen.schema import SCHEMA_PATH, fleet_json_schema
-from fleetgen.tree import Tree, replace_file
+from fleetgen.tree import LEDGER, Tree, replace_file
+from fleetgen.docs import REFERENCE_PATH, reference_markdown
+from fleetgen.onboarding import add_team, remove_team
+from fleetgen.scaffold import init_files, refuse_overwrites
 from fleetgen.upgrade.apply import apply_wave
 from fleetgen.upgrade.plan import plan_upgrade, versions_of
 from fleetgen.upgrade.report import plan_json, plan_markdown, plan_text, status_text
@@ -38,9 +42,28 @@ from fleetgen.validate import Schemas, check_loaded
 F = TypeVar("F", bound=Callable[..., Any])
 
 fleet_argument = click.argument("fleet", default="fleet.yaml", type=click.Path(dir_okay=False, path_type=Path))
+fleet_option = click.option(
+    "--fleet", default="fleet.yaml", show_default=True, type=click.Path(dir_okay=False, path_type=Path), help="The fleet file to edit."
+)
 format_option = click.option(
     "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="How findings are printed."
 )
+
+
+class Progress:
+    """Stage messages for long runs, on a terminal only: CI logs and pipes stay clean."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty() and not os.environ.get("CI")
+        self.started = time.monotonic()
+
+    def stage(self, text: str) -> None:
+        if self.enabled:
+            click.echo(f"\r\x1b[K{text} ({time.monotonic() - self.started:.1f}s)", err=True, nl=False)
+
+    def done(self) -> None:
+        if self.enabled:
+            click.echo("\r\x1b[K", err=True, nl=False)
 
 
 def checking_options(command: F) -> F:
@@ -67,14 +90,18 @@ def checking_options(command: F) -> F:
     return command
 
 
-def checked(fleet: Path, crds: tuple[Path, ...], strict: bool, fail_on: str) -> tuple[LoadedFleet, list[Finding]]:
+def checked(fleet: Path, crds: tuple[Path, ...], strict: bool, fail_on: str, progress: Progress | None = None) -> tuple[LoadedFleet, list[Finding]]:
     """Load FLEET and validate it and everything it renders; raises FindingsError when it fails."""
+    progress = progress or Progress()
+    progress.stage(f"reading {fleet}")
     loaded = load_fleet(fleet)
     try:
         user_crds = read_crds(crds)
     except (OSError, ValueError) as exc:
         raise InputError(f"--crd: cannot read CRDs: {exc}") from None
+    progress.stage(f"checking what {len(loaded.fleet.clusters)} cluster(s) get")
     findings = check_loaded(loaded, Schemas(user_crds), strict=strict, fail_on=Severity(fail_on))
+    progress.done()
     return loaded, findings
 
 
@@ -149,11 +176,15 @@ def render(fleet: Path, out: Path | None, fmt: str, crds: tuple[Path, ...], stri
     """Write the kustomize tree of FLEET: base/ and clusters/<name>/, only the files that change.
 
     Nothing is written unless FLEET and every object it renders are valid."""
-    loaded, findings = checked(fleet, crds, strict, fail_on)
+    progress = Progress()
+    loaded, findings = checked(fleet, crds, strict, fail_on, progress)
     _report(findings, fmt)
     root = out if out is not None else fleet.parent
+    progress.stage("rendering")
     files = render_files(loaded.fleet, fleet.name)
+    progress.stage(f"writing {len(files)} files")
     changes = Tree(root).write(files)
+    progress.done()
     unchanged = len(files) - len(changes.written)
     click.echo(f"{root}: {len(changes.written)} written, {len(changes.removed)} removed, {unchanged} unchanged", err=True)
 
@@ -278,7 +309,7 @@ def _github_approvals(result: FleetDiff) -> None:
         click.echo("\n".join(f"{k}={v}" for k, v in outputs.items()))
 
 
-@cli.command(epilog="Example: kubectl get resourcequotas,localqueues -A -o yaml > live.yaml && fleetgen drift --cluster dev-eastus --live live.yaml")
+@cli.command(epilog="Example: fleetgen drift --cluster dev-eastus --live live.yaml   (live.yaml: kubectl get resourcequotas,localqueues -A -o yaml)")
 @fleet_argument
 @click.option("--cluster", required=True, help="Cluster whose live state is compared.")
 @click.option("--live", "live", multiple=True, type=click.Path(exists=True, path_type=Path), help="`kubectl get ... -o yaml` output: a file or folder.")
@@ -308,6 +339,89 @@ def report_command(fleet: Path, fmt: str) -> None:
     """GPU capacity against committed quotas, GPUs and monthly cost per team, and the compatibility matrix."""
     result = build_report(load_fleet(fleet).fleet)
     click.echo({"json": report_json, "html": report_html}.get(fmt, report_markdown)(result), nl=fmt == "json")
+
+
+@cli.command("init", epilog="Example: fleetgen init my-fleet --name contoso-ai --repository https://github.com/contoso/fleet")
+@click.argument("folder", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--name", default=None, help="Fleet name (default: my-fleet).")
+@click.option("--engine", type=click.Choice(["flux", "argocd"]), default=None, help="GitOps engine (default: flux).")
+@click.option("--repository", default=None, help="URL of the Git repository the clusters sync from.")
+@reports_errors
+def init(folder: Path, name: str | None, engine: str | None, repository: str | None) -> None:
+    """Start a fleet repository in FOLDER: a commented fleet.yaml, CI workflow, pre-commit, README, rendered tree."""
+    files = init_files(name, engine, repository)
+    files[SCHEMA_PATH] = fleet_json_schema().encode()
+    loaded = load_fleet_text(files["fleet.yaml"], "fleet.yaml")
+    check_loaded(loaded, Schemas())
+    tree = render_files(loaded.fleet)
+    refuse_overwrites(folder, [*files, *tree, LEDGER])  # all or nothing: never overwrite
+    for path, data in files.items():
+        target = folder / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        replace_file(target, data)
+    Tree(folder).write(tree)
+    click.echo(f"{folder}: new fleet repository ({len(files) + len(tree)} files); next: fleetgen team add ...", err=True)
+
+
+@cli.group()
+def team() -> None:
+    """Onboard and offboard teams: edit fleet.yaml in place, validate, render."""
+
+
+def _write_validated(fleet: Path, text: str) -> None:
+    """Validate the edited fleet.yaml as a whole; write it and render only if it passes."""
+    loaded = load_fleet_text(text.encode(), fleet.name)
+    check_loaded(loaded, Schemas())
+    replace_file(fleet, text.encode())
+    changes = Tree(fleet.parent).write(render_files(loaded.fleet, fleet.name))
+    click.echo(f"{fleet}: updated; {fleet.parent}: {len(changes.written)} written, {len(changes.removed)} removed", err=True)
+
+
+@team.command("add", epilog="Example: fleetgen team add vision --group 7c1d... --cost-center cc-6100 --cluster dev-eastus --gpu 2 --cpu 16 --memory 64Gi")
+@click.argument("name")
+@fleet_option
+@click.option("--group", required=True, help="Identity-provider group bound to the team's Role.")
+@click.option("--cost-center", required=True, help="Cost centre label of the team's objects.")
+@click.option("--project", default=None, help="Project label (default: the team name).")
+@click.option("--cluster", "clusters", multiple=True, required=True, help="A cluster the team runs on (repeat for more).")
+@click.option("--gpu", type=click.IntRange(min=0), required=True, help="GPU quota (requests.nvidia.com/gpu) on each cluster.")
+@click.option("--cpu", default=None, help="CPU request quota, e.g. 32.")
+@click.option("--memory", default=None, help="Memory request quota, e.g. 128Gi.")
+@click.option("--pods", type=click.IntRange(min=0), default=None, help="Pod count quota.")
+@format_option
+@reports_errors
+def team_add(name: str, fleet: Path, group: str, cost_center: str, project: str | None, clusters: tuple[str, ...], gpu: int,
+             cpu: str | None, memory: str | None, pods: int | None, fmt: str) -> None:
+    """Add team NAME to fleet.yaml; refused, with the usual errors, when the fleet would be invalid."""
+    loaded = load_fleet(fleet)
+    text = add_team(loaded.source.text, loaded.fleet, name, group=group, cost_center=cost_center, project=project,
+                    clusters=clusters, gpu=gpu, cpu=cpu, memory=memory, pods=pods)
+    _write_validated(fleet, text)
+
+
+@team.command("remove", epilog="Example: fleetgen team remove vision")
+@click.argument("name")
+@fleet_option
+@format_option
+@reports_errors
+def team_remove(name: str, fleet: Path, fmt: str) -> None:
+    """Remove team NAME from fleet.yaml and its files from the tree."""
+    loaded = load_fleet(fleet)
+    _write_validated(fleet, remove_team(loaded.source.text, loaded.fleet, name))
+
+
+@cli.command("docs", epilog="Example: fleetgen docs")
+@click.option("--out", default=REFERENCE_PATH, show_default=True, help="Where to write the reference ('-' for standard output).")
+@reports_errors
+def docs_command(out: str) -> None:
+    """Write the fleet.yaml reference (Markdown) from the model's field descriptions."""
+    text = reference_markdown()
+    if out == "-":
+        click.echo(text, nl=False)
+        return
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    replace_file(Path(out), text.encode())
+    click.echo(f"{out}: written", err=True)
 
 
 def _utc(text: str | None, option: str) -> datetime.datetime | None:

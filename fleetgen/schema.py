@@ -11,9 +11,14 @@ SCHEMA_PATH = "schemas/fleet.schema.json"
 
 
 def _without_titles(node: Any) -> Any:
-    """pydantic derives titles from Python names ("Vmsize"); descriptions say more, so drop them."""
+    """pydantic derives titles from Python names ("Vmsize"); descriptions say more, so drop them.
+
+    Maps keyed by names (patternProperties) also reject keys that are not names, as fleetgen does."""
     if isinstance(node, dict):
-        return {k: _without_titles(v) for k, v in node.items() if not (k == "title" and isinstance(v, str))}
+        out = {k: _without_titles(v) for k, v in node.items() if not (k == "title" and isinstance(v, str))}
+        if "patternProperties" in out and "additionalProperties" not in out:
+            out["additionalProperties"] = False
+        return out
     if isinstance(node, list):
         return [_without_titles(v) for v in node]
     return node

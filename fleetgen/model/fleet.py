@@ -322,7 +322,7 @@ class Freeze(Spec):
 
 
 class Rollout(Spec):
-    soak: Duration = datetime.timedelta(hours=48)
+    soak: Duration = Field(default="48h", validate_default=True)
     """How long a wave runs before the next may start (the seed's 48 hours)."""
     max_wave_size: int = Field(default=2, ge=1)
     """Most production clusters upgraded in one wave."""
@@ -381,7 +381,7 @@ class Fleet(Spec):
     """GPU alerts and dashboards rendered for every cluster."""
     pricing: Pricing = Pricing()
     """GPU prices for the cost report."""
-    rollout: Rollout = Rollout()
+    rollout: Rollout = Field(default_factory=Rollout)
     """How version upgrades roll out: soak time, wave size, maintenance windows, freezes."""
     upgrade: Upgrade | None = None
     """The upgrade in progress, as `fleetgen upgrade apply` records it."""

@@ -45,13 +45,15 @@ class TeamContext:
 TeamBuilder = Callable[[Fleet, Team, Path, TeamContext], list[Manifest]]
 
 # base/<folder>/<team>/<file>: one part of what the seed's onboarding module gives a team.
-TEAM_PARTS: tuple[tuple[str, str, TeamBuilder], ...] = (
-    ("namespaces", "namespace.yaml", lambda f, t, at, ctx: team_objects.namespace(f, t, at)),
-    ("rbac", "rbac.yaml", lambda f, t, at, ctx: team_objects.rbac(f, t, at)),
-    ("resource-quotas", "resource-quotas.yaml", lambda f, t, at, ctx: team_objects.resource_quotas(f, t, at, ctx.quota, ctx.quota_at)),
-    ("network-policies", "network-policy.yaml", lambda f, t, at, ctx: team_objects.network_policy(f, t, at)),
-    ("kueue", "local-queue.yaml", lambda f, t, at, ctx: team_objects.local_queue(f, t, ctx.queue, at + ("clusters",))),
-    ("dashboards", "dashboard.yaml", lambda f, t, at, ctx: observability.team_dashboard(f, t, at)),
+# The last field says whether the part depends on the cluster (its quota or queue): only those
+# can need a patch.
+TEAM_PARTS: tuple[tuple[str, str, TeamBuilder, bool], ...] = (
+    ("namespaces", "namespace.yaml", lambda f, t, at, ctx: team_objects.namespace(f, t, at), False),
+    ("rbac", "rbac.yaml", lambda f, t, at, ctx: team_objects.rbac(f, t, at), False),
+    ("resource-quotas", "resource-quotas.yaml", lambda f, t, at, ctx: team_objects.resource_quotas(f, t, at, ctx.quota, ctx.quota_at), True),
+    ("network-policies", "network-policy.yaml", lambda f, t, at, ctx: team_objects.network_policy(f, t, at), False),
+    ("kueue", "local-queue.yaml", lambda f, t, at, ctx: team_objects.local_queue(f, t, ctx.queue, at + ("clusters",)), True),
+    ("dashboards", "dashboard.yaml", lambda f, t, at, ctx: observability.team_dashboard(f, t, at), False),
 )
 
 # clusters/<name>/<file>: what only this cluster has.
@@ -85,7 +87,7 @@ def cluster_objects(fleet: Fleet, index: int) -> list[Manifest]:
     for t, team in fleet.placements[cluster.name]:
         at = ("teams", t)
         context = cluster_context(team, at, cluster)
-        for _, _, build in TEAM_PARTS:
+        for _, _, build, _ in TEAM_PARTS:
             objects += build(fleet, team, at, context)
     objects += _cluster_local(fleet, index)
     extra = cluster_labels(cluster)
@@ -110,7 +112,7 @@ def plan(fleet: Fleet) -> list[OutputFile]:
     if fleet.priority_classes:
         files += _folder("base/priority-classes", "priority-classes.yaml", kueue_objects.priority_classes(fleet), ())
     placed = [(t, team) for t, team in enumerate(fleet.teams) if team.clusters]
-    for folder, filename, build in TEAM_PARTS:
+    for folder, filename, build, _ in TEAM_PARTS:
         for t, team in placed:
             at = ("teams", t)
             files += _folder(f"base/{folder}/{team.name}", filename, build(fleet, team, at, base_context(team, at)), at)
@@ -139,8 +141,10 @@ def _cluster_files(fleet: Fleet, index: int) -> list[OutputFile]:
     for t, team in fleet.placements[cluster.name]:
         team_at = ("teams", t)
         base, here = base_context(team, team_at), cluster_context(team, team_at, cluster)
-        for folder, _, build in TEAM_PARTS:
+        for folder, _, build, varies in TEAM_PARTS:
             resources.append(f"../../base/{folder}/{team.name}")
+            if not varies:
+                continue
             for shared, local in zip(build(fleet, team, team_at, base), build(fleet, team, team_at, here), strict=True):
                 patch = merge_patch(shared.body, local.body)
                 if patch:

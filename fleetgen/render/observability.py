@@ -160,7 +160,7 @@ def _dashboard(uid: str, title: str, tags: list[str], panels: list[dict[str, Any
         "templating": {"list": [{"name": "datasource", "type": "datasource", "query": "prometheus"}]},
         "panels": panels,
     }
-    return json.dumps(board, indent=2, sort_keys=True) + "\n"
+    return json.dumps(board, sort_keys=True, separators=(",", ":")) + "\n"  # compact: C encoder, 10x faster
 
 
 def overview_dashboard(fleet: Fleet, index: int) -> list[Manifest]:

@@ -12,15 +12,12 @@ versions, or to a new set `<set>-w<N>` written right after the old one.
 from __future__ import annotations
 
 import datetime
-import io
 import re
 from typing import Any
 
-from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
 
-from fleetgen.errors import InputError
+from fleetgen.edit import RoundTrip, flow_map, flow_seq, like
 from fleetgen.load import LoadedFleet, load_fleet_text
 from fleetgen.model import COMPONENTS, Fleet, Upgrade, UpgradeWave, Version
 from fleetgen.upgrade.plan import PlanRefused, plan_upgrade, versions_of
@@ -68,10 +65,10 @@ def apply_wave(loaded: LoadedFleet, number: int, requested: dict[str, Version] |
         raise PlanRefused([f"wave {missing[0]} is not in fleet.yaml yet: apply and merge it before wave {number}"])
     _check_earlier_waves_hold(fleet, record, number)
 
-    document, mapping, offset = _load(loaded.source.text)
-    _move_clusters(document, fleet, wave, number)
-    _record(document, record, number, at, fresh=fleet.upgrade is None or fleet.upgrade.complete)
-    out = _dump(document, mapping, offset)
+    document = RoundTrip(loaded.source.text)
+    _move_clusters(document.data, fleet, wave, number)
+    _record(document.data, record, number, at, fresh=fleet.upgrade is None or fleet.upgrade.complete)
+    out = document.text()
     load_fleet_text(out.encode(), loaded.source.file)  # the result must be a valid fleet, or nothing is written
     return out
 
@@ -93,52 +90,6 @@ def _check_earlier_waves_hold(fleet: Fleet, record: Upgrade, number: int) -> Non
             raise PlanRefused([f"{name} runs {component} {have}, not {version} as an applied wave set it; fix fleet.yaml first"])
 
 
-def _indents(text: str) -> tuple[int, int]:
-    """(mapping indent, offset of a list's dash) as this file writes them: 2 and 2 in Kubernetes style."""
-    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    mapping, offset = 2, 2
-    for parent, child in zip(lines, lines[1:]):
-        if parent.rstrip().endswith(":") and not parent.startswith(" "):
-            depth = len(child) - len(child.lstrip(" "))
-            if child.lstrip().startswith("- "):
-                offset = depth
-            elif depth:
-                mapping = depth
-    return mapping, offset
-
-
-def _load(text: str) -> tuple[Any, int, int]:
-    """The round-trip document and the file's own indentation, so the dump looks like the input."""
-    mapping, offset = _indents(text)
-    try:
-        return _yaml(mapping, offset).load(text), mapping, offset
-    except Exception as exc:  # ruamel raises many types; the file already parsed once, so this is rare
-        raise InputError(f"cannot edit fleet.yaml: {exc}") from None
-
-
-def _yaml(mapping: int, offset: int) -> YAML:
-    yaml = YAML(typ="rt")
-    yaml.preserve_quotes = True
-    yaml.width = 4096
-    yaml.indent(mapping=mapping, sequence=offset + 2, offset=offset)
-    return yaml
-
-
-def _dump(document: Any, mapping: int, offset: int) -> str:
-    stream = io.StringIO()
-    _yaml(mapping, offset).dump(document, stream)
-    return stream.getvalue()
-
-
-def _like(old: Any, value: str) -> Any:
-    """The new value in the quote style of the old one."""
-    if isinstance(old, DoubleQuotedScalarString):
-        return DoubleQuotedScalarString(value)
-    if isinstance(old, SingleQuotedScalarString):
-        return SingleQuotedScalarString(value)
-    return value
-
-
 def _move_clusters(document: Any, fleet: Fleet, wave: UpgradeWave, number: int) -> None:
     sets: CommentedMap = document["versionSets"]
     clusters: CommentedSeq = document["clusters"]
@@ -152,13 +103,13 @@ def _move_clusters(document: Any, fleet: Fleet, wave: UpgradeWave, number: int) 
         users = [c.name for c in fleet.clusters if c.version_set == set_name]
         if set(users) <= set(moving):  # every user moves: edit the set where it stands
             for component, version in wave.step.items():
-                sets[set_name][component] = _like(sets[set_name].get(component), str(version))
+                sets[set_name][component] = like(sets[set_name].get(component), str(version))
             continue
         existing = next((n for n, vs in fleet.version_sets.items() if versions_of(vs) == new), None)
         target = existing or _new_set(sets, set_name, new, number)
         for entry in clusters:
             if entry["name"] in moving:
-                entry["versionSet"] = _like(entry["versionSet"], target)
+                entry["versionSet"] = like(entry["versionSet"], target)
 
 
 def _new_set(sets: CommentedMap, after: str, values: dict[str, Version], number: int) -> str:
@@ -166,7 +117,7 @@ def _new_set(sets: CommentedMap, after: str, values: dict[str, Version], number:
     entry = CommentedMap()
     template = sets[after]
     for component in [k for k in template if k in COMPONENTS] or list(COMPONENTS):
-        entry[component] = _like(template.get(component), str(values[component]))
+        entry[component] = like(template.get(component), str(values[component]))
     sets.insert(list(sets).index(after) + 1, name, entry)
     return name
 
@@ -174,10 +125,10 @@ def _new_set(sets: CommentedMap, after: str, values: dict[str, Version], number:
 def _record(document: Any, record: Upgrade, number: int, at: datetime.datetime, fresh: bool) -> None:
     if fresh or "upgrade" not in document:
         block = CommentedMap()
-        block["target"] = _flow({k: str(v) for k, v in record.target.items()})
+        block["target"] = flow_map({k: str(v) for k, v in record.target.items()})
         waves = CommentedSeq()
         for wave in record.waves:
-            item = _flow({"wave": wave.wave, "step": _flow({k: str(v) for k, v in wave.step.items()}), "clusters": _flow_seq(list(wave.clusters))})
+            item = flow_map({"wave": wave.wave, "step": flow_map({k: str(v) for k, v in wave.step.items()}), "clusters": flow_seq(list(wave.clusters))})
             waves.append(item)
         block["waves"] = waves
         document["upgrade"] = block
@@ -187,15 +138,3 @@ def _record(document: Any, record: Upgrade, number: int, at: datetime.datetime, 
             "Set a wave's appliedAt to the time its pull request merged if that was later.",
         )
     document["upgrade"]["waves"][number - 1]["appliedAt"] = timestamp(at)
-
-
-def _flow(values: dict[str, Any]) -> CommentedMap:
-    out = CommentedMap(values)
-    out.fa.set_flow_style()
-    return out
-
-
-def _flow_seq(values: list[Any]) -> CommentedSeq:
-    out = CommentedSeq(values)
-    out.fa.set_flow_style()
-    return out

@@ -1,0 +1,73 @@
+"""Editing fleet.yaml in place: ruamel's round-trip mode keeps every comment, key order, quote
+style, anchor and blank line, so a command's pull request shows only the lines it meant to change.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
+
+from fleetgen.errors import InputError
+
+
+def _indents(text: str) -> tuple[int, int]:
+    """(mapping indent, offset of a list's dash) as this file writes them: 2 and 2 in Kubernetes style."""
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    mapping, offset = 2, 2
+    for parent, child in zip(lines, lines[1:]):
+        if parent.rstrip().endswith(":") and not parent.startswith(" "):
+            depth = len(child) - len(child.lstrip(" "))
+            if child.lstrip().startswith("- "):
+                offset = depth
+            elif depth:
+                mapping = depth
+    return mapping, offset
+
+
+def _yaml(mapping: int, offset: int) -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.indent(mapping=mapping, sequence=offset + 2, offset=offset)
+    return yaml
+
+
+class RoundTrip:
+    """fleet.yaml as an editable document that dumps back in the file's own layout."""
+
+    def __init__(self, text: str):
+        self._mapping, self._offset = _indents(text)
+        try:
+            self.data: Any = _yaml(self._mapping, self._offset).load(text)
+        except Exception as exc:  # ruamel raises many types; the file already parsed once, so this is rare
+            raise InputError(f"cannot edit fleet.yaml: {exc}") from None
+
+    def text(self) -> str:
+        stream = io.StringIO()
+        _yaml(self._mapping, self._offset).dump(self.data, stream)
+        return stream.getvalue()
+
+
+def like(old: Any, value: str) -> Any:
+    """The new value in the quote style of the old one."""
+    if isinstance(old, DoubleQuotedScalarString):
+        return DoubleQuotedScalarString(value)
+    if isinstance(old, SingleQuotedScalarString):
+        return SingleQuotedScalarString(value)
+    return value
+
+
+def flow_map(values: dict[str, Any]) -> CommentedMap:
+    out = CommentedMap(values)
+    out.fa.set_flow_style()
+    return out
+
+
+def flow_seq(values: list[Any]) -> CommentedSeq:
+    out = CommentedSeq(values)
+    out.fa.set_flow_style()
+    return out

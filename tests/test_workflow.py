@@ -1,0 +1,161 @@
+"""The pull-request workflow and day one: workflows, action, pre-commit, init, team onboarding, docs."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import pty
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from subprocess import CompletedProcess
+
+import pytest
+import yaml
+
+from conftest import EXAMPLE, REPO
+from fleetgen.cli import cli
+from fleetgen.docs import REFERENCE_PATH, reference_markdown
+from fleetgen.scaffold import WORKFLOW_PATH, workflow_text
+
+Run = Callable[..., CompletedProcess[str]]
+CHECKER = str(Path(sys.executable).parent / "check-jsonschema")
+
+
+def schema_check(schema: str, *files: Path) -> CompletedProcess[str]:
+    return subprocess.run([CHECKER, "--builtin-schema", schema, *map(str, files)], capture_output=True, text=True, check=False)
+
+
+def test_workflows_and_action_pass_githubs_schemas(tmp_path: Path) -> None:
+    workflows = sorted((REPO / ".github" / "workflows").glob("*.yml"))
+    assert {p.name for p in workflows} == {"fleetgen.yml", "tests.yml"}
+    done = schema_check("vendor.github-workflows", *workflows)
+    assert done.returncode == 0, done.stdout + done.stderr
+    action = schema_check("vendor.github-actions", REPO / "action.yml")
+    assert action.returncode == 0, action.stdout + action.stderr
+    broken = yaml.safe_load((REPO / WORKFLOW_PATH).read_text())
+    broken["jobs"]["fleet"]["steps"] = "not a list"
+    (tmp_path / "broken.yml").write_text(yaml.safe_dump(broken))
+    assert schema_check("vendor.github-workflows", tmp_path / "broken.yml").returncode == 1  # the check can fail
+
+
+def test_this_repositorys_workflow_is_the_one_init_writes() -> None:
+    """Regenerate with: python -c "from fleetgen.scaffold import workflow_text; open('.github/workflows/fleetgen.yml','wb').write(workflow_text('.'))" """
+    assert (REPO / WORKFLOW_PATH).read_bytes() == workflow_text(".")
+    steps = yaml.safe_load(workflow_text("fleetgen==0.1.0"))["jobs"]["fleet"]["steps"]
+    runs = "\n".join(s.get("run", "") for s in steps)
+    assert "fleetgen validate --format github" in runs and "fleetgen check" in runs
+    assert '--format markdown > fleetgen-diff.md' in runs and "--format github" in runs
+    assert "<!-- fleetgen-diff -->" in steps[-1]["with"]["script"]  # one comment, updated in place
+
+
+def test_pre_commit_hooks_run_validate_and_check() -> None:
+    hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    assert {h["id"]: h["entry"] for h in hooks} == {"fleetgen-validate": "fleetgen validate", "fleetgen-check": "fleetgen check"}
+    assert all(h["language"] == "python" and h["pass_filenames"] is False for h in hooks)
+
+
+def test_init_then_team_add_then_validate_and_check(tmp_path: Path, cli_run: Run) -> None:
+    fleet_repo = tmp_path / "fleet"
+    created = cli_run("init", str(fleet_repo), "--name", "acme", "--repository", "https://example.com/acme/fleet.git")
+    assert created.returncode == 0, created.stderr
+    for path in ("fleet.yaml", WORKFLOW_PATH, ".pre-commit-config.yaml", "README.md", "schemas/fleet.schema.json", "FLEET.md", "clusters/dev/kustomization.yaml"):
+        assert (fleet_repo / path).exists(), path
+    assert schema_check("vendor.github-workflows", fleet_repo / WORKFLOW_PATH).returncode == 0
+    assert "name: acme" in (fleet_repo / "fleet.yaml").read_text()
+    added = cli_run("team", "add", "vision", "--group", "2b5e0c3a-1111-4222-8333-944455556666", "--cost-center", "cc-6100", "--cluster", "dev", "--gpu", "2", cwd=fleet_repo)
+    assert added.returncode == 0, added.stderr
+    assert cli_run("validate", cwd=fleet_repo).returncode == 0
+    assert cli_run("check", cwd=fleet_repo).returncode == 0
+    assert (fleet_repo / "base" / "namespaces" / "vision" / "namespace.yaml").exists()
+    again = cli_run("init", str(fleet_repo))
+    assert again.returncode == 2 and "refusing to overwrite" in again.stderr
+
+
+def test_team_add_keeps_comments_and_layout_and_remove_undoes_it(tmp_path: Path, cli_run: Run) -> None:
+    shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
+    before = EXAMPLE.read_text()
+    done = cli_run("team", "add", "vision", "--group", "g-vision", "--cost-center", "cc-6100", "--cluster", "dev-eastus", "--cluster", "training-eastus", "--gpu", "2", "--cpu", "16", "--memory", "64Gi")
+    assert done.returncode == 0, done.stderr
+    after = (tmp_path / "fleet.yaml").read_text()
+    added = [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0) if line.startswith("+") and not line.startswith("+++")]
+    assert sorted(added) == sorted([
+        "+",
+        "+  - name: vision",
+        "+    group: g-vision",
+        "+    costCenter: cc-6100",
+        "+    project: vision",
+        "+    quota:",
+        "+      requests: {gpu: 2, cpu: '16', memory: 64Gi}",
+        "+    clusters:",
+        "+      dev-eastus: {}",
+        "+      training-eastus: {}",
+    ])
+    assert not [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0) if line.startswith("-") and not line.startswith("---")]
+    assert cli_run("check").returncode == 0
+    assert cli_run("team", "remove", "vision").returncode == 0
+    assert (tmp_path / "fleet.yaml").read_text() == before
+
+
+def test_team_add_is_refused_like_validate_refuses(tmp_path: Path, cli_run: Run) -> None:
+    shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
+    done = cli_run("team", "add", "greedy", "--group", "g", "--cost-center", "cc-1", "--cluster", "prod-inference-westeu", "--gpu", "8")
+    assert done.returncode == 1
+    assert "teams[3].clusters.prod-inference-westeu: GPU quotas on prod-inference-westeu add up to 12" in done.stderr
+    assert (tmp_path / "fleet.yaml").read_text() == EXAMPLE.read_text()
+    assert cli_run("team", "add", "nlp", "--group", "g", "--cost-center", "cc-1", "--cluster", "dev-eastus", "--gpu", "1").returncode == 2
+    assert cli_run("team", "remove", "nobody").returncode == 2
+
+
+def test_reference_docs_are_fresh() -> None:
+    """Regenerate with `fleetgen docs`."""
+    assert (REPO / REFERENCE_PATH).read_text() == reference_markdown()
+    text = reference_markdown()
+    assert "| `maxNodes` | integer | yes |" in text and "## VersionSet" in text
+
+
+def test_every_command_shows_an_example_and_completion_is_documented() -> None:
+    def commands(group: object, prefix: str = "") -> list[tuple[str, object]]:
+        out = []
+        for name, command in getattr(group, "commands", {}).items():
+            out.append((f"{prefix}{name}", command))
+            out += commands(command, f"{prefix}{name} ")
+        return out
+
+    for name, command in commands(cli):
+        if not getattr(command, "commands", None):  # leaf commands run something
+            assert "Example: fleetgen " in (getattr(command, "epilog", "") or ""), name
+    readme = (REPO / "README.md").read_text()
+    assert "_FLEETGEN_COMPLETE=bash_source fleetgen" in readme
+
+
+def test_progress_shows_on_a_terminal_and_not_in_a_pipe(tmp_path: Path, cli_run: Run) -> None:
+    shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
+    piped = cli_run("render")
+    assert "rendering (" not in piped.stderr
+    exe = str(Path(sys.executable).parent / "fleetgen")
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    pid, fd = pty.fork()
+    if pid == 0:  # the child runs fleetgen on the terminal
+        os.chdir(tmp_path)
+        os.execve(exe, [exe, "render"], env)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.waitpid(pid, 0)
+    assert b"checking what 4 cluster(s) get (" in output and b"writing " in output
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_shell_completion_scripts_are_produced(shell: str) -> None:
+    exe = str(Path(sys.executable).parent / "fleetgen")
+    done = subprocess.run([exe], env={**os.environ, "_FLEETGEN_COMPLETE": f"{shell}_source"}, capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and "fleetgen" in done.stdout and len(done.stdout) > 200
