@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from fleetgen.checks import run_checks
 from fleetgen.errors import Finding, FindingsError, Location, Severity
 from fleetgen.model import Fleet
+from fleetgen.secrets import secret_findings
 from fleetgen.source import Source, SourceFloat, parse_fleet, read_fleet
 
 # pydantic error types whose position is the offending mapping key rather than its value
@@ -35,6 +36,9 @@ def load_fleet_text(raw: bytes, file: str = "fleet.yaml") -> LoadedFleet:
 def _load(source: Source) -> LoadedFleet:
     if not isinstance(source.data, dict):
         raise FindingsError([Finding((), "fleet.yaml must be a mapping of fields", location=Location(source.file, 1, 1))])
+    secrets = [source.place(f) for f in secret_findings(source.data)]
+    if secrets:  # before anything else: a secret must not reach a rendered file or an error message
+        raise FindingsError(_sorted(secrets))
     try:
         fleet = Fleet.model_validate(source.data)
     except ValidationError as exc:

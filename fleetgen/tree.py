@@ -124,7 +124,12 @@ class Tree:
         removed = sorted(rel for rel in old if rel not in files and self.checked(rel).exists())
         return TreeChanges(sorted(r for r in to_write if r != LEDGER), removed), to_write
 
+    def refuse_linked_root(self) -> None:
+        if self.root.is_symlink():
+            raise InputError(f"{self.root}: the output folder is a symbolic link (to {os.readlink(self.root)}); give its real path")
+
     def write(self, files: dict[str, bytes]) -> TreeChanges:
+        self.refuse_linked_root()
         self.recover()
         changes, to_write = self.changes(files)
         if not to_write and not changes.removed:
@@ -150,6 +155,7 @@ class Tree:
 
     def recover(self) -> None:
         """Finish a committed render that was interrupted; drop staging of an uncommitted one."""
+        self.refuse_linked_root()
         journal_path = self.root / JOURNAL
         try:
             journal = json.loads(journal_path.read_text(encoding="utf-8"))
