@@ -28,8 +28,16 @@ _Dumper.add_implicit_resolver(
 )
 
 
+# Line breaks only YAML 1.1 knows (NEL, LS, PS): in a plain or block scalar a 1.1 reader breaks the line
+# there and a 1.2 reader does not. Double quotes escape them (\N, \L, \P) the same for both.
+_BREAKS_1_1_ONLY = ("\x85", "\u2028", "\u2029")
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
+    if any(ch in value for ch in _BREAKS_1_1_ONLY):
+        style: str | None = '"'
+    else:
+        style = "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 

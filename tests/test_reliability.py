@@ -1,0 +1,320 @@
+"""Proof that fleetgen cannot hurt a fleet: injection, round trips, crash safety, hostile input, scale.
+
+The long tests carry the `slow` mark; CI runs them with bounded sizes (see each test).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from subprocess import CompletedProcess
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from ruamel.yaml import YAML
+
+from conftest import EXAMPLE, REPO
+from fleetgen.check import check_tree
+from fleetgen.diff import diff_fleets
+from fleetgen.emit import dump_documents
+from fleetgen.errors import FindingsError
+from fleetgen.load import load_fleet_text
+from fleetgen.render import plan, render_files
+from fleetgen.tree import Tree
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from synth import synthetic_fleet  # noqa: E402
+
+Run = Callable[..., CompletedProcess[str]]
+YAML_12 = YAML(typ="safe")
+YAML_11 = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# -- 1. injection -----------------------------------------------------------------------------
+
+SPECIALS = [": ", "#", " #x", "---", "...", "{", "}", "[", "]", "'", '"', "&a", "*a", "!tag", "%", "@", "`", "|", ">", "? ", "- ",
+            "on", "off", "yes", "no", "y", "n", "true", "null", "~", "0777", "0o17", "0x1f", "1e3", "1_000", "12.10", ".inf", "<<",
+            "=", "é", "日本", "\u2028", "\u00a0", "💥", "x" * 3000]
+WORDS = st.sampled_from(SPECIALS)
+LINE = st.lists(st.one_of(WORDS, st.text(st.characters(blacklist_categories=["Cc", "Cs"]), max_size=20)), min_size=1, max_size=6).map("".join)
+TEXT = st.lists(st.one_of(WORDS, st.just("\n"), st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00\r"), max_size=20)), min_size=1, max_size=8).map("".join)
+DNS_HOSTILE = st.sampled_from(["on", "off", "yes", "no", "y", "n", "true", "null", "0777", "1e3", "0x1f", "nan", "inf", "12", "a-b"])
+LABEL_VALUE = st.one_of(DNS_HOSTILE, st.sampled_from(["True", "NO", "0o17", "1_000", "12.10", "a.b_c-d", ""]))
+
+
+def small_fleet(description: str, text: str, purpose: str, cluster: str, vm: str, group: str, cost: str, project: str, label: str, url: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "fleetgen/v1alpha1",
+        "kind": "Fleet",
+        "metadata": {"name": "f", "description": description, "costCenter": "cc"},
+        "gitops": {"engine": "flux", "repository": "https://example.com/f.git"},
+        "versionSets": {"v": {"kubernetes": "1.35.2", "driver": "580.95.05", "cuda": "13.0", "cudnn": "9.17.0", "containerd": "2.2.1"}},
+        "priorityClasses": [{"name": "p", "value": 1, "description": text}],
+        "clusters": [
+            {
+                "name": cluster,
+                "region": "r",
+                "environment": "dev",
+                "purpose": purpose,
+                "versionSet": "v",
+                "nodePools": [
+                    {"name": "pool", "vmSize": vm, "gpuModel": "T4", "gpusPerNode": 1, "cpuPerNode": 2, "memoryPerNode": "8Gi", "maxNodes": 4, "scaling": "spot", "labels": {"pool": label or "x"}}
+                ],
+            }
+        ],
+        "teams": [{"name": "t", "group": group, "costCenter": cost, "project": project or "p", "quota": {"requests": {"gpu": 1}}, "clusters": {cluster: None}}],
+        "alerts": {"runbookBaseUrl": url},
+    }
+
+
+@pytest.mark.slow
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(description=LINE, text=TEXT, purpose=LINE, cluster=DNS_HOSTILE, vm=LINE, group=LINE, cost=LABEL_VALUE, project=LABEL_VALUE, label=LABEL_VALUE, url=LINE)
+def test_hostile_strings_never_change_the_structure(description: str, text: str, purpose: str, cluster: str, vm: str, group: str,
+                                                     cost: str, project: str, label: str, url: str) -> None:
+    data = small_fleet(description, text, purpose, cluster, vm, group.strip() or "g", cost, project, label, url)
+    source = dump_documents([data])  # fleetgen's own emitter writes the fleet.yaml under test
+    try:
+        loaded = load_fleet_text(source)
+    except FindingsError as exc:  # only a secret-looking value may be refused here
+        assume(False) if any("looks like" in f.message for f in exc.findings) else pytest.fail(str(exc.findings[:2]))
+        return
+    fleet = loaded.fleet
+    assert (fleet.metadata.description, fleet.priority_classes[0].description, fleet.clusters[0].purpose) == (description, text, purpose)
+    assert (fleet.clusters[0].node_pools[0].vm_size, fleet.teams[0].group, fleet.alerts.runbook_base_url) == (vm, group.strip() or "g", url)
+    for output in plan(fleet):
+        assert all(part not in ("", ".", "..") for part in output.path.split("/")) and output.path.isascii()
+        if output.markdown is not None:
+            continue
+        data_bytes = dump_documents([m.body for m in output.manifests])
+        expected = [m.body for m in output.manifests]
+        assert list(yaml.load_all(data_bytes, Loader=YAML_11)) == expected, output.path  # a YAML 1.1 reader
+        assert list(YAML_12.load_all(data_bytes)) == expected, output.path  # a YAML 1.2 reader
+
+
+# -- 2. round trip ----------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters=st.integers(1, 12), teams=st.integers(0, 15), per_team=st.integers(1, 4), seed=st.integers(0, 10**6))
+def test_render_check_and_self_diff_round_trip(clusters: int, teams: int, per_team: int, seed: int) -> None:
+    data = yaml.safe_load(synthetic_fleet(clusters, teams, per_team))
+    rng = random.Random(seed)
+    for team in data["teams"]:  # vary the quotas a little
+        team["quota"]["requests"]["gpu"] = rng.randint(0, 2)
+    raw = dump_documents([data])
+    loaded = load_fleet_text(raw)
+    files = render_files(loaded.fleet)
+    with tempfile.TemporaryDirectory() as out:
+        tree = Tree(out)
+        tree.write(files)
+        assert tree.write(render_files(load_fleet_text(raw).fleet)).empty  # idempotent
+        assert check_tree(tree, files, plan(loaded.fleet), loaded.source) == []
+    same = diff_fleets(loaded.fleet, load_fleet_text(raw).fleet, "a", "b")
+    assert same.empty and same.clusters == [] and same.approvals == []
+
+
+# -- 3. crash safety --------------------------------------------------------------------------
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and not p.name.startswith(".fleetgen-staging")}
+
+
+def fleet_text(variant: int) -> str:
+    data = yaml.safe_load(synthetic_fleet(40, 120, 6))
+    for team in data["teams"]:
+        team["project"] = f"project-{variant}-{team['name']}"  # every team file changes between the variants
+    return dump_documents([data]).decode()
+
+
+@pytest.mark.slow
+def test_a_killed_render_leaves_the_old_or_the_new_tree(tmp_path: Path) -> None:
+    """SIGKILL at 12 points while a ~2,000-file tree is rewritten; the next fleetgen command sees old or new, never a mix."""
+    exe = str(Path(sys.executable).parent / "fleetgen")
+    out = tmp_path / "tree"
+    texts = {v: fleet_text(v) for v in (0, 1)}
+    expected = {}
+    for variant, text in texts.items():
+        (tmp_path / "fleet.yaml").write_text(text)
+        scratch = tmp_path / f"expected-{variant}"
+        subprocess.run([exe, "render", str(tmp_path / "fleet.yaml"), "--out", str(scratch)], check=True, capture_output=True)
+        expected[variant] = snapshot(scratch)
+    (tmp_path / "fleet.yaml").write_text(texts[0])
+    subprocess.run([exe, "render", str(tmp_path / "fleet.yaml"), "--out", str(out)], check=True, capture_output=True)
+    current = 0
+    delays = [0.05 * i for i in range(1, 13)]
+    outcomes = set()
+    for delay in delays:
+        target = 1 - current
+        (tmp_path / "fleet.yaml").write_text(texts[target])
+        process = subprocess.Popen([exe, "render", str(tmp_path / "fleet.yaml"), "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        check = subprocess.run([exe, "check", str(tmp_path / "fleet.yaml"), "--out", str(out), "--format", "json"], capture_output=True, text=True)
+        assert check.returncode in (0, 1), check.stderr  # the check itself finishes an interrupted render first
+        state = snapshot(out)
+        assert state in (expected[0], expected[1]), f"a mix after a kill at {delay:.2f}s"
+        current = 0 if state == expected[0] else 1
+        outcomes.add("new" if current == target else "old")
+    final = subprocess.run([exe, "render", str(tmp_path / "fleet.yaml"), "--out", str(out)], capture_output=True, text=True)
+    assert final.returncode == 0 and snapshot(out) == expected[int(texts[1] == (tmp_path / "fleet.yaml").read_text())]
+    assert outcomes, "no kill landed"
+
+
+def mount(*args: str) -> bool:
+    return subprocess.run(["mount", *args], capture_output=True).returncode == 0
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    if os.geteuid() != 0 or not mount("-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)):
+        pytest.skip("mounting a small tmpfs needs root here")
+    yield folder
+    subprocess.run(["umount", str(folder)], check=False)
+
+
+def test_a_full_disk_gives_a_clear_error_and_leaves_the_tree(small_disk: Path, tmp_path: Path, cli_run: Run) -> None:
+    small = tmp_path / "small.yaml"
+    shutil.copy(EXAMPLE, small)
+    assert cli_run("render", str(small), "--out", str(small_disk)).returncode == 0
+    before = snapshot(small_disk)
+    big = tmp_path / "big.yaml"
+    big.write_text(synthetic_fleet(30, 200, 5))
+    done = cli_run("render", str(big), "--out", str(small_disk))
+    assert done.returncode == 2 and "cannot write the rendered tree: No space left on device" in done.stderr
+    assert snapshot(small_disk) == before
+    assert not list(small_disk.glob(".fleetgen-staging-*")) and not list(small_disk.glob(".fleetgen-journal*"))
+
+
+def test_a_read_only_tree_gives_a_clear_error_and_stays(tmp_path: Path, cli_run: Run) -> None:
+    source, view = tmp_path / "tree", tmp_path / "read-only"
+    source.mkdir()
+    view.mkdir()
+    shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
+    assert cli_run("render", "--out", str(source)).returncode == 0
+    if os.geteuid() != 0 or not mount("--bind", str(source), str(view)):
+        pytest.skip("a read-only bind mount needs root here")
+    try:
+        assert mount("-o", "remount,bind,ro", str(view))
+        before = snapshot(view)
+        (tmp_path / "fleet.yaml").write_text(EXAMPLE.read_text().replace("project: manipulation", "project: grasping"))
+        done = cli_run("render", "--out", str(view))
+        assert done.returncode == 2 and "Read-only file system" in done.stderr and "Traceback" not in done.stderr
+        assert snapshot(view) == before
+    finally:
+        subprocess.run(["umount", str(view)], check=False)
+
+
+# -- 4. hostile input -------------------------------------------------------------------------
+
+
+def timed(run: Run, *args: str, cwd: Path | None = None) -> tuple[CompletedProcess[str], float]:
+    started = time.monotonic()
+    done = run(*args, cwd=cwd)
+    return done, time.monotonic() - started
+
+
+def test_hostile_files_fail_fast_with_one_line(tmp_path: Path, cli_run: Run) -> None:
+    cases = {
+        "alias-bomb.yaml": "\n".join(["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"] + [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]),
+        "deep.yaml": "a: " + "[" * 5000 + "]" * 5000,
+        "binary.yaml": "apiVersion: \udcff",
+        "huge.yaml": None,
+        "traversal.yaml": EXAMPLE.read_text().replace("  - name: dev-eastus", "  - name: ../../etc").replace("dev-eastus:", "../../etc:"),
+    }
+    for name, text in cases.items():
+        path = tmp_path / name
+        if text is None:
+            with path.open("wb") as handle:
+                handle.write(b"# padding\n" * (5 * 1024 * 1024))  # 50 MB
+        else:
+            path.write_bytes(text.encode("utf-8", "surrogateescape"))
+        done, took = timed(cli_run, "render", str(path), "--out", str(tmp_path / "out"))
+        assert done.returncode in (1, 2) and took < 2.0, (name, took, done.stderr[-300:])
+        assert "Traceback" not in done.stderr and done.stderr.strip(), name
+        assert not (tmp_path / "out").exists(), name  # nothing written anywhere
+    assert "larger than 16 MiB" in cli_run("validate", str(tmp_path / "huge.yaml")).stderr
+    assert "'../../etc' is not a DNS-1123 label" in cli_run("validate", str(tmp_path / "traversal.yaml")).stderr
+
+
+def test_a_symlinked_output_folder_is_refused(tmp_path: Path, cli_run: Run) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    shutil.copy(EXAMPLE, repo / "fleet.yaml")
+    (repo / "out").symlink_to(outside)
+    done, took = timed(cli_run, "render", "--out", "out", cwd=repo)
+    assert done.returncode == 2 and "the output folder is a symbolic link" in done.stderr and took < 2.0
+    assert list(outside.iterdir()) == []
+
+
+# -- 5. secrets -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "what"),
+    [
+        ("description: Shared GPU fleet of the AI platform team", "description: '-----BEGIN RSA PRIVATE KEY----- MIIE'", "a private key"),
+        ("purpose: Real-time serving\n", "purpose: 'token: hunter2hunter2'\n", "a password or token assignment"),
+        ("group: 0a7d3f91-2c4b-4e8a-b6d1-93f2e5c7a810", "group: ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "a GitHub token"),
+        ("project: language-models", "project: Zx8kQ2vN7pL4mR9tW3yB6cF1hJ5dG0sAq", "random secret"),
+    ],
+)
+def test_secret_looking_values_are_refused(old: str, new: str, what: str) -> None:
+    with pytest.raises(FindingsError) as caught:
+        load_fleet_text(EXAMPLE.read_text().replace(old, new, 1).encode())
+    [finding] = caught.value.findings
+    assert what in finding.message and "keep secrets out" in finding.message and finding.location is not None
+
+
+# -- 6. scale ---------------------------------------------------------------------------------
+
+
+SCALE_SCRIPT = """
+import json, resource, sys, time
+sys.path.insert(0, {bench!r})
+from synth import synthetic_fleet
+from fleetgen.diff import diff_fleets
+from fleetgen.load import load_fleet_text
+from fleetgen.render import render_files
+from fleetgen.validate import Schemas, validate_rendered
+started = time.perf_counter()
+raw = synthetic_fleet({clusters}, {teams}, {per_team}).encode()
+fleet = load_fleet_text(raw).fleet
+problems = validate_rendered(fleet, Schemas())
+files = render_files(fleet)
+changed = load_fleet_text(raw.replace(b"gpu: 2", b"gpu: 1", 1)).fleet
+diff = diff_fleets(fleet, changed, "a", "b")
+print(json.dumps({{"files": len(files), "problems": len(problems), "diffClusters": len(diff.clusters),
+                   "seconds": time.perf_counter() - started,
+                   "peakMiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("clusters", "teams", "per_team"), [(100, 400, 10), (1000, 1000, 5)])
+def test_large_fleets_complete_with_bounded_memory(clusters: int, teams: int, per_team: int) -> None:
+    script = SCALE_SCRIPT.format(bench=str(REPO / "benchmarks"), clusters=clusters, teams=teams, per_team=per_team)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["problems"] == 0 and result["files"] > clusters * 4 and result["diffClusters"] >= 1
+    assert result["peakMiB"] < 1024, result
+    print(f"scale {clusters} clusters, {teams} teams x {per_team}: {result}")
