@@ -10,7 +10,6 @@ measured side by side in the same run, and peak memory (the process's maximum re
 
 from __future__ import annotations
 
-import argparse
 import resource
 import sys
 import tempfile
@@ -20,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from synth import synthetic_fleet  # noqa: E402
+from synth import size_arguments, synthetic_fleet  # noqa: E402
 
 import kubernetes_validate  # noqa: E402
 
@@ -79,11 +78,7 @@ def per_object_speed(fleet: Fleet, sample: int = 60) -> tuple[float, float, int]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clusters", type=int, default=100)
-    parser.add_argument("--teams", type=int, default=400)
-    parser.add_argument("--clusters-per-team", type=int, default=10)
-    args = parser.parse_args()
+    args = size_arguments(__doc__.splitlines()[0])
     results = []
     for factor in (1, 2):
         size = (args.clusters * factor, args.teams * factor, args.clusters_per_team)

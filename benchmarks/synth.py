@@ -97,12 +97,17 @@ def synthetic_fleet(clusters: int, teams: int, clusters_per_team: int) -> str:
     return yaml.safe_dump(fleet, sort_keys=False, width=1000)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def size_arguments(description: str) -> argparse.Namespace:
+    """--clusters, --teams and --clusters-per-team, defaulting to the benchmark fleet."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--clusters", type=int, default=100)
     parser.add_argument("--teams", type=int, default=400)
     parser.add_argument("--clusters-per-team", type=int, default=10)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = size_arguments(__doc__.splitlines()[0])
     print(synthetic_fleet(args.clusters, args.teams, args.clusters_per_team), end="")
 
 

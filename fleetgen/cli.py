@@ -194,16 +194,7 @@ def render(fleet: Path, out: Path | None, fmt: str, crds: tuple[Path, ...], stri
 @reports_errors
 def schema(out: str) -> None:
     """Write the JSON Schema of fleet.yaml, for editors (yaml-language-server) and CI."""
-    text = fleet_json_schema()
-    if out == "-":
-        click.echo(text, nl=False)
-        return
-    try:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{out}: cannot write: {exc.strerror}") from None
-    click.echo(f"{out}: written", err=True)
+    _write_generated(fleet_json_schema(), out)
 
 
 @cli.command(epilog="Example: fleetgen check fleet.yaml || fleetgen check --fix")
@@ -415,11 +406,18 @@ def team_remove(name: str, fleet: Path, fmt: str) -> None:
 @reports_errors
 def docs_command(out: str) -> None:
     """Write the fleet.yaml reference (Markdown) from the model's field descriptions."""
-    text = reference_markdown()
+    _write_generated(reference_markdown(), out)
+
+
+def _write_generated(text: str, out: str) -> None:
+    """A file generated from the model, or standard output for '-'."""
     if out == "-":
         click.echo(text, nl=False)
         return
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{out}: cannot create its folder: {exc.strerror}") from None
     replace_file(Path(out), text.encode())
     click.echo(f"{out}: written", err=True)
 
