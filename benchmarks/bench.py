@@ -19,15 +19,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from synth import size_arguments, synthetic_fleet  # noqa: E402
+import kubernetes_validate
+from synth import size_arguments, synthetic_fleet
 
-import kubernetes_validate  # noqa: E402
-
-from fleetgen.load import load_fleet_text  # noqa: E402
-from fleetgen.model import Fleet, Version  # noqa: E402
-from fleetgen.render import cluster_objects, render_files  # noqa: E402
-from fleetgen.tree import Tree  # noqa: E402
-from fleetgen.validate import Schemas, validate_rendered  # noqa: E402
+from fleetgen.load import load_fleet_text
+from fleetgen.model import Fleet, Version
+from fleetgen.render import cluster_objects, render_files
+from fleetgen.tree import Tree
+from fleetgen.validate import Schemas, validate_rendered
 
 
 def measure(clusters: int, teams: int, per_team: int) -> dict[str, float]:

@@ -1,6 +1,6 @@
 """A synthetic fleet of any size, for the benchmark and the scale tests.
 
-    python benchmarks/synth.py --clusters 100 --teams 400 --clusters-per-team 10 > big-fleet.yaml
+python benchmarks/synth.py --clusters 100 --teams 400 --clusters-per-team 10 > big-fleet.yaml
 """
 
 from __future__ import annotations

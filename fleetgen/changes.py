@@ -68,7 +68,9 @@ def _priority_classes(base: Fleet, head: Fleet) -> Iterator[Change]:
         for attr in type(new[name]).model_fields:
             a, b = getattr(old[name], attr), getattr(new[name], attr)
             if a != b:
-                yield Change("priority-class", f"priority class {name}: {attr} {_show(a)} -> {_show(b)}", field=name, old=_show(a), new=_show(b))
+                yield Change(
+                    "priority-class", f"priority class {name}: {attr} {_show(a)} -> {_show(b)}", field=name, old=_show(a), new=_show(b)
+                )
 
 
 def _clusters(base: Fleet, head: Fleet) -> Iterator[Change]:
@@ -76,7 +78,12 @@ def _clusters(base: Fleet, head: Fleet) -> Iterator[Change]:
     new = {c.name: c for c in head.clusters}
     for name in [c.name for c in base.clusters if c.name not in new]:
         cluster = old[name]
-        yield Change("cluster-removed", f"cluster {name} removed ({cluster.environment})", cluster=name, production=cluster.environment == "production")
+        yield Change(
+            "cluster-removed",
+            f"cluster {name} removed ({cluster.environment})",
+            cluster=name,
+            production=cluster.environment == "production",
+        )
     for name in [c.name for c in head.clusters if c.name not in old]:
         cluster = new[name]
         gpus = sum(p.max_nodes * p.gpus_per_node for p in cluster.node_pools)
@@ -95,23 +102,53 @@ def _cluster(base: Fleet, a: Cluster, head: Fleet, b: Cluster) -> Iterator[Chang
     for attr in ("region", "environment", "purpose", "dr_partner"):
         x, y = getattr(a, attr), getattr(b, attr)
         if x != y:
-            yield Change("cluster", f"cluster {b.name}: {attr} {_show(x)} -> {_show(y)}", cluster=b.name, field=attr, old=_show(x), new=_show(y), production=production)
+            yield Change(
+                "cluster",
+                f"cluster {b.name}: {attr} {_show(x)} -> {_show(y)}",
+                cluster=b.name,
+                field=attr,
+                old=_show(x),
+                new=_show(y),
+                production=production,
+            )
     va, vb = base.version_sets[a.version_set], head.version_sets[b.version_set]
     for field in VERSION_FIELDS:
         x, y = getattr(va, field), getattr(vb, field)
         if x != y:
-            yield Change("versions", f"cluster {b.name}: {field} {x} -> {y}", cluster=b.name, field=field, old=str(x), new=str(y), production=production)
+            yield Change(
+                "versions",
+                f"cluster {b.name}: {field} {x} -> {y}",
+                cluster=b.name,
+                field=field,
+                old=str(x),
+                new=str(y),
+                production=production,
+            )
     pools_a, pools_b = {p.name: p for p in a.node_pools}, {p.name: p for p in b.node_pools}
     for pool in pools_a.keys() - pools_b.keys():
         yield Change("node-pool", f"cluster {b.name}: node pool {pool} removed", cluster=b.name, field=pool, production=production)
     for pool in [p for p in pools_b if p not in pools_a]:
         p = pools_b[pool]
-        yield Change("node-pool", f"cluster {b.name}: node pool {pool} added ({p.max_nodes} x {p.gpus_per_node} {p.gpu_model})", cluster=b.name, field=pool, production=production)
+        yield Change(
+            "node-pool",
+            f"cluster {b.name}: node pool {pool} added ({p.max_nodes} x {p.gpus_per_node} {p.gpu_model})",
+            cluster=b.name,
+            field=pool,
+            production=production,
+        )
     for pool in [p for p in pools_b if p in pools_a and pools_a[p] != pools_b[p]]:
         for attr in type(pools_b[pool]).model_fields:
             x, y = getattr(pools_a[pool], attr), getattr(pools_b[pool], attr)
             if x != y:
-                yield Change("node-pool", f"cluster {b.name}: node pool {pool} {attr} {_show(x)} -> {_show(y)}", cluster=b.name, field=pool, old=_show(x), new=_show(y), production=production)
+                yield Change(
+                    "node-pool",
+                    f"cluster {b.name}: node pool {pool} {attr} {_show(x)} -> {_show(y)}",
+                    cluster=b.name,
+                    field=pool,
+                    old=_show(x),
+                    new=_show(y),
+                    production=production,
+                )
     queues_a, queues_b = {q.name: q for q in a.queues}, {q.name: q for q in b.queues}
     for queue in sorted(queues_a.keys() | queues_b.keys()):
         if queues_a.get(queue) != queues_b.get(queue):
@@ -135,7 +172,13 @@ def _teams(base: Fleet, head: Fleet) -> Iterator[Change]:
     for team in came:
         if team.name in renamed:
             was = renamed[team.name]
-            yield Change("team-renamed", f"team {was.name} renamed to {team.name} (namespace team-{was.name} -> team-{team.name})", team=team.name, old=was.name, new=team.name)
+            yield Change(
+                "team-renamed",
+                f"team {was.name} renamed to {team.name} (namespace team-{was.name} -> team-{team.name})",
+                team=team.name,
+                old=was.name,
+                new=team.name,
+            )
             yield from _team(base, was, head, team)
         else:
             gpus = max((team.quota_on(c).requests.gpu or 0 for c in team.clusters), default=0)
@@ -157,7 +200,13 @@ def _team(base: Fleet, a: Team, head: Fleet, b: Team) -> Iterator[Change]:
             show = lambda v: ", ".join(v) if isinstance(v, tuple) else _show(v)  # noqa: E731
             yield Change("team", f"team {b.name}: {attr} {show(x)} -> {show(y)}", team=b.name, field=attr, old=show(x), new=show(y))
     for cluster in [c for c in a.clusters if c not in b.clusters]:
-        yield Change("placement-removed", f"team {b.name} removed from {cluster}", team=b.name, cluster=cluster, production=_is_production(base, cluster))
+        yield Change(
+            "placement-removed",
+            f"team {b.name} removed from {cluster}",
+            team=b.name,
+            cluster=cluster,
+            production=_is_production(base, cluster),
+        )
     for cluster in b.clusters:
         if cluster not in a.clusters:
             gpus = b.quota_on(cluster).requests.gpu

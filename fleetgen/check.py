@@ -13,9 +13,9 @@ from typing import Any
 import yaml
 
 from fleetgen.diff import diff_objects, show
+from fleetgen.errors import format_path
 from fleetgen.render import OutputFile
 from fleetgen.source import Source
-from fleetgen.errors import format_path
 from fleetgen.tree import LEDGER, Tree, digest, ledger_bytes
 
 
@@ -38,12 +38,26 @@ def check_tree(tree: Tree, files: dict[str, bytes], plan: list[OutputFile], sour
         if current is None:
             out.append(Discrepancy(path, "missing", f"rendered from {origin}; run fleetgen render"))
         elif path in ledger and digest(current) != ledger[path]:
-            out.append(Discrepancy(path, "edited", f"changed by hand since the last render ({_changes(current, by_path[path])}); fleetgen render would overwrite it"))
+            out.append(
+                Discrepancy(
+                    path,
+                    "edited",
+                    f"changed by hand since the last render ({_changes(current, by_path[path])}); fleetgen render would overwrite it",
+                )
+            )
         else:
-            out.append(Discrepancy(path, "stale", f"fleet.yaml changed since the last render: {_changes(current, by_path[path])} (from {origin})"))
+            out.append(
+                Discrepancy(path, "stale", f"fleet.yaml changed since the last render: {_changes(current, by_path[path])} (from {origin})")
+            )
     for path in sorted(p for p in ledger if p not in files):
         if tree.read(path) is not None:
-            out.append(Discrepancy(path, "orphan", "no longer rendered by fleet.yaml (its team or cluster was removed or renamed); fleetgen render removes it"))
+            out.append(
+                Discrepancy(
+                    path,
+                    "orphan",
+                    "no longer rendered by fleet.yaml (its team or cluster was removed or renamed); fleetgen render removes it",
+                )
+            )
     if not out and tree.read(LEDGER) != ledger_bytes(files):
         out.append(Discrepancy(LEDGER, "stale", "the ledger does not list the rendered files; run fleetgen render"))
     return out
@@ -64,8 +78,13 @@ def _changes(current: bytes, output: OutputFile) -> str:
         docs = [d for d in yaml.safe_load_all(current) if isinstance(d, dict)]
     except yaml.YAMLError:
         return "not valid YAML any more"
-    old: dict[Any, Any] = {(d.get("kind"), (d.get("metadata") or {}).get("namespace", ""), (d.get("metadata") or {}).get("name", "")): d for d in docs}
-    new = {(m.body.get("kind"), m.body.get("metadata", {}).get("namespace", ""), m.body.get("metadata", {}).get("name", "")): m.body for m in output.manifests}
+    old: dict[Any, Any] = {
+        (d.get("kind"), (d.get("metadata") or {}).get("namespace", ""), (d.get("metadata") or {}).get("name", "")): d for d in docs
+    }
+    new = {
+        (m.body.get("kind"), m.body.get("metadata", {}).get("namespace", ""), m.body.get("metadata", {}).get("name", "")): m.body
+        for m in output.manifests
+    }
     parts = []
     for change in diff_objects(old, new):
         if change.state == "changed":

@@ -27,9 +27,7 @@ def check_unique_names(fleet: Fleet) -> Iterator[Finding]:
         seen: dict[str, int] = {}
         for index, name in enumerate(names):
             if name in seen:
-                yield Finding(
-                    prefix + (index, "name"), f"duplicate name {name!r} (also {_dotted(prefix)}[{seen[name]}])"
-                )
+                yield Finding(prefix + (index, "name"), f"duplicate name {name!r} (also {_dotted(prefix)}[{seen[name]}])")
             seen.setdefault(name, index)
 
 
@@ -58,9 +56,7 @@ def check_references(fleet: Fleet) -> Iterator[Finding]:
         for q, queue in enumerate(cluster.queues):
             for f, flavor in enumerate(queue.flavors or ()):
                 if flavor not in pools:
-                    yield Finding(
-                        here + ("queues", q, "flavors", f), f"unknown node pool {flavor!r} of {cluster.name}{_known(pools)}"
-                    )
+                    yield Finding(here + ("queues", q, "flavors", f), f"unknown node pool {flavor!r} of {cluster.name}{_known(pools)}")
     for t, team in enumerate(fleet.teams):
         here = ("teams", t)
         for name, placement in team.clusters.items():
@@ -90,9 +86,7 @@ def check_priority_classes(fleet: Fleet) -> Iterator[Finding]:
 def check_quotas(fleet: Fleet) -> Iterator[Finding]:
     for t, team in enumerate(fleet.teams):
         if team.quota.requests.gpu is None:
-            yield Finding(
-                ("teams", t, "quota", "requests"), "a GPU quota (gpu) is required: without one a team may take every GPU"
-            )
+            yield Finding(("teams", t, "quota", "requests"), "a GPU quota (gpu) is required: without one a team may take every GPU")
         yield from _limits_cover_requests(team.quota, ("teams", t, "quota"), {"cpu", "memory", "gpu"})
         for cluster, placement in team.clusters.items():
             if placement:  # only what the placement itself sets; the defaults were checked above
@@ -158,8 +152,7 @@ def check_gpu_capacity(fleet: Fleet) -> Iterator[Finding]:
         hint = "" if fleet.capacity.gpu_overcommit else "; set capacity.gpuOvercommit to allow it"
         yield Finding(
             ("teams", largest, "clusters", cluster.name),
-            f"GPU quotas on {cluster.name} add up to {total} ({', '.join(f'{n} {g}' for _, n, g in held)}), "
-            f"above its {ceiling}{hint}",
+            f"GPU quotas on {cluster.name} add up to {total} ({', '.join(f'{n} {g}' for _, n, g in held)}), above its {ceiling}{hint}",
         )
 
 
@@ -204,4 +197,3 @@ def _known(names: object) -> str:
 
 def _dotted(prefix: Path) -> str:
     return ".".join(str(p) for p in prefix)
-

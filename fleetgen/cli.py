@@ -18,21 +18,21 @@ from fleetgen.check import check_tree
 from fleetgen.crdschema import read_crds
 from fleetgen.diff import FleetDiff, diff_fleets, rendered_objects
 from fleetgen.diff_report import check_json, check_text, diff_json, diff_markdown, diff_text, drift_json, drift_text
-from fleetgen.fleet_report import build_report, report_html, report_json, report_markdown
+from fleetgen.docs import REFERENCE_PATH, reference_markdown
 from fleetgen.errors import EXIT_FINDINGS, EXIT_TROUBLE, Finding, FindingsError, FleetgenError, InputError, Severity
+from fleetgen.fleet_report import build_report, report_html, report_json, report_markdown
 from fleetgen.gitrev import read_at
 from fleetgen.live import QuotaImpact, compare, live_from_context, quota_impacts, read_live
 from fleetgen.load import LoadedFleet, load_fleet, load_fleet_text
 from fleetgen.model import COMPONENTS, Fleet, Version
+from fleetgen.onboarding import add_team, remove_team
 from fleetgen.render import cluster_objects, render_files
 from fleetgen.render import plan as render_plan
-from fleetgen.source import read_fleet_bytes
 from fleetgen.report import FORMATS, format_findings, summary
-from fleetgen.schema import SCHEMA_PATH, fleet_json_schema
-from fleetgen.tree import LEDGER, Tree, replace_file
-from fleetgen.docs import REFERENCE_PATH, reference_markdown
-from fleetgen.onboarding import add_team, remove_team
 from fleetgen.scaffold import init_files, refuse_overwrites
+from fleetgen.schema import SCHEMA_PATH, fleet_json_schema
+from fleetgen.source import read_fleet_bytes
+from fleetgen.tree import LEDGER, Tree, replace_file
 from fleetgen.upgrade.apply import apply_wave
 from fleetgen.upgrade.plan import plan_upgrade, versions_of
 from fleetgen.upgrade.report import plan_json, plan_markdown, plan_text, status_text
@@ -90,7 +90,9 @@ def checking_options(command: F) -> F:
     return command
 
 
-def checked(fleet: Path, crds: tuple[Path, ...], strict: bool, fail_on: str, progress: Progress | None = None) -> tuple[LoadedFleet, list[Finding]]:
+def checked(
+    fleet: Path, crds: tuple[Path, ...], strict: bool, fail_on: str, progress: Progress | None = None
+) -> tuple[LoadedFleet, list[Finding]]:
     """Load FLEET and validate it and everything it renders; raises FindingsError when it fails."""
     progress = progress or Progress()
     progress.stage(f"reading {fleet}")
@@ -199,7 +201,9 @@ def schema(out: str) -> None:
 
 @cli.command(epilog="Example: fleetgen check fleet.yaml || fleetgen check --fix")
 @fleet_argument
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Folder of the tree (default: the folder of FLEET).")
+@click.option(
+    "--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Folder of the tree (default: the folder of FLEET)."
+)
 @click.option("--fix", is_flag=True, help="Render, so the tree matches fleet.yaml.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @reports_errors
@@ -233,7 +237,9 @@ def _load_revision(raw: bytes, name: str) -> Fleet:
         return load_fleet_text(raw, name).fleet
     except FindingsError as exc:
         first = exc.findings[0]
-        raise InputError(f"{name}: does not render ({len(exc.findings)} problem(s)), first: {first.location}: {first.dotted_path}: {first.message}") from None
+        raise InputError(
+            f"{name}: does not render ({len(exc.findings)} problem(s)), first: {first.location}: {first.dotted_path}: {first.message}"
+        ) from None
 
 
 def _live_option(values: tuple[str, ...]) -> dict[str, list[Path]]:
@@ -251,7 +257,9 @@ def _live_option(values: tuple[str, ...]) -> dict[str, list[Path]]:
 @click.option("--base", "base_ref", required=True, help="Git revision to compare against, e.g. origin/main or the merge base.")
 @click.option("--head", "head_ref", default=None, help="Git revision of the new state (default: FLEET as it is on disk).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "github"]), default="text", show_default=True)
-@click.option("--live", "live", multiple=True, metavar="CLUSTER=PATH", help="Live dump of a cluster, to show quotas lowered below current use.")
+@click.option(
+    "--live", "live", multiple=True, metavar="CLUSTER=PATH", help="Live dump of a cluster, to show quotas lowered below current use."
+)
 @reports_errors
 def diff(fleet: Path, base_ref: str, head_ref: str | None, fmt: str, live: tuple[str, ...]) -> None:
     """What a change to FLEET does to each cluster, and the approvals it needs (exit 1 when it changes anything)."""
@@ -281,7 +289,9 @@ def _github_approvals(result: FleetDiff) -> None:
     """Annotations for the run page, and step outputs a required-review step can act on."""
     for approval in result.approvals:
         changes = "; ".join(c.text for c in approval.changes)
-        click.echo(f"::warning title=approval required ({approval.rule.name})::{', '.join(approval.rule.approvers)} must approve: {changes}")
+        click.echo(
+            f"::warning title=approval required ({approval.rule.name})::{', '.join(approval.rule.approvers)} must approve: {changes}"
+        )
     groups = sorted({g for a in result.approvals for g in a.rule.approvers})
     outputs = {
         "changed": str(not result.empty).lower(),
@@ -300,10 +310,18 @@ def _github_approvals(result: FleetDiff) -> None:
         click.echo("\n".join(f"{k}={v}" for k, v in outputs.items()))
 
 
-@cli.command(epilog="Example: fleetgen drift --cluster dev-eastus --live live.yaml   (live.yaml: kubectl get resourcequotas,localqueues -A -o yaml)")
+@cli.command(
+    epilog="Example: fleetgen drift --cluster dev-eastus --live live.yaml   (live.yaml: kubectl get resourcequotas,localqueues -A -o yaml)"
+)
 @fleet_argument
 @click.option("--cluster", required=True, help="Cluster whose live state is compared.")
-@click.option("--live", "live", multiple=True, type=click.Path(exists=True, path_type=Path), help="`kubectl get ... -o yaml` output: a file or folder.")
+@click.option(
+    "--live",
+    "live",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="`kubectl get ... -o yaml` output: a file or folder.",
+)
 @click.option("--context", default=None, help="Read the live objects through kubectl with this kubeconfig context instead.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @reports_errors
@@ -368,7 +386,10 @@ def _write_validated(fleet: Path, text: str) -> None:
     click.echo(f"{fleet}: updated; {fleet.parent}: {len(changes.written)} written, {len(changes.removed)} removed", err=True)
 
 
-@team.command("add", epilog="Example: fleetgen team add vision --group 7c1d... --cost-center cc-6100 --cluster dev-eastus --gpu 2 --cpu 16 --memory 64Gi")
+@team.command(
+    "add",
+    epilog="Example: fleetgen team add vision --group 7c1d... --cost-center cc-6100 --cluster dev-eastus --gpu 2 --cpu 16 --memory 64Gi",
+)
 @click.argument("name")
 @fleet_option
 @click.option("--group", required=True, help="Identity-provider group bound to the team's Role.")
@@ -381,12 +402,34 @@ def _write_validated(fleet: Path, text: str) -> None:
 @click.option("--pods", type=click.IntRange(min=0), default=None, help="Pod count quota.")
 @format_option
 @reports_errors
-def team_add(name: str, fleet: Path, group: str, cost_center: str, project: str | None, clusters: tuple[str, ...], gpu: int,
-             cpu: str | None, memory: str | None, pods: int | None, fmt: str) -> None:
+def team_add(
+    name: str,
+    fleet: Path,
+    group: str,
+    cost_center: str,
+    project: str | None,
+    clusters: tuple[str, ...],
+    gpu: int,
+    cpu: str | None,
+    memory: str | None,
+    pods: int | None,
+    fmt: str,
+) -> None:
     """Add team NAME to fleet.yaml; refused, with the usual errors, when the fleet would be invalid."""
     loaded = load_fleet(fleet)
-    text = add_team(loaded.source.text, loaded.fleet, name, group=group, cost_center=cost_center, project=project,
-                    clusters=clusters, gpu=gpu, cpu=cpu, memory=memory, pods=pods)
+    text = add_team(
+        loaded.source.text,
+        loaded.fleet,
+        name,
+        group=group,
+        cost_center=cost_center,
+        project=project,
+        clusters=clusters,
+        gpu=gpu,
+        cpu=cpu,
+        memory=memory,
+        pods=pods,
+    )
     _write_validated(fleet, text)
 
 
@@ -429,7 +472,7 @@ def _utc(text: str | None, option: str) -> datetime.datetime | None:
         moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise InputError(f"{option} {text!r}: expected a date and time such as 2026-11-24T09:00Z") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=datetime.timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=datetime.UTC)
 
 
 def _requested(fleet: Fleet, sets: tuple[str, ...], to: str | None) -> dict[str, Version]:
@@ -451,7 +494,9 @@ def _requested(fleet: Fleet, sets: tuple[str, ...], to: str | None) -> dict[str,
     return out
 
 
-set_option = click.option("--set", "sets", multiple=True, metavar="COMPONENT=VERSION", help="A target version, e.g. driver=560.35.03 (repeat for more).")
+set_option = click.option(
+    "--set", "sets", multiple=True, metavar="COMPONENT=VERSION", help="A target version, e.g. driver=560.35.03 (repeat for more)."
+)
 to_option = click.option("--to", default=None, metavar="VERSION_SET", help="Move every cluster to the versions of this version set.")
 
 
@@ -489,7 +534,7 @@ def upgrade_apply(fleet: Path, number: int, sets: tuple[str, ...], to: str | Non
     """Rewrite FLEET for one wave, keeping its comments and layout, then render the tree."""
     loaded = load_fleet(fleet)
     requested = _requested(loaded.fleet, sets, to) or None
-    moment = _utc(at, "--at") or datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    moment = _utc(at, "--at") or datetime.datetime.now(datetime.UTC).replace(microsecond=0)
     text = apply_wave(loaded, number, requested, moment)
     replace_file(fleet, text.encode("utf-8"))
     click.echo(f"{fleet}: wave {number} written", err=True)
@@ -506,7 +551,7 @@ def upgrade_apply(fleet: Path, number: int, sets: tuple[str, ...], to: str | Non
 @reports_errors
 def upgrade_status_command(fleet: Path, now: str | None) -> None:
     """Which wave the fleet is in, which clusters are behind, and when the current soak ends."""
-    moment = _utc(now, "--now") or datetime.datetime.now(datetime.timezone.utc)
+    moment = _utc(now, "--now") or datetime.datetime.now(datetime.UTC)
     click.echo(status_text(upgrade_status(load_fleet(fleet).fleet, moment), moment))
 
 
@@ -521,4 +566,3 @@ def main() -> None:
     except KeyboardInterrupt:
         click.echo("fleetgen: interrupted", err=True)
         sys.exit(EXIT_TROUBLE)
-

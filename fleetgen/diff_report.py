@@ -93,7 +93,12 @@ def diff_json(diff: FleetDiff, impacts: Impacts) -> str:
             if c.text
         ],
         "approvals": [
-            {"rule": a.rule.name, "description": a.rule.description, "approvers": list(a.rule.approvers), "changes": [c.text for c in a.changes]}
+            {
+                "rule": a.rule.name,
+                "description": a.rule.description,
+                "approvers": list(a.rule.approvers),
+                "changes": [c.text for c in a.changes],
+            }
             for a in diff.approvals
         ],
         "warnings": diff.warnings,
@@ -147,11 +152,14 @@ def diff_markdown(diff: FleetDiff, impacts: Impacts, budget: int = BUDGET) -> st
     summary = _summary_lines(diff)
     if not summary and not diff.clusters:
         return "\n".join(head + ["No change to any cluster."]) + "\n"
-    head.append(f"**{len(summary)} change(s), {len(diff.clusters)} cluster(s) affected.** " + (
-        "Approval required from: " + ", ".join(sorted({g for a in diff.approvals for g in a.rule.approvers})) + "."
-        if diff.approvals
-        else "Self-service: no approval rule applies."
-    ))
+    head.append(
+        f"**{len(summary)} change(s), {len(diff.clusters)} cluster(s) affected.** "
+        + (
+            "Approval required from: " + ", ".join(sorted({g for a in diff.approvals for g in a.rule.approvers})) + "."
+            if diff.approvals
+            else "Self-service: no approval rule applies."
+        )
+    )
     head += ["", "| Change | Approval |", "|---|---|"]
     head += [f"| {_cell(text)} | {_cell('; '.join(gates.get(text, [])) or '—')} |" for text in summary]
     warnings = diff.warnings + [_impact_text(c, i) for c, items in impacts.items() for i in items]
@@ -209,7 +217,12 @@ def drift_text(cluster: str, drift: Drift) -> str:
 def drift_json(cluster: str, drift: Drift) -> str:
     def objects(items: tuple[ObjectChange, ...]) -> list[dict[str, Any]]:
         return [
-            {"kind": o.kind, "namespace": o.namespace, "name": o.name, "fields": [{"path": f.path, "live": _json_value(f.new), "rendered": _json_value(f.old)} for f in o.fields]}
+            {
+                "kind": o.kind,
+                "namespace": o.namespace,
+                "name": o.name,
+                "fields": [{"path": f.path, "live": _json_value(f.new), "rendered": _json_value(f.old)} for f in o.fields],
+            }
             for o in items
         ]
 

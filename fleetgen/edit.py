@@ -5,6 +5,7 @@ style, anchor and blank line, so a command's pull request shows only the lines i
 from __future__ import annotations
 
 import io
+import itertools
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -18,7 +19,7 @@ def _indents(text: str) -> tuple[int, int]:
     """(mapping indent, offset of a list's dash) as this file writes them: 2 and 2 in Kubernetes style."""
     lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     mapping, offset = 2, 2
-    for parent, child in zip(lines, lines[1:]):
+    for parent, child in itertools.pairwise(lines):
         if parent.rstrip().endswith(":") and not parent.startswith(" "):
             depth = len(child) - len(child.lstrip(" "))
             if child.lstrip().startswith("- "):

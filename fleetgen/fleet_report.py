@@ -89,7 +89,10 @@ def build_report(fleet: Fleet) -> Report:
         prices = [fleet.pricing.gpu_hour.get(p.vm_size) for p in cluster.node_pools]
         cost = None
         if all(price is not None for price in prices):
-            cost = sum(p.max_nodes * p.gpus_per_node * (price or 0) for p, price in zip(cluster.node_pools, prices, strict=True)) * HOURS_PER_MONTH
+            cost = (
+                sum(p.max_nodes * p.gpus_per_node * (price or 0) for p, price in zip(cluster.node_pools, prices, strict=True))
+                * HOURS_PER_MONTH
+            )
         clusters.append(ClusterCapacity(cluster.name, cluster.environment, gpus, committed, cost))
     by_name = {c.name: c for c in fleet.clusters}
     teams = []
@@ -123,7 +126,9 @@ def report_markdown(report: Report) -> str:
     cur = report.currency
     lines = [f"# GPU fleet report: {report.fleet}", "", "## Capacity and committed quotas", ""]
     lines += ["| Cluster | Environment | GPUs | Committed | Headroom | Capacity cost / month |", "|---|---|---:|---:|---:|---:|"]
-    lines += [f"| {c.name} | {c.environment} | {c.gpus} | {c.committed} | {c.headroom} | {_money(c.monthly_cost, cur)} |" for c in report.clusters]
+    lines += [
+        f"| {c.name} | {c.environment} | {c.gpus} | {c.committed} | {c.headroom} | {_money(c.monthly_cost, cur)} |" for c in report.clusters
+    ]
     total_gpus = sum(c.gpus for c in report.clusters)
     total_committed = sum(c.committed for c in report.clusters)
     lines += [f"| **fleet** | | **{total_gpus}** | **{total_committed}** | **{total_gpus - total_committed}** | |", ""]
@@ -149,7 +154,14 @@ def report_json(report: Report) -> str:
             "currency": report.currency,
             "hoursPerMonth": HOURS_PER_MONTH,
             "clusters": [
-                {"name": c.name, "environment": c.environment, "gpus": c.gpus, "committed": c.committed, "headroom": c.headroom, "monthlyCost": c.monthly_cost}
+                {
+                    "name": c.name,
+                    "environment": c.environment,
+                    "gpus": c.gpus,
+                    "committed": c.committed,
+                    "headroom": c.headroom,
+                    "monthlyCost": c.monthly_cost,
+                }
                 for c in report.clusters
             ],
             "teams": [
@@ -173,7 +185,9 @@ def _capacity_chart(report: Report) -> str:
     """Horizontal bars: each cluster's GPUs, committed quota drawn over them."""
     widest = max((max(c.gpus, c.committed) for c in report.clusters), default=1) or 1
     row, left, width = 34, 190, 520
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="GPU capacity and committed quota per cluster" width="{left + width + 120}" height="{row * len(report.clusters) + 20}">']
+    label = "GPU capacity and committed quota per cluster"
+    size = f'width="{left + width + 120}" height="{row * len(report.clusters) + 20}"'
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{label}" {size}>']
     for i, c in enumerate(report.clusters):
         y = 10 + i * row
         cap, com = width * c.gpus / widest, width * c.committed / widest
@@ -203,13 +217,21 @@ def report_html(report: Report) -> str:
     teams = table(
         ["Team", "Cost centre", *names, "GPUs", "Cost / month"],
         [
-            [t.team, t.cost_center, *[str({h.cluster: h.gpus for h in t.holdings}.get(n, "")) for n in names], str(t.gpus), _money(t.monthly_cost, cur)]
+            [
+                t.team,
+                t.cost_center,
+                *[str({h.cluster: h.gpus for h in t.holdings}.get(n, "")) for n in names],
+                str(t.gpus),
+                _money(t.monthly_cost, cur),
+            ]
             for t in report.teams
         ],
     )
     matrix = table(["Component", *names], [[title, *values] for title, values in report.matrix])
     title = html.escape(f"GPU fleet report: {report.fleet}")
-    style = "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px}"
+    style = (
+        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px}"
+    )
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title><style>{style}</style></head>'
         f"<body><h1>{title}</h1><h2>Capacity and committed quotas</h2>{_capacity_chart(report)}"

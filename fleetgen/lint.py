@@ -48,7 +48,11 @@ def lint_gpu_quota(objects: list[Manifest]) -> Iterator[LintProblem]:
     for quota in _of_kind(objects, "ResourceQuota"):
         hard: dict[str, Any] = quota.body["spec"].get("hard", {})
         if GPU_REQUEST in hard and GPU_LIMIT in hard and str(hard[GPU_REQUEST]) != str(hard[GPU_LIMIT]):
-            yield quota, f"GPU requests ({hard[GPU_REQUEST]}) and limits ({hard[GPU_LIMIT]}) must be equal: GPUs cannot be overcommitted", Severity.ERROR
+            yield (
+                quota,
+                f"GPU requests ({hard[GPU_REQUEST]}) and limits ({hard[GPU_LIMIT]}) must be equal: GPUs cannot be overcommitted",
+                Severity.ERROR,
+            )
 
 
 def lint_no_wildcards(objects: list[Manifest]) -> Iterator[LintProblem]:
@@ -60,9 +64,7 @@ def lint_no_wildcards(objects: list[Manifest]) -> Iterator[LintProblem]:
 
 
 def lint_no_cluster_wide_team_binding(objects: list[Manifest]) -> Iterator[LintProblem]:
-    team_groups = {
-        s["name"] for m in _of_kind(objects, "RoleBinding") for s in m.body.get("subjects", []) if s.get("kind") == "Group"
-    }
+    team_groups = {s["name"] for m in _of_kind(objects, "RoleBinding") for s in m.body.get("subjects", []) if s.get("kind") == "Group"}
     for binding in _of_kind(objects, "ClusterRoleBinding"):
         for subject in binding.body.get("subjects", []):
             if subject.get("kind") == "Group" and subject.get("name") in team_groups:

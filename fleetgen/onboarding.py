@@ -78,8 +78,20 @@ def _end_line(item: CommentedMap, blank: bool) -> None:
         _attach_trailing(_deepest_block_map(item), CommentToken("\n\n", CommentMark(0), None))
 
 
-def add_team(text: str, fleet: Fleet, name: str, *, group: str, cost_center: str, project: str | None, clusters: tuple[str, ...],
-             gpu: int, cpu: str | None, memory: str | None, pods: int | None) -> str:
+def add_team(
+    text: str,
+    fleet: Fleet,
+    name: str,
+    *,
+    group: str,
+    cost_center: str,
+    project: str | None,
+    clusters: tuple[str, ...],
+    gpu: int,
+    cpu: str | None,
+    memory: str | None,
+    pods: int | None,
+) -> str:
     if any(t.name == name for t in fleet.teams):
         raise InputError(f"team {name!r} already exists in fleet.yaml")
     if not clusters:

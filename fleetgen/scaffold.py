@@ -21,7 +21,7 @@ PRE_COMMIT_PATH = ".pre-commit-config.yaml"
 # Upserts one PR comment, found by the hidden marker the markdown diff starts with.
 _COMMENT_SCRIPT = """const fs = require('fs');
 const body = fs.readFileSync('fleetgen-diff.md', 'utf8');
-const marker = '%s';
+const marker = 'MARKER';
 const {owner, repo} = context.repo;
 const issue_number = context.issue.number;
 const comments = await github.paginate(github.rest.issues.listComments, {owner, repo, issue_number});
@@ -31,7 +31,7 @@ if (mine) {
 } else {
   await github.rest.issues.createComment({owner, repo, issue_number, body});
 }
-""" % MARKER
+""".replace("MARKER", MARKER)
 
 _MERGE_BASE = 'base=$(git merge-base "origin/${{ github.base_ref }}" HEAD)'
 
@@ -59,12 +59,12 @@ def workflow(install: str) -> dict[str, Any]:
                     {"name": "The committed tree is a fresh render", "run": "fleetgen check"},
                     {
                         "name": "Diff against the merge base",
-                        "run": f"{_MERGE_BASE}\nfleetgen diff --base \"$base\" --format markdown > fleetgen-diff.md || test $? -eq 1\n",
+                        "run": f'{_MERGE_BASE}\nfleetgen diff --base "$base" --format markdown > fleetgen-diff.md || test $? -eq 1\n',
                     },
                     {
                         "name": "Approval gate",
                         "id": "gate",
-                        "run": f"{_MERGE_BASE}\nfleetgen diff --base \"$base\" --format github || test $? -eq 1\n",
+                        "run": f'{_MERGE_BASE}\nfleetgen diff --base "$base" --format github || test $? -eq 1\n',
                     },
                     {"name": "Comment on the pull request", "uses": "actions/github-script@v7", "with": {"script": _COMMENT_SCRIPT}},
                 ],

@@ -52,9 +52,7 @@ class Schemas:
             if entry.name.endswith(".json"):
                 self._crds[parse_shipped_name(entry.name)] = json.loads(entry.read_text(encoding="utf-8"))
         self._crds.update(crds or {})
-        self._minors = sorted(
-            (int(m.group(1)), int(m.group(2))) for d in _CORE.iterdir() if (m := _STRICT_DIR.fullmatch(d.name))
-        )
+        self._minors = sorted((int(m.group(1)), int(m.group(2))) for d in _CORE.iterdir() if (m := _STRICT_DIR.fullmatch(d.name)))
         self._definitions: dict[Minor, dict[str, Any]] = {}
         self._compiled: dict[tuple[Any, ...], Lookup] = {}
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import findings_of, line_of, replace_once
 
 
@@ -117,8 +116,7 @@ CASES = [
         "priorityClasses: [scheduled-training, notebooks]",
         "priorityClasses: [scheduled-training, notebooks]",
         "notebooks",
-        "teams[2].priorityClasses[1]: unknown priority class 'notebooks' "
-        "(known: exploratory, production-inference, scheduled-training)",
+        "teams[2].priorityClasses[1]: unknown priority class 'notebooks' (known: exploratory, production-inference, scheduled-training)",
     ),
     (
         "unknown-flavor",
@@ -135,8 +133,7 @@ CASES = [
         "{queue: b200-queue}",
         "b200-queue",
         "b200-queue",
-        "teams[2].clusters.training-eastus.queue: unknown queue 'b200-queue' on training-eastus "
-        "(known: gpu-cluster-queue, h100-queue)",
+        "teams[2].clusters.training-eastus.queue: unknown queue 'b200-queue' on training-eastus (known: gpu-cluster-queue, h100-queue)",
     ),
     (
         "dr-partner-one-sided",
@@ -144,8 +141,7 @@ CASES = [
         "",
         "drPartner: prod-inference-westeu",
         "prod-inference-westeu",
-        "clusters[0].drPartner: 'prod-inference-westeu' does not name 'prod-inference-eastus' as its drPartner; "
-        "DR pairs name each other",
+        "clusters[0].drPartner: 'prod-inference-westeu' does not name 'prod-inference-eastus' as its drPartner; DR pairs name each other",
     ),
     (
         "two-global-defaults",
@@ -182,8 +178,7 @@ CASES = [
     (
         "gpu-capacity",
         "      training-eastus:\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
-        "      training-eastus: {requests: {gpu: 30}}\n"
-        "      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
+        "      training-eastus: {requests: {gpu: 30}}\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
         "training-eastus: {requests: {gpu: 30}",
         "training-eastus",
         "teams[1].clusters.training-eastus: GPU quotas on training-eastus add up to 42 "
@@ -231,8 +226,7 @@ def test_overcommit_ratio_allows_more_quota_than_gpus(example_text: str) -> None
     heavy = replace_once(
         example_text,
         "      training-eastus:\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
-        "      training-eastus: {requests: {gpu: 30}}\n"
-        "      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
+        "      training-eastus: {requests: {gpu: 30}}\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
     )
     assert findings_of(replace_once(heavy, "# capacity:\n#   gpuOvercommit: 1.5", "capacity:\n  gpuOvercommit: 1.5")) == []
     tight = replace_once(heavy, "# capacity:\n#   gpuOvercommit: 1.5", "capacity:\n  gpuOvercommit: 1.02")

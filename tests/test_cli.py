@@ -9,6 +9,7 @@ from pathlib import Path
 from subprocess import CompletedProcess
 
 from conftest import EXAMPLE, line_of, replace_once
+
 from fleetgen.load import load_fleet
 from fleetgen.render import render_files
 
@@ -17,7 +18,11 @@ Run = Callable[..., CompletedProcess[str]]
 
 def broken_fleet(tmp_path: Path) -> Path:
     text = replace_once(EXAMPLE.read_text(), "environment: dev", "environment: develop")
-    text = replace_once(text, "versionSet: prod-2024q4\n    drPartner: prod-inference-westeu", "versionSet: prod-2024q4\n    drPartner: prod-inference-westeu\n    colour: red")
+    text = replace_once(
+        text,
+        "versionSet: prod-2024q4\n    drPartner: prod-inference-westeu",
+        "versionSet: prod-2024q4\n    drPartner: prod-inference-westeu\n    colour: red",
+    )
     path = tmp_path / "fleet.yaml"
     path.write_text(text)
     return path

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import EXAMPLE, findings_of, line_of, replace_once
+
 from fleetgen.compat import facts, removed_api, version_set_problems
 from fleetgen.errors import Severity
 from fleetgen.model import Version, VersionSet
@@ -76,9 +76,11 @@ def test_containerd_must_support_the_kubernetes_minor() -> None:
 
 
 def test_kubernetes_too_old_or_past_end_of_life() -> None:
-    assert ("kubernetes", Severity.ERROR, "Kubernetes 1.24 is older than 1.25, the oldest minor fleetgen's data and schemas cover") in problems(
-        version_set(kubernetes="1.24.9", containerd="1.7.0")
-    )
+    assert (
+        "kubernetes",
+        Severity.ERROR,
+        "Kubernetes 1.24 is older than 1.25, the oldest minor fleetgen's data and schemas cover",
+    ) in problems(version_set(kubernetes="1.24.9", containerd="1.7.0"))
     eol = problems(version_set(kubernetes="1.31.4", containerd="1.7.20"))
     assert eol == [
         (
@@ -91,8 +93,7 @@ def test_kubernetes_too_old_or_past_end_of_life() -> None:
 
 def test_removed_api_names_its_replacement() -> None:
     assert removed_api("batch/v1beta1", "CronJob", Version("1.29.4")) == (
-        "batch/v1beta1 CronJob is no longer served since Kubernetes 1.25; use batch/v1 "
-        "[Kubernetes Deprecated API Migration Guide, v1.25]"
+        "batch/v1beta1 CronJob is no longer served since Kubernetes 1.25; use batch/v1 [Kubernetes Deprecated API Migration Guide, v1.25]"
     )
     assert removed_api("batch/v1beta1", "CronJob", Version("1.24.0")) is None
     assert removed_api("flowcontrol.apiserver.k8s.io/v1beta3", "FlowSchema", Version("1.32.0")) is not None

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 import yaml
-
 from conftest import EXAMPLE, replace_once
+
 from fleetgen.diff import diff_fleets
 from fleetgen.diff_report import BUDGET, COMMENT_LIMIT, MARKER, diff_markdown
 from fleetgen.live import compare, normalize
@@ -35,7 +35,13 @@ RAISE_NLP = (
 
 
 def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env).stdout
 
 
@@ -147,10 +153,19 @@ def test_check_finds_stale_edited_missing_and_orphan_files(tmp_path: Path, cli_r
     done = cli_run("check")
     assert done.returncode == 1
     lines = done.stdout.splitlines()
-    assert "base/resource-quotas/nlp/resource-quotas.yaml: edited: changed by hand since the last render (ResourceQuota team-nlp/gpu-quota spec.hard[requests.cpu]: 96 -> 64); fleetgen render would overwrite it" in lines
+    assert (
+        "base/resource-quotas/nlp/resource-quotas.yaml: edited: changed by hand since the last render (ResourceQuota team-nlp/gpu-quota spec.hard[requests.cpu]: 96 -> 64); fleetgen render would overwrite it"
+        in lines
+    )
     assert any(line.startswith("clusters/dev-eastus/cluster.yaml: missing: rendered from fleet.yaml:") for line in lines)
-    assert "base/rbac/robotics/rbac.yaml: orphan: no longer rendered by fleet.yaml (its team or cluster was removed or renamed); fleetgen render removes it" in lines
-    assert any(line.startswith("clusters/dev-eastus/kustomization.yaml: stale: fleet.yaml changed since the last render: Kustomization ") for line in lines)
+    assert (
+        "base/rbac/robotics/rbac.yaml: orphan: no longer rendered by fleet.yaml (its team or cluster was removed or renamed); fleetgen render removes it"
+        in lines
+    )
+    assert any(
+        line.startswith("clusters/dev-eastus/kustomization.yaml: stale: fleet.yaml changed since the last render: Kustomization ")
+        for line in lines
+    )
     fixed = cli_run("check", "--fix")
     assert fixed.returncode == 0 and cli_run("check").returncode == 0
 
@@ -158,7 +173,9 @@ def test_check_finds_stale_edited_missing_and_orphan_files(tmp_path: Path, cli_r
 def test_check_explains_a_stale_file_by_its_fleet_yaml_field(tmp_path: Path, cli_run: Run) -> None:
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
     cli_run("render")
-    (tmp_path / "fleet.yaml").write_text(replace_once(EXAMPLE.read_text(), "requests: {cpu: 32, memory: 128Gi, gpu: 4}", "requests: {cpu: 32, memory: 128Gi, gpu: 2}"))
+    (tmp_path / "fleet.yaml").write_text(
+        replace_once(EXAMPLE.read_text(), "requests: {cpu: 32, memory: 128Gi, gpu: 4}", "requests: {cpu: 32, memory: 128Gi, gpu: 2}")
+    )
     done = cli_run("check", "--format", "json")
     report = json.loads(done.stdout)
     assert done.returncode == 1 and report["fresh"] is False
@@ -181,7 +198,11 @@ def live_dump(objects: list[dict[str, Any]]) -> dict[str, Any]:
             obj["spec"] = {"finalizers": ["kubernetes"]}
             obj["status"] = {"phase": "Active"}
         if obj["kind"] == "ClusterQueue":
-            obj["spec"].update(queueingStrategy="BestEffortFIFO", stopPolicy="None", flavorFungibility={"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"})
+            obj["spec"].update(
+                queueingStrategy="BestEffortFIFO",
+                stopPolicy="None",
+                flavorFungibility={"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"},
+            )
             obj["spec"]["preemption"]["borrowWithinCohort"] = {"policy": "Never"}
             obj["status"] = {"pendingWorkloads": 3}
         if obj["kind"] == "LocalQueue":
@@ -203,7 +224,9 @@ def test_drift_ignores_server_noise_and_defaults() -> None:
     drift = compare({(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): o for o in rendered}, live)
     assert not drift.found and drift.impacts == ()
     namespace = next(o for o in live if o["kind"] == "Namespace")
-    assert normalize(namespace, next(o for o in rendered if o["kind"] == "Namespace")) == next(o for o in rendered if o["kind"] == "Namespace")
+    assert normalize(namespace, next(o for o in rendered if o["kind"] == "Namespace")) == next(
+        o for o in rendered if o["kind"] == "Namespace"
+    )
 
 
 def test_drift_reports_exactly_the_real_differences(tmp_path: Path, cli_run: Run) -> None:
@@ -236,13 +259,17 @@ def test_drift_reports_exactly_the_real_differences(tmp_path: Path, cli_run: Run
 
 
 def test_diff_shows_quota_impact_from_a_live_dump(repo: Path, cli_run: Run) -> None:
-    text = replace_once(EXAMPLE.read_text(), "dev-eastus: {requests: {gpu: 2}, limits: {gpu: 2}}", "dev-eastus: {requests: {gpu: 1}, limits: {gpu: 1}}")
+    text = replace_once(
+        EXAMPLE.read_text(), "dev-eastus: {requests: {gpu: 2}, limits: {gpu: 2}}", "dev-eastus: {requests: {gpu: 1}, limits: {gpu: 1}}"
+    )
     (repo / "fleet.yaml").write_text(text)
     (repo / "live.yaml").write_text(yaml.safe_dump(live_dump(dev_objects())))  # data-science uses 1 GPU ... of 2
     done = cli_run("diff", "--base", "HEAD", "--live", "dev-eastus=live.yaml", cwd=repo)
     assert done.returncode == 1 and "lowered to" not in done.stdout  # 1 used, new hard 1: fine
     dump = live_dump(dev_objects())
-    next(o for o in dump["items"] if o["kind"] == "ResourceQuota" and o["metadata"]["namespace"] == "team-data-science")["status"]["used"]["requests.nvidia.com/gpu"] = "2"
+    next(o for o in dump["items"] if o["kind"] == "ResourceQuota" and o["metadata"]["namespace"] == "team-data-science")["status"]["used"][
+        "requests.nvidia.com/gpu"
+    ] = "2"
     (repo / "live.yaml").write_text(yaml.safe_dump(dump))
     done = cli_run("diff", "--base", "HEAD", "--live", "dev-eastus=live.yaml", "--format", "markdown", cwd=repo)
     assert "team data-science on dev-eastus: requests.nvidia.com/gpu lowered to 1 below its current use of 2" in done.stdout

@@ -14,8 +14,8 @@ from typing import Any
 import jsonschema
 import kubernetes_validate
 import pytest
-
 from conftest import EXAMPLE, replace_once
+
 from fleetgen.load import load_fleet, load_fleet_text
 from fleetgen.render import cluster_objects, render_files
 from fleetgen.tree import Tree
@@ -60,8 +60,17 @@ def test_cluster_builds_to_exactly_its_objects_and_each_is_schema_valid(
     for obj in built:
         check_schema(obj, kubernetes, crd_schemas)
     assert {o["kind"] for o in built} >= {
-        "Namespace", "Role", "RoleBinding", "ResourceQuota", "NetworkPolicy", "LocalQueue",
-        "PriorityClass", "ResourceFlavor", "ClusterQueue", "ConfigMap", "PrometheusRule",
+        "Namespace",
+        "Role",
+        "RoleBinding",
+        "ResourceQuota",
+        "NetworkPolicy",
+        "LocalQueue",
+        "PriorityClass",
+        "ResourceFlavor",
+        "ClusterQueue",
+        "ConfigMap",
+        "PrometheusRule",
     }
 
 
@@ -94,4 +103,6 @@ def test_strict_validation_would_catch_a_broken_object(crd_schemas: dict[tuple[s
         kubernetes_validate.validate({**quota, "spec": {"hardd": {}}}, "1.29.4", strict=True)
     queue = next(m.body for m in cluster_objects(FLEET, 0) if m.body["kind"] == "ClusterQueue")
     with pytest.raises(jsonschema.ValidationError):
-        crd_validate({**queue, "spec": {**queue["spec"], "cohort": "old-v1beta1-field"}}, crd_schemas[("kueue.x-k8s.io/v1beta2", "ClusterQueue")])
+        crd_validate(
+            {**queue, "spec": {**queue["spec"], "cohort": "old-v1beta1-field"}}, crd_schemas[("kueue.x-k8s.io/v1beta2", "ClusterQueue")]
+        )

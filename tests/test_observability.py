@@ -14,9 +14,9 @@ import html5lib
 import jsonschema
 import promql_parser
 import pytest
-
 from conftest import EXAMPLE, replace_once
-from fleetgen.fleet_report import HOURS_PER_MONTH, build_report, report_html
+
+from fleetgen.fleet_report import HOURS_PER_MONTH, build_report
 from fleetgen.load import load_fleet_text
 from fleetgen.render import cluster_objects
 from fleetgen.render.observability import DEFAULT_ALERTS
@@ -58,7 +58,11 @@ def test_seed_defaults_and_overrides_per_fleet_cluster_and_team() -> None:
     assert training[("KueuePendingWorkloadsHigh", "platform")]["expr"] == "sum by (cluster_queue) (kueue_pending_workloads) > 50"
     assert training[("GPUQuotaNearlyUsed", "data-science")]["expr"].endswith("> 80")
     assert "GPUUnderutilized" not in {r["alert"] for r in rules_of(FLEET, "dev-eastus")}  # switched off on dev
-    stricter = replace_once(EXAMPLE.read_text(), "    gpuTemperature: {threshold: 83, severity: critical}", "    gpuTemperature: {threshold: 80, for: 2m, severity: warning}")
+    stricter = replace_once(
+        EXAMPLE.read_text(),
+        "    gpuTemperature: {threshold: 83, severity: critical}",
+        "    gpuTemperature: {threshold: 80, for: 2m, severity: warning}",
+    )
     fleet = load_fleet_text(stricter.encode()).fleet
     hot = next(r for r in rules_of(fleet, "dev-eastus") if r["alert"] == "GPUTemperatureHigh")
     assert (hot["expr"].endswith("> 80"), hot["for"], hot["labels"]["severity"]) == (True, "2m", "warning")
@@ -112,10 +116,24 @@ def test_report_html_is_valid_and_renders_in_a_headless_browser(tmp_path: Path, 
         pytest.skip("no headless Chromium here (.ci/run installs Debian's chromium); the HTML was checked above")
     (tmp_path / "report.html").write_text(page)
     shot = tmp_path / "report.png"
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"]
-    subprocess.run([browser, *flags, f"--screenshot={shot}", "--window-size=1200,900", (tmp_path / "report.html").as_uri()], capture_output=True, timeout=120, check=False)
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
+    subprocess.run(
+        [browser, *flags, f"--screenshot={shot}", "--window-size=1200,900", (tmp_path / "report.html").as_uri()],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     assert shot.exists() and shot.stat().st_size > 10_000  # a page with tables and a chart was drawn
-    dom = subprocess.run([browser, *flags, "--dump-dom", (tmp_path / "report.html").as_uri()], capture_output=True, text=True, timeout=120, check=False).stdout
+    dom = subprocess.run(
+        [browser, *flags, "--dump-dom", (tmp_path / "report.html").as_uri()], capture_output=True, text=True, timeout=120, check=False
+    ).stdout
     assert "prod-inference-westeu" in dom and dom.count("<svg") == 1
 
 

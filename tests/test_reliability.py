@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import EXAMPLE, REPO
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from conftest import EXAMPLE, REPO
 from fleetgen.check import check_tree
 from fleetgen.diff import diff_fleets
 from fleetgen.emit import dump_documents
@@ -35,7 +35,7 @@ from fleetgen.render import plan, render_files
 from fleetgen.tree import Tree
 
 sys.path.insert(0, str(REPO / "benchmarks"))
-from synth import synthetic_fleet  # noqa: E402
+from synth import synthetic_fleet
 
 Run = Callable[..., CompletedProcess[str]]
 YAML_12 = YAML(typ="safe")
@@ -43,17 +43,69 @@ YAML_11 = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # -- 1. injection -----------------------------------------------------------------------------
 
-SPECIALS = [": ", "#", " #x", "---", "...", "{", "}", "[", "]", "'", '"', "&a", "*a", "!tag", "%", "@", "`", "|", ">", "? ", "- ",
-            "on", "off", "yes", "no", "y", "n", "true", "null", "~", "0777", "0o17", "0x1f", "1e3", "1_000", "12.10", ".inf", "<<",
-            "=", "é", "日本", "\u2028", "\u00a0", "💥", "x" * 3000]
+SPECIALS = [
+    ": ",
+    "#",
+    " #x",
+    "---",
+    "...",
+    "{",
+    "}",
+    "[",
+    "]",
+    "'",
+    '"',
+    "&a",
+    "*a",
+    "!tag",
+    "%",
+    "@",
+    "`",
+    "|",
+    ">",
+    "? ",
+    "- ",
+    "on",
+    "off",
+    "yes",
+    "no",
+    "y",
+    "n",
+    "true",
+    "null",
+    "~",
+    "0777",
+    "0o17",
+    "0x1f",
+    "1e3",
+    "1_000",
+    "12.10",
+    ".inf",
+    "<<",
+    "=",
+    "é",
+    "日本",
+    "\u2028",
+    "\u00a0",
+    "💥",
+    "x" * 3000,
+]
 WORDS = st.sampled_from(SPECIALS)
-LINE = st.lists(st.one_of(WORDS, st.text(st.characters(blacklist_categories=["Cc", "Cs"]), max_size=20)), min_size=1, max_size=6).map("".join)
-TEXT = st.lists(st.one_of(WORDS, st.just("\n"), st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00\r"), max_size=20)), min_size=1, max_size=8).map("".join)
+LINE = st.lists(st.one_of(WORDS, st.text(st.characters(blacklist_categories=["Cc", "Cs"]), max_size=20)), min_size=1, max_size=6).map(
+    "".join
+)
+TEXT = st.lists(
+    st.one_of(WORDS, st.just("\n"), st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00\r"), max_size=20)),
+    min_size=1,
+    max_size=8,
+).map("".join)
 DNS_HOSTILE = st.sampled_from(["on", "off", "yes", "no", "y", "n", "true", "null", "0777", "1e3", "0x1f", "nan", "inf", "12", "a-b"])
 LABEL_VALUE = st.one_of(DNS_HOSTILE, st.sampled_from(["True", "NO", "0o17", "1_000", "12.10", "a.b_c-d", ""]))
 
 
-def small_fleet(description: str, text: str, purpose: str, cluster: str, vm: str, group: str, cost: str, project: str, label: str, url: str) -> dict[str, Any]:
+def small_fleet(
+    description: str, text: str, purpose: str, cluster: str, vm: str, group: str, cost: str, project: str, label: str, url: str
+) -> dict[str, Any]:
     return {
         "apiVersion": "fleetgen/v1alpha1",
         "kind": "Fleet",
@@ -69,20 +121,51 @@ def small_fleet(description: str, text: str, purpose: str, cluster: str, vm: str
                 "purpose": purpose,
                 "versionSet": "v",
                 "nodePools": [
-                    {"name": "pool", "vmSize": vm, "gpuModel": "T4", "gpusPerNode": 1, "cpuPerNode": 2, "memoryPerNode": "8Gi", "maxNodes": 4, "scaling": "spot", "labels": {"pool": label or "x"}}
+                    {
+                        "name": "pool",
+                        "vmSize": vm,
+                        "gpuModel": "T4",
+                        "gpusPerNode": 1,
+                        "cpuPerNode": 2,
+                        "memoryPerNode": "8Gi",
+                        "maxNodes": 4,
+                        "scaling": "spot",
+                        "labels": {"pool": label or "x"},
+                    }
                 ],
             }
         ],
-        "teams": [{"name": "t", "group": group, "costCenter": cost, "project": project or "p", "quota": {"requests": {"gpu": 1}}, "clusters": {cluster: None}}],
+        "teams": [
+            {
+                "name": "t",
+                "group": group,
+                "costCenter": cost,
+                "project": project or "p",
+                "quota": {"requests": {"gpu": 1}},
+                "clusters": {cluster: None},
+            }
+        ],
         "alerts": {"runbookBaseUrl": url},
     }
 
 
 @pytest.mark.slow
 @settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(description=LINE, text=TEXT, purpose=LINE, cluster=DNS_HOSTILE, vm=LINE, group=LINE, cost=LABEL_VALUE, project=LABEL_VALUE, label=LABEL_VALUE, url=LINE)
-def test_hostile_strings_never_change_the_structure(description: str, text: str, purpose: str, cluster: str, vm: str, group: str,
-                                                     cost: str, project: str, label: str, url: str) -> None:
+@given(
+    description=LINE,
+    text=TEXT,
+    purpose=LINE,
+    cluster=DNS_HOSTILE,
+    vm=LINE,
+    group=LINE,
+    cost=LABEL_VALUE,
+    project=LABEL_VALUE,
+    label=LABEL_VALUE,
+    url=LINE,
+)
+def test_hostile_strings_never_change_the_structure(
+    description: str, text: str, purpose: str, cluster: str, vm: str, group: str, cost: str, project: str, label: str, url: str
+) -> None:
     data = small_fleet(description, text, purpose, cluster, vm, group.strip() or "g", cost, project, label, url)
     source = dump_documents([data])  # fleetgen's own emitter writes the fleet.yaml under test
     try:
@@ -130,7 +213,11 @@ def test_render_check_and_self_diff_round_trip(clusters: int, teams: int, per_te
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and not p.name.startswith(".fleetgen-staging")}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.name.startswith(".fleetgen-staging")
+    }
 
 
 def fleet_text(variant: int) -> str:
@@ -160,11 +247,15 @@ def test_a_killed_render_leaves_the_old_or_the_new_tree(tmp_path: Path) -> None:
     for delay in delays:
         target = 1 - current
         (tmp_path / "fleet.yaml").write_text(texts[target])
-        process = subprocess.Popen([exe, "render", str(tmp_path / "fleet.yaml"), "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [exe, "render", str(tmp_path / "fleet.yaml"), "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         time.sleep(delay)
         process.send_signal(signal.SIGKILL)
         process.wait()
-        check = subprocess.run([exe, "check", str(tmp_path / "fleet.yaml"), "--out", str(out), "--format", "json"], capture_output=True, text=True)
+        check = subprocess.run(
+            [exe, "check", str(tmp_path / "fleet.yaml"), "--out", str(out), "--format", "json"], capture_output=True, text=True
+        )
         assert check.returncode in (0, 1), check.stderr  # the check itself finishes an interrupted render first
         state = snapshot(out)
         assert state in (expected[0], expected[1]), f"a mix after a kill at {delay:.2f}s"
@@ -232,7 +323,9 @@ def timed(run: Run, *args: str, cwd: Path | None = None) -> tuple[CompletedProce
 
 def test_hostile_files_fail_fast_with_one_line(tmp_path: Path, cli_run: Run) -> None:
     cases = {
-        "alias-bomb.yaml": "\n".join(["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"] + [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]),
+        "alias-bomb.yaml": "\n".join(
+            ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"] + [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]
+        ),
         "deep.yaml": "a: " + "[" * 5000 + "]" * 5000,
         "binary.yaml": "apiVersion: \udcff",
         "huge.yaml": None,

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import EXAMPLE, REPO, replace_once
 from ruamel.yaml import YAML
 
-from conftest import EXAMPLE, REPO, replace_once
 from fleetgen.errors import InputError
 from fleetgen.load import load_fleet, load_fleet_text
 from fleetgen.render import cluster_objects, render_files

@@ -11,17 +11,17 @@ from subprocess import CompletedProcess
 
 import pytest
 import yaml
-
 from conftest import EXAMPLE, replace_once
+
 from fleetgen.errors import FindingsError
 from fleetgen.load import load_fleet_text
 from fleetgen.model import Fleet, Version
 from fleetgen.upgrade.apply import apply_wave
-from fleetgen.upgrade.plan import PlanRefused, Plan, plan_upgrade, step_label
+from fleetgen.upgrade.plan import Plan, PlanRefused, plan_upgrade, step_label
 from fleetgen.upgrade.status import upgrade_status
 
 Run = Callable[..., CompletedProcess[str]]
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 EXAMPLE_FLEET = load_fleet_text(EXAMPLE.read_bytes()).fleet
 
 
@@ -164,18 +164,20 @@ def test_apply_wave_1_changes_only_the_lines_it_must() -> None:
 def test_apply_later_waves_in_order_with_minimal_diffs() -> None:
     wave1 = apply_wave(load_fleet_text(EXAMPLE.read_bytes()), 1, {"driver": Version("560.35.03")}, AT)
     wave2 = apply_wave(load_fleet_text(wave1.encode()), 2, None, AT + datetime.timedelta(days=2))
-    assert sorted(changed_lines(wave1, wave2)) == sorted([  # the new set goes right after prod-2024q4
-        "+  prod-2024q4-w2:",
-        "+    kubernetes: 1.29.4",
-        "+    driver: 560.35.03",
-        '+    cuda: "12.4"',
-        "+    cudnn: 9.1.0",
-        '+    containerd: "1.7"',
-        "-    versionSet: prod-2024q4",
-        "+    versionSet: prod-2024q4-w2",
-        "-    - {wave: 2, step: {driver: 560.35.03}, clusters: [prod-inference-eastus]}",
-        "+    - {wave: 2, step: {driver: 560.35.03}, clusters: [prod-inference-eastus], appliedAt: '2026-11-26T09:00:00Z'}",
-    ])
+    assert sorted(changed_lines(wave1, wave2)) == sorted(
+        [  # the new set goes right after prod-2024q4
+            "+  prod-2024q4-w2:",
+            "+    kubernetes: 1.29.4",
+            "+    driver: 560.35.03",
+            '+    cuda: "12.4"',
+            "+    cudnn: 9.1.0",
+            '+    containerd: "1.7"',
+            "-    versionSet: prod-2024q4",
+            "+    versionSet: prod-2024q4-w2",
+            "-    - {wave: 2, step: {driver: 560.35.03}, clusters: [prod-inference-eastus]}",
+            "+    - {wave: 2, step: {driver: 560.35.03}, clusters: [prod-inference-eastus], appliedAt: '2026-11-26T09:00:00Z'}",
+        ]
+    )
     assert "  prod-2024q4-w2:\n    kubernetes: 1.29.4\n    driver: 560.35.03" in wave2
     wave3 = apply_wave(load_fleet_text(wave2.encode()), 3, None, AT + datetime.timedelta(days=4))
     assert changed_lines(wave2, wave3)[:2] == ["-    driver: 550.54.15", "+    driver: 560.35.03"]
@@ -193,7 +195,7 @@ def test_apply_refuses_waves_out_of_order_or_twice() -> None:
         apply_wave(load_fleet_text(wave1.encode()), 1, None, AT)
     with pytest.raises(PlanRefused, match="wave 2 is not in fleet.yaml yet: apply and merge it before wave 3"):
         apply_wave(load_fleet_text(wave1.encode()), 3, None, AT)
-    reverted = replace_once(wave1, "    driver: 560.35.03\n    cuda: \"12.6\"", "    driver: 550.90.07\n    cuda: \"12.6\"")
+    reverted = replace_once(wave1, '    driver: 560.35.03\n    cuda: "12.6"', '    driver: 550.90.07\n    cuda: "12.6"')
     with pytest.raises(PlanRefused, match="dev-eastus runs driver 550.90.07, not 560.35.03"):
         apply_wave(load_fleet_text(reverted.encode()), 2, None, AT)
     with pytest.raises(FindingsError, match="an upgrade is in progress"):

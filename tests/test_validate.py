@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 import yaml
-
 from conftest import EXAMPLE, REPO, SHARED_CRDS, line_of, replace_once
+
 from fleetgen.crdschema import parse_shipped_name, read_crds, shipped_name, strict, without_descriptions
 from fleetgen.errors import Severity
 from fleetgen.lint import lint_cluster
@@ -165,7 +165,13 @@ def test_fleet_json_schema_is_fresh_and_checks_the_example(tmp_path: Path) -> No
     good = subprocess.run([str(checker), "--schemafile", str(REPO / SCHEMA_PATH), str(EXAMPLE)], capture_output=True, text=True)
     assert good.returncode == 0, good.stdout + good.stderr
     broken = tmp_path / "fleet.yaml"
-    broken.write_text(replace_once(EXAMPLE.read_text(), "scaling: spot\n        labels: {accelerator: nvidia-t4}", "scaling: cheap\n        labels: {accelerator: nvidia-t4}"))
+    broken.write_text(
+        replace_once(
+            EXAMPLE.read_text(),
+            "scaling: spot\n        labels: {accelerator: nvidia-t4}",
+            "scaling: cheap\n        labels: {accelerator: nvidia-t4}",
+        )
+    )
     bad = subprocess.run([str(checker), "--schemafile", str(REPO / SCHEMA_PATH), str(broken)], capture_output=True, text=True)
     assert bad.returncode == 1 and "'cheap' is not one of" in bad.stdout + bad.stderr
 

@@ -14,8 +14,8 @@ from subprocess import CompletedProcess
 
 import pytest
 import yaml
-
 from conftest import EXAMPLE, REPO
+
 from fleetgen.cli import cli
 from fleetgen.docs import REFERENCE_PATH, reference_markdown
 from fleetgen.scaffold import WORKFLOW_PATH, workflow_text
@@ -47,7 +47,7 @@ def test_this_repositorys_workflow_is_the_one_init_writes() -> None:
     steps = yaml.safe_load(workflow_text("fleetgen==0.1.0"))["jobs"]["fleet"]["steps"]
     runs = "\n".join(s.get("run", "") for s in steps)
     assert "fleetgen validate --format github" in runs and "fleetgen check" in runs
-    assert '--format markdown > fleetgen-diff.md' in runs and "--format github" in runs
+    assert "--format markdown > fleetgen-diff.md" in runs and "--format github" in runs
     assert "<!-- fleetgen-diff -->" in steps[-1]["with"]["script"]  # one comment, updated in place
 
 
@@ -61,11 +61,32 @@ def test_init_then_team_add_then_validate_and_check(tmp_path: Path, cli_run: Run
     fleet_repo = tmp_path / "fleet"
     created = cli_run("init", str(fleet_repo), "--name", "acme", "--repository", "https://example.com/acme/fleet.git")
     assert created.returncode == 0, created.stderr
-    for path in ("fleet.yaml", WORKFLOW_PATH, ".pre-commit-config.yaml", "README.md", "schemas/fleet.schema.json", "FLEET.md", "clusters/dev/kustomization.yaml"):
+    for path in (
+        "fleet.yaml",
+        WORKFLOW_PATH,
+        ".pre-commit-config.yaml",
+        "README.md",
+        "schemas/fleet.schema.json",
+        "FLEET.md",
+        "clusters/dev/kustomization.yaml",
+    ):
         assert (fleet_repo / path).exists(), path
     assert schema_check("vendor.github-workflows", fleet_repo / WORKFLOW_PATH).returncode == 0
     assert "name: acme" in (fleet_repo / "fleet.yaml").read_text()
-    added = cli_run("team", "add", "vision", "--group", "2b5e0c3a-1111-4222-8333-944455556666", "--cost-center", "cc-6100", "--cluster", "dev", "--gpu", "2", cwd=fleet_repo)
+    added = cli_run(
+        "team",
+        "add",
+        "vision",
+        "--group",
+        "2b5e0c3a-1111-4222-8333-944455556666",
+        "--cost-center",
+        "cc-6100",
+        "--cluster",
+        "dev",
+        "--gpu",
+        "2",
+        cwd=fleet_repo,
+    )
     assert added.returncode == 0, added.stderr
     assert cli_run("validate", cwd=fleet_repo).returncode == 0
     assert cli_run("check", cwd=fleet_repo).returncode == 0
@@ -77,23 +98,51 @@ def test_init_then_team_add_then_validate_and_check(tmp_path: Path, cli_run: Run
 def test_team_add_keeps_comments_and_layout_and_remove_undoes_it(tmp_path: Path, cli_run: Run) -> None:
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
     before = EXAMPLE.read_text()
-    done = cli_run("team", "add", "vision", "--group", "g-vision", "--cost-center", "cc-6100", "--cluster", "dev-eastus", "--cluster", "training-eastus", "--gpu", "2", "--cpu", "16", "--memory", "64Gi")
+    done = cli_run(
+        "team",
+        "add",
+        "vision",
+        "--group",
+        "g-vision",
+        "--cost-center",
+        "cc-6100",
+        "--cluster",
+        "dev-eastus",
+        "--cluster",
+        "training-eastus",
+        "--gpu",
+        "2",
+        "--cpu",
+        "16",
+        "--memory",
+        "64Gi",
+    )
     assert done.returncode == 0, done.stderr
     after = (tmp_path / "fleet.yaml").read_text()
-    added = [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0) if line.startswith("+") and not line.startswith("+++")]
-    assert sorted(added) == sorted([
-        "+",
-        "+  - name: vision",
-        "+    group: g-vision",
-        "+    costCenter: cc-6100",
-        "+    project: vision",
-        "+    quota:",
-        "+      requests: {gpu: 2, cpu: '16', memory: 64Gi}",
-        "+    clusters:",
-        "+      dev-eastus: {}",
-        "+      training-eastus: {}",
-    ])
-    assert not [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0) if line.startswith("-") and not line.startswith("---")]
+    added = [
+        line
+        for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+        if line.startswith("+") and not line.startswith("+++")
+    ]
+    assert sorted(added) == sorted(
+        [
+            "+",
+            "+  - name: vision",
+            "+    group: g-vision",
+            "+    costCenter: cc-6100",
+            "+    project: vision",
+            "+    quota:",
+            "+      requests: {gpu: 2, cpu: '16', memory: 64Gi}",
+            "+    clusters:",
+            "+      dev-eastus: {}",
+            "+      training-eastus: {}",
+        ]
+    )
+    assert not [
+        line
+        for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+        if line.startswith("-") and not line.startswith("---")
+    ]
     assert cli_run("check").returncode == 0
     assert cli_run("team", "remove", "vision").returncode == 0
     assert (tmp_path / "fleet.yaml").read_text() == before

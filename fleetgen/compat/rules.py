@@ -92,9 +92,14 @@ def _containerd(vs: VersionSet, data: Facts) -> Iterator[Problem]:
     row = next((r for r in rows if _minor(r.containerd) == line), None)
     supported = ", ".join(f"{r.containerd}+" for r in rows)
     if row is None:
-        yield Problem("containerd", f"containerd {vs.containerd} is not supported on Kubernetes {minor} (supported: {supported}) [{rows[0].source}]")
+        yield Problem(
+            "containerd", f"containerd {vs.containerd} is not supported on Kubernetes {minor} (supported: {supported}) [{rows[0].source}]"
+        )
     elif len(vs.containerd.parts) > 2 and vs.containerd < row.containerd:  # "1.7" names the release line
-        yield Problem("containerd", f"containerd {vs.containerd} is below {row.containerd}, the first {line} patch for Kubernetes {minor} [{row.source}]")
+        yield Problem(
+            "containerd",
+            f"containerd {vs.containerd} is below {row.containerd}, the first {line} patch for Kubernetes {minor} [{row.source}]",
+        )
 
 
 def _kubernetes(vs: VersionSet, data: Facts) -> Iterator[Problem]:

@@ -21,9 +21,7 @@ GPU_RESOURCE = "nvidia.com/gpu"
 
 
 class Spec(BaseModel):
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, use_attribute_docstrings=True
-    )
+    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, use_attribute_docstrings=True)
 
 
 class Metadata(Spec):
@@ -235,7 +233,9 @@ class ApprovalCondition(Spec):
     def _exactly_one(self) -> ApprovalCondition:
         chosen = [name for name, value in self if value not in (None, False)]
         if len(chosen) != 1:
-            raise ValueError("set exactly one condition: gpuQuotaAtLeast, newCluster, removedCluster, productionVersions or priorityClasses")
+            raise ValueError(
+                "set exactly one condition: gpuQuotaAtLeast, newCluster, removedCluster, productionVersions or priorityClasses"
+            )
         return self
 
 
@@ -298,7 +298,11 @@ def _duration(value: str) -> datetime.timedelta:
     return datetime.timedelta(seconds=int(match.group(1)) * units[match.group(2)])
 
 
-Duration = Annotated[datetime.timedelta, BeforeValidator(lambda v: _duration(as_text(v)) if isinstance(v, (str, int)) else v), WithJsonSchema({"type": "string", "pattern": "^\\d+[mhd]$"})]
+Duration = Annotated[
+    datetime.timedelta,
+    BeforeValidator(lambda v: _duration(as_text(v)) if isinstance(v, (str, int)) else v),
+    WithJsonSchema({"type": "string", "pattern": "^\\d+[mhd]$"}),
+]
 ClockTime = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]
 
 

@@ -38,17 +38,13 @@ def _check_dns_label(value: str) -> str:
 
 def _check_dns_subdomain(value: str) -> str:
     if len(value) > 253 or not _DNS_SUBDOMAIN.fullmatch(value):
-        raise ValueError(
-            f"{value!r} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most 253 characters)"
-        )
+        raise ValueError(f"{value!r} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most 253 characters)")
     return value
 
 
 def _check_label_key(value: str) -> str:
     prefix, _, name = value.rpartition("/")
-    if (prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix))) or (
-        len(name) > 63 or not _LABEL_NAME.fullmatch(name)
-    ):
+    if (prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix))) or (len(name) > 63 or not _LABEL_NAME.fullmatch(name)):
         raise ValueError(f"{value!r} is not a Kubernetes label key ([prefix/]name, name at most 63 characters)")
     return value
 

@@ -11,6 +11,8 @@ __all__ = ["Manifest", "OutputFile", "cluster_objects", "plan", "render_files"]
 def render_files(fleet: Fleet, source_name: str = "fleet.yaml") -> dict[str, bytes]:
     """Every generated file of the tree as its final bytes, keyed by relative path."""
     return {
-        f.path: markdown_document(f.markdown, source_name) if f.markdown is not None else dump_documents([m.body for m in f.manifests], source_name)
+        f.path: markdown_document(f.markdown, source_name)
+        if f.markdown is not None
+        else dump_documents([m.body for m in f.manifests], source_name)
         for f in plan(fleet)
     }

@@ -86,9 +86,7 @@ def argocd(fleet: Fleet, cluster: Cluster, index: int) -> list[Manifest]:
     kueue = application(
         f"kueue-{cluster.name}", normpath(ops.kueue_path), "kueue-system", -1, ["CreateNamespace=true", "ServerSideApply=true"]
     )
-    fleet_app = application(
-        f"{fleet.metadata.name}-{cluster.name}", repo_path(fleet, "clusters", cluster.name), "default", 0, []
-    )
+    fleet_app = application(f"{fleet.metadata.name}-{cluster.name}", repo_path(fleet, "clusters", cluster.name), "default", 0, [])
     return [Manifest(kueue, ("gitops", "kueuePath")), Manifest(fleet_app, ("clusters", index))]
 
 

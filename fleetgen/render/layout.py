@@ -50,7 +50,12 @@ TeamBuilder = Callable[[Fleet, Team, Path, TeamContext], list[Manifest]]
 TEAM_PARTS: tuple[tuple[str, str, TeamBuilder, bool], ...] = (
     ("namespaces", "namespace.yaml", lambda f, t, at, ctx: team_objects.namespace(f, t, at), False),
     ("rbac", "rbac.yaml", lambda f, t, at, ctx: team_objects.rbac(f, t, at), False),
-    ("resource-quotas", "resource-quotas.yaml", lambda f, t, at, ctx: team_objects.resource_quotas(f, t, at, ctx.quota, ctx.quota_at), True),
+    (
+        "resource-quotas",
+        "resource-quotas.yaml",
+        lambda f, t, at, ctx: team_objects.resource_quotas(f, t, at, ctx.quota, ctx.quota_at),
+        True,
+    ),
     ("network-policies", "network-policy.yaml", lambda f, t, at, ctx: team_objects.network_policy(f, t, at), False),
     ("kueue", "local-queue.yaml", lambda f, t, at, ctx: team_objects.local_queue(f, t, ctx.queue, at + ("clusters",)), True),
     ("dashboards", "dashboard.yaml", lambda f, t, at, ctx: observability.team_dashboard(f, t, at), False),
@@ -58,9 +63,14 @@ TEAM_PARTS: tuple[tuple[str, str, TeamBuilder, bool], ...] = (
 
 # clusters/<name>/<file>: what only this cluster has.
 LOCAL_FILES: tuple[tuple[str, Callable[[Fleet, int], list[Manifest]]], ...] = (
-    ("cluster.yaml", lambda f, i: kueue_objects.fleet_versions(f, f.clusters[i], ("clusters", i))
-        + kueue_objects.resource_flavors(f, f.clusters[i], ("clusters", i))
-        + kueue_objects.cluster_queues(f, f.clusters[i], ("clusters", i))),
+    (
+        "cluster.yaml",
+        lambda f, i: (
+            kueue_objects.fleet_versions(f, f.clusters[i], ("clusters", i))
+            + kueue_objects.resource_flavors(f, f.clusters[i], ("clusters", i))
+            + kueue_objects.cluster_queues(f, f.clusters[i], ("clusters", i))
+        ),
+    ),
     ("observability.yaml", lambda f, i: observability.prometheus_rule(f, i) + observability.overview_dashboard(f, i)),
 )
 

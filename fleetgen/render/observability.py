@@ -60,12 +60,28 @@ class Alert:
 
 DEFAULT_ALERTS: tuple[Alert, ...] = (
     Alert("gpuUnderutilized", "GPUUnderutilized", "team", 20, "1h", "warning", "GPUs of {team} are under {threshold}% busy: waste"),
-    Alert("gpuMemoryFull", "GPUMemoryNearlyFull", "team", 95, "5m", "warning", "A pod of {team} uses over {threshold}% of its GPU memory: OOM risk"),
+    Alert(
+        "gpuMemoryFull",
+        "GPUMemoryNearlyFull",
+        "team",
+        95,
+        "5m",
+        "warning",
+        "A pod of {team} uses over {threshold}% of its GPU memory: OOM risk",
+    ),
     Alert("quotaConsumption", "GPUQuotaNearlyUsed", "team", 80, "15m", "warning", "{team} has used over {threshold}% of its GPU quota"),
     Alert("gpuTemperature", "GPUTemperatureHigh", "cluster", 83, "5m", "critical", "A GPU is hotter than {threshold} C"),
     Alert("gpuXidErrors", "GPUXidError", "cluster", 0, "1m", "critical", "A GPU reported an XID error"),
     Alert("gpuEccErrors", "GPUDoubleBitECCErrors", "cluster", 0, "1m", "critical", "A GPU reported double-bit ECC errors"),
-    Alert("kueuePendingWorkloads", "KueuePendingWorkloadsHigh", "cluster", 50, "15m", "warning", "More than {threshold} workloads wait in a cluster queue"),
+    Alert(
+        "kueuePendingWorkloads",
+        "KueuePendingWorkloadsHigh",
+        "cluster",
+        50,
+        "15m",
+        "warning",
+        "More than {threshold} workloads wait in a cluster queue",
+    ),
 )
 
 
@@ -126,7 +142,9 @@ def prometheus_rule(fleet: Fleet, index: int) -> list[Manifest]:
     ]
     groups = [g for g in ({"name": "gpu-health", "rules": health}, {"name": "gpu-teams", "rules": teams}) if g["rules"]]
     labels = {**fleet_labels(fleet), **fleet.alerts.rule_labels}
-    body = k8s_object(MONITORING_API, "PrometheusRule", "fleetgen-gpu-alerts", labels, namespace=fleet.alerts.namespace, spec={"groups": groups})
+    body = k8s_object(
+        MONITORING_API, "PrometheusRule", "fleetgen-gpu-alerts", labels, namespace=fleet.alerts.namespace, spec={"groups": groups}
+    )
     return [Manifest(body, ("alerts",))]
 
 
@@ -170,8 +188,19 @@ def overview_dashboard(fleet: Fleet, index: int) -> list[Manifest]:
     hard = _sel("kube_resourcequota", {"resource": GPU_QUOTA, "type": "hard"})
     panels = [
         _panel(1, "Endpoints up (broken?)", "stat", "sum by (job) (up)", "{{job}}", "none", 0, 0),
-        _panel(2, "GPU utilization by namespace (wasted?)", "heatmap", "avg by (namespace) (DCGM_FI_DEV_GPU_UTIL)", "{{namespace}}", "percent", 12, 0),
-        _panel(3, "GPU quota consumption (at risk?)", "bargauge", f"100 * {used} / ignoring(type) {hard}", "{{namespace}}", "percent", 0, 8, 24),
+        _panel(
+            2,
+            "GPU utilization by namespace (wasted?)",
+            "heatmap",
+            "avg by (namespace) (DCGM_FI_DEV_GPU_UTIL)",
+            "{{namespace}}",
+            "percent",
+            12,
+            0,
+        ),
+        _panel(
+            3, "GPU quota consumption (at risk?)", "bargauge", f"100 * {used} / ignoring(type) {hard}", "{{namespace}}", "percent", 0, 8, 24
+        ),
     ]
     name = f"fleetgen-{cluster.name}-overview"
     data = {f"{name}.json": _dashboard(name, f"GPU fleet: {cluster.name}", ["fleetgen", "gpu"], panels)}

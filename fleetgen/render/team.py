@@ -35,9 +35,7 @@ def namespace(fleet: Fleet, team: Team, at: Path) -> list[Manifest]:
 
 def rbac(fleet: Fleet, team: Team, at: Path) -> list[Manifest]:
     labels, ns = team_labels(fleet, team), team.namespace
-    role = k8s_object(
-        "rbac.authorization.k8s.io/v1", "Role", ROLE, labels, namespace=ns, rules=[dict(r) for r in ROLE_RULES]
-    )
+    role = k8s_object("rbac.authorization.k8s.io/v1", "Role", ROLE, labels, namespace=ns, rules=[dict(r) for r in ROLE_RULES])
     binding = k8s_object(
         "rbac.authorization.k8s.io/v1",
         "RoleBinding",
@@ -86,10 +84,7 @@ def resource_quotas(fleet: Fleet, team: Team, at: Path, quota: Quota, quota_at: 
 
 def network_policy(fleet: Fleet, team: Team, at: Path) -> list[Manifest]:
     peers: list[dict[str, Any]] = [{"podSelector": {}}]
-    peers += [
-        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": other}}}
-        for other in team.allowed_ingress_namespaces
-    ]
+    peers += [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": other}}} for other in team.allowed_ingress_namespaces]
     spec = {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": [{"from": peers}]}
     body = k8s_object(
         "networking.k8s.io/v1", "NetworkPolicy", NETWORK_POLICY, team_labels(fleet, team), namespace=team.namespace, spec=spec

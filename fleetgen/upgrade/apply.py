@@ -26,7 +26,7 @@ _WAVE_SUFFIX = re.compile(r"-w\d+$")
 
 
 def timestamp(moment: datetime.datetime) -> str:
-    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def upgrade_record(fleet: Fleet, number: int, requested: dict[str, Version] | None) -> Upgrade:
@@ -77,9 +77,9 @@ def _check_earlier_waves_hold(fleet: Fleet, record: Upgrade, number: int) -> Non
     """Each cluster still runs what the last applied wave that moved it set (nobody reverted it)."""
     latest: dict[tuple[str, str], Version] = {}
     for wave in record.waves[: number - 1]:
-        for cluster in wave.clusters:
+        for moved in wave.clusters:
             for component, version in wave.step.items():
-                latest[(cluster, component)] = version
+                latest[(moved, component)] = version
     clusters = {c.name: c for c in fleet.clusters}
     for (name, component), version in latest.items():
         cluster = clusters.get(name)
@@ -128,7 +128,9 @@ def _record(document: Any, record: Upgrade, number: int, at: datetime.datetime, 
         block["target"] = flow_map({k: str(v) for k, v in record.target.items()})
         waves = CommentedSeq()
         for wave in record.waves:
-            item = flow_map({"wave": wave.wave, "step": flow_map({k: str(v) for k, v in wave.step.items()}), "clusters": flow_seq(list(wave.clusters))})
+            item = flow_map(
+                {"wave": wave.wave, "step": flow_map({k: str(v) for k, v in wave.step.items()}), "clusters": flow_seq(list(wave.clusters))}
+            )
             waves.append(item)
         block["waves"] = waves
         document["upgrade"] = block

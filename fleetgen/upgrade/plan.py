@@ -14,7 +14,7 @@ import datetime
 from dataclasses import dataclass, field
 
 from fleetgen.compat import facts, version_set_problems
-from fleetgen.errors import FindingsError, Finding, Severity
+from fleetgen.errors import Finding, FindingsError, Severity
 from fleetgen.model import COMPONENTS, Cluster, Fleet, Rollout, Version, VersionSet
 
 Step = tuple[tuple[str, Version], ...]  # the (component, version) pairs one step sets

@@ -31,9 +31,7 @@ def plan_text(plan: Plan) -> str:
     lines = [f"upgrade to {_target(plan)}: {len(plan.waves)} wave(s), each soaking {_hours(plan.soak)}"]
     lines += [f"implied: {note}" for note in plan.implied]
     rows = [("wave", "step", "stage", "clusters", "earliest start", "soak until")]
-    rows += [
-        (str(w.number), step_label(w.step), w.stage, ", ".join(w.clusters), _when(w.start), _when(w.soak_until)) for w in plan.waves
-    ]
+    rows += [(str(w.number), step_label(w.step), w.stage, ", ".join(w.clusters), _when(w.start), _when(w.soak_until)) for w in plan.waves]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
     if plan.eta:
@@ -77,7 +75,10 @@ def plan_markdown(plan: Plan) -> str:
         f"| {w.number} | {step_label(w.step)} | {w.stage} | {', '.join(w.clusters)} | {_when(w.start)} | {_when(w.soak_until)} |"
         for w in plan.waves
     ]
-    lines += ["", f"Each wave soaks {_hours(plan.soak)}; DR partners never share a wave." + (f" ETA: {_when(plan.eta)}." if plan.eta else "")]
+    lines += [
+        "",
+        f"Each wave soaks {_hours(plan.soak)}; DR partners never share a wave." + (f" ETA: {_when(plan.eta)}." if plan.eta else ""),
+    ]
     lines += [f"- ⚠️ {w}" for w in plan.warnings]
     return "\n".join(lines) + "\n"
 

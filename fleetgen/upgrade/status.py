@@ -42,7 +42,9 @@ def upgrade_status(fleet: Fleet, now: datetime.datetime) -> Status | None:
     for cluster in fleet.clusters:
         vs = fleet.version_sets[cluster.version_set]
         behind = tuple(
-            f"{c} {getattr(vs, c)} (target {record.target[c]})" for c in COMPONENTS if c in record.target and getattr(vs, c) != record.target[c]
+            f"{c} {getattr(vs, c)} (target {record.target[c]})"
+            for c in COMPONENTS
+            if c in record.target and getattr(vs, c) != record.target[c]
         )
         clusters.append(ClusterState(cluster.name, cluster.environment, behind))
     return Status(
