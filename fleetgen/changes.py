@@ -45,16 +45,25 @@ def fleet_changes(base: Fleet, head: Fleet) -> list[Change]:
 
 
 def _show(value: Any) -> str:
+    if isinstance(value, tuple):
+        return ", ".join(str(v) for v in value) or "none"
     return "none" if value is None else str(value)
+
+
+def _attribute_changes(kind: str, subject: str, old: Any, new: Any, attrs: Any = None, **context: Any) -> Iterator[Change]:
+    """One change per attribute that differs: "<subject> <attr> <old> -> <new>" (subject "" for a bare field path)."""
+    for attr in attrs if attrs is not None else type(new).model_fields:
+        x, y = getattr(old, attr), getattr(new, attr)
+        if x != y:
+            text = f"{subject} {attr} {_show(x)} -> {_show(y)}" if subject else f"{attr}: {_show(x)} -> {_show(y)}"
+            yield Change(kind, text, **{"field": attr, **context}, old=_show(x), new=_show(y))
 
 
 def _fleet_settings(base: Fleet, head: Fleet) -> Iterator[Change]:
     for section in ("metadata", "gitops", "capacity"):
-        old, new = getattr(base, section), getattr(head, section)
-        for name in type(old).model_fields:
-            a, b = getattr(old, name), getattr(new, name)
-            if a != b:
-                yield Change("fleet", f"{section}.{name}: {_show(a)} -> {_show(b)}", field=f"{section}.{name}", old=_show(a), new=_show(b))
+        for change in _attribute_changes("fleet", "", getattr(base, section), getattr(head, section)):
+            text = f"{section}.{change.text}"
+            yield Change(change.kind, text, field=f"{section}.{change.field}", old=change.old, new=change.new)
 
 
 def _priority_classes(base: Fleet, head: Fleet) -> Iterator[Change]:
@@ -65,12 +74,7 @@ def _priority_classes(base: Fleet, head: Fleet) -> Iterator[Change]:
     for name in [n for n in new if n not in old]:
         yield Change("priority-class", f"priority class {name} added (value {new[name].value})", field=name)
     for name in [n for n in new if n in old and old[n] != new[n]]:
-        for attr in type(new[name]).model_fields:
-            a, b = getattr(old[name], attr), getattr(new[name], attr)
-            if a != b:
-                yield Change(
-                    "priority-class", f"priority class {name}: {attr} {_show(a)} -> {_show(b)}", field=name, old=_show(a), new=_show(b)
-                )
+        yield from _attribute_changes("priority-class", f"priority class {name}:", old[name], new[name], field=name)
 
 
 def _clusters(base: Fleet, head: Fleet) -> Iterator[Change]:
@@ -99,31 +103,10 @@ def _clusters(base: Fleet, head: Fleet) -> Iterator[Change]:
 
 def _cluster(base: Fleet, a: Cluster, head: Fleet, b: Cluster) -> Iterator[Change]:
     production = a.environment == "production" or b.environment == "production"
-    for attr in ("region", "environment", "purpose", "dr_partner"):
-        x, y = getattr(a, attr), getattr(b, attr)
-        if x != y:
-            yield Change(
-                "cluster",
-                f"cluster {b.name}: {attr} {_show(x)} -> {_show(y)}",
-                cluster=b.name,
-                field=attr,
-                old=_show(x),
-                new=_show(y),
-                production=production,
-            )
-    va, vb = base.version_sets[a.version_set], head.version_sets[b.version_set]
-    for field in VERSION_FIELDS:
-        x, y = getattr(va, field), getattr(vb, field)
-        if x != y:
-            yield Change(
-                "versions",
-                f"cluster {b.name}: {field} {x} -> {y}",
-                cluster=b.name,
-                field=field,
-                old=str(x),
-                new=str(y),
-                production=production,
-            )
+    attrs = ("region", "environment", "purpose", "dr_partner")
+    yield from _attribute_changes("cluster", f"cluster {b.name}:", a, b, attrs, cluster=b.name, production=production)
+    versions = (base.version_sets[a.version_set], head.version_sets[b.version_set])
+    yield from _attribute_changes("versions", f"cluster {b.name}:", *versions, VERSION_FIELDS, cluster=b.name, production=production)
     pools_a, pools_b = {p.name: p for p in a.node_pools}, {p.name: p for p in b.node_pools}
     for pool in pools_a.keys() - pools_b.keys():
         yield Change("node-pool", f"cluster {b.name}: node pool {pool} removed", cluster=b.name, field=pool, production=production)
@@ -137,18 +120,8 @@ def _cluster(base: Fleet, a: Cluster, head: Fleet, b: Cluster) -> Iterator[Chang
             production=production,
         )
     for pool in [p for p in pools_b if p in pools_a and pools_a[p] != pools_b[p]]:
-        for attr in type(pools_b[pool]).model_fields:
-            x, y = getattr(pools_a[pool], attr), getattr(pools_b[pool], attr)
-            if x != y:
-                yield Change(
-                    "node-pool",
-                    f"cluster {b.name}: node pool {pool} {attr} {_show(x)} -> {_show(y)}",
-                    cluster=b.name,
-                    field=pool,
-                    old=_show(x),
-                    new=_show(y),
-                    production=production,
-                )
+        subject = f"cluster {b.name}: node pool {pool}"
+        yield from _attribute_changes("node-pool", subject, pools_a[pool], pools_b[pool], cluster=b.name, field=pool, production=production)
     queues_a, queues_b = {q.name: q for q in a.queues}, {q.name: q for q in b.queues}
     for queue in sorted(queues_a.keys() | queues_b.keys()):
         if queues_a.get(queue) != queues_b.get(queue):
@@ -194,11 +167,8 @@ def _clusters_text(clusters: dict[str, Any]) -> str:
 
 
 def _team(base: Fleet, a: Team, head: Fleet, b: Team) -> Iterator[Change]:
-    for attr in ("group", "cost_center", "project", "priority_classes", "allowed_ingress_namespaces"):
-        x, y = getattr(a, attr), getattr(b, attr)
-        if x != y:
-            show = lambda v: ", ".join(v) if isinstance(v, tuple) else _show(v)  # noqa: E731
-            yield Change("team", f"team {b.name}: {attr} {show(x)} -> {show(y)}", team=b.name, field=attr, old=show(x), new=show(y))
+    attrs = ("group", "cost_center", "project", "priority_classes", "allowed_ingress_namespaces")
+    yield from _attribute_changes("team", f"team {b.name}:", a, b, attrs, team=b.name)
     for cluster in [c for c in a.clusters if c not in b.clusters]:
         yield Change(
             "placement-removed",
