@@ -55,8 +55,9 @@ def _attribute_changes(kind: str, subject: str, old: Any, new: Any, attrs: Any =
     for attr in attrs if attrs is not None else type(new).model_fields:
         x, y = getattr(old, attr), getattr(new, attr)
         if x != y:
-            text = f"{subject} {attr} {_show(x)} -> {_show(y)}" if subject else f"{attr}: {_show(x)} -> {_show(y)}"
-            yield Change(kind, text, **{"field": attr, **context}, old=_show(x), new=_show(y))
+            spelled = type(new).model_fields[attr].alias or attr  # as fleet.yaml writes it: maxNodes
+            text = f"{subject} {spelled} {_show(x)} -> {_show(y)}" if subject else f"{spelled}: {_show(x)} -> {_show(y)}"
+            yield Change(kind, text, **{"field": spelled, **context}, old=_show(x), new=_show(y))
 
 
 def _fleet_settings(base: Fleet, head: Fleet) -> Iterator[Change]:
