@@ -10,6 +10,24 @@ import argparse
 import yaml
 
 
+def _a100_pool(kind: str, nodes: int, taints: list[dict[str, str]] | None = None) -> dict[str, object]:
+    """A pool of 8-GPU A100 nodes, spot or on-demand."""
+    pool: dict[str, object] = {
+        "name": f"a100-{kind}",
+        "vmSize": "Standard_ND96asr_v4",
+        "gpuModel": "A100",
+        "gpusPerNode": 8,
+        "cpuPerNode": 64,
+        "memoryPerNode": "256Gi",
+        "maxNodes": nodes,
+        "scaling": "spot" if kind == "spot" else "on-demand",
+        "labels": {"accelerator": "nvidia-a100", "pool": kind},
+    }
+    if taints:
+        pool["taints"] = taints
+    return pool
+
+
 def synthetic_fleet(clusters: int, teams: int, clusters_per_team: int) -> str:
     per_cluster = -(-teams * clusters_per_team // clusters)  # teams landing on one cluster, rounded up
     nodes = max(1, -(-per_cluster * 2 // 8))  # enough 8-GPU nodes for 2 GPUs a team
@@ -28,31 +46,7 @@ def synthetic_fleet(clusters: int, teams: int, clusters_per_team: int) -> str:
             "environment": "production" if production else "dev",
             "purpose": "synthetic",
             "versionSet": "prod" if production else "dev",
-            "nodePools": [
-                {
-                    "name": "a100-spot",
-                    "vmSize": "Standard_ND96asr_v4",
-                    "gpuModel": "A100",
-                    "gpusPerNode": 8,
-                    "cpuPerNode": 64,
-                    "memoryPerNode": "256Gi",
-                    "maxNodes": nodes,
-                    "scaling": "spot",
-                    "labels": {"accelerator": "nvidia-a100", "pool": "spot"},
-                    "taints": [{"key": "sku", "value": "gpu"}],
-                },
-                {
-                    "name": "a100-ondemand",
-                    "vmSize": "Standard_ND96asr_v4",
-                    "gpuModel": "A100",
-                    "gpusPerNode": 8,
-                    "cpuPerNode": 64,
-                    "memoryPerNode": "256Gi",
-                    "maxNodes": nodes,
-                    "scaling": "on-demand",
-                    "labels": {"accelerator": "nvidia-a100", "pool": "ondemand"},
-                },
-            ],
+            "nodePools": [_a100_pool("spot", nodes, taints=[{"key": "sku", "value": "gpu"}]), _a100_pool("ondemand", nodes)],
         }
         if partner and partner in names:
             entry["drPartner"] = partner

@@ -25,8 +25,8 @@ from fleetgen.gitrev import read_at
 from fleetgen.live import QuotaImpact, compare, live_from_context, quota_impacts, read_live
 from fleetgen.load import LoadedFleet, load_fleet, load_fleet_text
 from fleetgen.model import COMPONENTS, Fleet, Version
-from fleetgen.onboarding import add_team, remove_team
-from fleetgen.render import cluster_objects, render_files
+from fleetgen.onboarding import NewTeam, add_team, remove_team
+from fleetgen.render import cluster_objects, files_of, render_files
 from fleetgen.render import plan as render_plan
 from fleetgen.report import FORMATS, format_findings, summary
 from fleetgen.scaffold import init_files, refuse_overwrites
@@ -213,7 +213,7 @@ def check(fleet: Path, out: Path | None, fix: bool, fmt: str) -> None:
     tree = Tree(out if out is not None else fleet.parent)
     tree.recover()  # a render interrupted after its commit point is finished first
     plan = render_plan(loaded.fleet)
-    files = render_files(loaded.fleet, fleet.name)
+    files = files_of(plan, fleet.name)
     found = check_tree(tree, files, plan, loaded.source)
     if fix and found:
         changes = tree.write(files)
@@ -377,11 +377,14 @@ def team() -> None:
     """Onboard and offboard teams: edit fleet.yaml in place, validate, render."""
 
 
-def _write_validated(fleet: Path, text: str) -> None:
-    """Validate the edited fleet.yaml as a whole; write it and render only if it passes."""
+def _write_validated(fleet: Path, text: str, *, render: bool = True) -> None:
+    """Validate the edited fleet.yaml and all it renders; only then write it (and render the tree)."""
     loaded = load_fleet_text(text.encode(), fleet.name)
     check_loaded(loaded, Schemas())
     replace_file(fleet, text.encode())
+    if not render:
+        click.echo(f"{fleet}: updated", err=True)
+        return
     changes = Tree(fleet.parent).write(render_files(loaded.fleet, fleet.name))
     click.echo(f"{fleet}: updated; {fleet.parent}: {len(changes.written)} written, {len(changes.removed)} removed", err=True)
 
@@ -417,20 +420,8 @@ def team_add(
 ) -> None:
     """Add team NAME to fleet.yaml; refused, with the usual errors, when the fleet would be invalid."""
     loaded = load_fleet(fleet)
-    text = add_team(
-        loaded.source.text,
-        loaded.fleet,
-        name,
-        group=group,
-        cost_center=cost_center,
-        project=project,
-        clusters=clusters,
-        gpu=gpu,
-        cpu=cpu,
-        memory=memory,
-        pods=pods,
-    )
-    _write_validated(fleet, text)
+    new = NewTeam(name, group, cost_center, clusters, gpu, project=project, cpu=cpu, memory=memory, pods=pods)
+    _write_validated(fleet, add_team(loaded.source.text, loaded.fleet, new))
 
 
 @team.command("remove", epilog="Example: fleetgen team remove vision")
@@ -535,14 +526,7 @@ def upgrade_apply(fleet: Path, number: int, sets: tuple[str, ...], to: str | Non
     loaded = load_fleet(fleet)
     requested = _requested(loaded.fleet, sets, to) or None
     moment = _utc(at, "--at") or datetime.datetime.now(datetime.UTC).replace(microsecond=0)
-    text = apply_wave(loaded, number, requested, moment)
-    replace_file(fleet, text.encode("utf-8"))
-    click.echo(f"{fleet}: wave {number} written", err=True)
-    if not no_render:
-        new = load_fleet(fleet)
-        check_loaded(new, Schemas())
-        changes = Tree(fleet.parent).write(render_files(new.fleet, fleet.name))
-        click.echo(f"{fleet.parent}: {len(changes.written)} written, {len(changes.removed)} removed", err=True)
+    _write_validated(fleet, apply_wave(loaded, number, requested, moment), render=not no_render)
 
 
 @upgrade.command("status", epilog="Example: fleetgen upgrade status")

@@ -18,7 +18,7 @@ from fleetgen.approvals import Approval, required_approvals
 from fleetgen.changes import Change, fleet_changes
 from fleetgen.model import Fleet, Quantity
 from fleetgen.render import cluster_objects
-from fleetgen.render.gitops import ENGINES
+from fleetgen.render.gitops import entry_point
 
 ObjectKey = tuple[str, str, str]
 ABSENT = "(absent)"
@@ -63,7 +63,7 @@ class FleetDiff:
 
     @property
     def empty(self) -> bool:
-        return not self.clusters and not any(c.text for c in self.changes)
+        return not self.clusters and not self.changes
 
 
 class _SameQuantity(BaseOperator):  # type: ignore[misc]
@@ -120,9 +120,7 @@ def object_diff(old: dict[str, Any], new: dict[str, Any]) -> list[FieldChange]:
 
 def rendered_objects(fleet: Fleet, index: int) -> dict[ObjectKey, dict[str, Any]]:
     """What cluster `index` runs plus its GitOps entry point, keyed by (kind, namespace, name)."""
-    cluster = fleet.clusters[index]
-    manifests = cluster_objects(fleet, index) + ENGINES[fleet.gitops.engine][1](fleet, cluster, index)
-    return {m.key: m.body for m in manifests}
+    return {m.key: m.body for m in cluster_objects(fleet, index) + entry_point(fleet, index)}
 
 
 def diff_objects(old: dict[ObjectKey, dict[str, Any]], new: dict[ObjectKey, dict[str, Any]]) -> list[ObjectChange]:

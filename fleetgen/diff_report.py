@@ -35,7 +35,7 @@ def _impact_text(cluster: str, impact: QuotaImpact) -> str:
 
 
 def _summary_lines(diff: FleetDiff) -> list[str]:
-    return [c.text for c in diff.changes if c.text]
+    return [c.text for c in diff.changes]
 
 
 def _approvers_of(diff: FleetDiff) -> dict[str, list[str]]:
@@ -90,7 +90,6 @@ def diff_json(diff: FleetDiff, impacts: Impacts) -> str:
         "summary": [
             {"kind": c.kind, "text": c.text, "cluster": c.cluster, "team": c.team, "field": c.field, "old": c.old, "new": c.new}
             for c in diff.changes
-            if c.text
         ],
         "approvals": [
             {

@@ -11,7 +11,7 @@ import html
 import json
 from dataclasses import dataclass
 
-from fleetgen.model import COMPONENTS, Cluster, Fleet
+from fleetgen.model import Cluster, Fleet
 
 HOURS_PER_MONTH = 730
 COMPONENT_TITLES = {
@@ -111,8 +111,7 @@ def build_report(fleet: Fleet) -> Report:
                 for c in fleet.clusters
             ),
         )
-        for component in ("kubernetes", "driver", "cuda", "cudnn", "containerd")
-        if component in COMPONENTS
+        for component in COMPONENT_TITLES
     )
     unpriced = tuple(sorted({p.vm_size for c in fleet.clusters for p in c.node_pools if p.vm_size not in fleet.pricing.gpu_hour}))
     return Report(fleet.metadata.name, fleet.pricing.currency, tuple(clusters), tuple(teams), matrix, unpriced)

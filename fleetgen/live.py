@@ -190,13 +190,10 @@ def compare(rendered: dict[ObjectKey, dict[str, Any]], live: list[dict[str, Any]
     live_by_key = {key_of(obj): obj for obj in live}
     owned = {k: o for k, o in live_by_key.items() if _managed(o)}
     present = {k: normalize(live_by_key[k], rendered[k]) for k in rendered if k in live_by_key}
-    missing = [c for c in diff_objects({k: v for k, v in rendered.items() if k not in live_by_key}, {}) if c.state == "removed"]
-    extra = [c for c in diff_objects({}, {k: v for k, v in owned.items() if k not in rendered})]
-    changed = [c for c in diff_objects({k: rendered[k] for k in present}, present) if c.state == "changed"]
     return Drift(
-        missing=tuple(ObjectChange(c.kind, c.namespace, c.name, "missing") for c in missing),
-        extra=tuple(ObjectChange(c.kind, c.namespace, c.name, "extra") for c in extra),
-        changed=tuple(changed),
+        missing=tuple(ObjectChange(*k, state="missing") for k in sorted(rendered.keys() - live_by_key.keys())),
+        extra=tuple(ObjectChange(*k, state="extra") for k in sorted(owned.keys() - rendered.keys())),
+        changed=tuple(diff_objects({k: rendered[k] for k in present}, present)),
         impacts=tuple(quota_impacts(rendered, live)),
     )
 

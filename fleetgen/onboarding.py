@@ -7,6 +7,7 @@ nothing is written when validation refuses it.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -78,43 +79,46 @@ def _end_line(item: CommentedMap, blank: bool) -> None:
         _attach_trailing(_deepest_block_map(item), CommentToken("\n\n", CommentMark(0), None))
 
 
-def add_team(
-    text: str,
-    fleet: Fleet,
-    name: str,
-    *,
-    group: str,
-    cost_center: str,
-    project: str | None,
-    clusters: tuple[str, ...],
-    gpu: int,
-    cpu: str | None,
-    memory: str | None,
-    pods: int | None,
-) -> str:
-    if any(t.name == name for t in fleet.teams):
-        raise InputError(f"team {name!r} already exists in fleet.yaml")
-    if not clusters:
+@dataclass(frozen=True)
+class NewTeam:
+    """What `fleetgen team add` asks for; everything else takes the model's defaults."""
+
+    name: str
+    group: str
+    cost_center: str
+    clusters: tuple[str, ...]
+    gpu: int
+    project: str | None = None
+    cpu: str | None = None
+    memory: str | None = None
+    pods: int | None = None
+
+    def entry(self) -> CommentedMap:
+        """The team as fleet.yaml writes it: short quota maps on one line, `{}` for default placements."""
+        requests: dict[str, Any] = {"gpu": self.gpu}
+        requests |= {k: v for k, v in (("cpu", self.cpu), ("memory", self.memory)) if v is not None}
+        quota = CommentedMap({"requests": flow_map(requests)})
+        if self.pods is not None:
+            quota["pods"] = self.pods
+        return CommentedMap(
+            {
+                "name": self.name,
+                "group": self.group,
+                "costCenter": self.cost_center,
+                "project": self.project or self.name,
+                "quota": quota,
+                "clusters": CommentedMap({c: flow_map({}) for c in self.clusters}),  # {}: the default quota there
+            }
+        )
+
+
+def add_team(text: str, fleet: Fleet, new: NewTeam) -> str:
+    if any(t.name == new.name for t in fleet.teams):
+        raise InputError(f"team {new.name!r} already exists in fleet.yaml")
+    if not new.clusters:
         raise InputError("name at least one --cluster for the team")
     document = RoundTrip(text)
-    requests: dict[str, Any] = {"gpu": gpu}
-    if cpu is not None:
-        requests["cpu"] = cpu
-    if memory is not None:
-        requests["memory"] = memory
-    quota = CommentedMap({"requests": flow_map(requests)})
-    if pods is not None:
-        quota["pods"] = pods
-    team = CommentedMap(
-        {
-            "name": name,
-            "group": group,
-            "costCenter": cost_center,
-            "project": project or name,
-            "quota": quota,
-            "clusters": CommentedMap({c: flow_map({}) for c in clusters}),  # {}: the default quota there
-        }
-    )
+    team = new.entry()
     if "teams" not in document.data or document.data["teams"] is None:
         document.data["teams"] = CommentedSeq()
     teams: CommentedSeq = document.data["teams"]

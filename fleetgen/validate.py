@@ -25,7 +25,7 @@ from fleetgen.lint import lint_cluster
 from fleetgen.load import LoadedFleet
 from fleetgen.model import Fleet, Version
 from fleetgen.render import Manifest, cluster_objects
-from fleetgen.render.gitops import ENGINES
+from fleetgen.render.gitops import entry_point
 
 Minor = tuple[int, int]
 _CORE = resources.files("kubernetes_validate") / "kubernetes-json-schema"
@@ -144,7 +144,7 @@ def validate_rendered(fleet: Fleet, schemas: Schemas, *, strict: bool = False) -
     for index, cluster in enumerate(fleet.clusters):
         kubernetes = fleet.version_sets[cluster.version_set].kubernetes
         objects = cluster_objects(fleet, index)
-        for manifest in objects + ENGINES[fleet.gitops.engine][1](fleet, cluster, index):
+        for manifest in objects + entry_point(fleet, index):
             body = manifest.body
             for message, severity in _problems(schemas.lookup(body["apiVersion"], body["kind"], kubernetes), body, strict):
                 note(cluster.name, manifest, message, severity)

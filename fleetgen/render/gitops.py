@@ -90,6 +90,11 @@ def argocd(fleet: Fleet, cluster: Cluster, index: int) -> list[Manifest]:
     return [Manifest(kueue, ("gitops", "kueuePath")), Manifest(fleet_app, ("clusters", index))]
 
 
+def entry_point(fleet: Fleet, index: int) -> list[Manifest]:
+    """The GitOps objects that sync cluster `index` (Flux objects or Argo CD Applications)."""
+    return ENGINES[fleet.gitops.engine][1](fleet, fleet.clusters[index], index)
+
+
 ENGINES: dict[str, tuple[str, GitOpsBuilder]] = {
     "flux": ("flux-system", flux),
     "argocd": ("argocd", argocd),

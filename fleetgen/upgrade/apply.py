@@ -18,7 +18,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from fleetgen.edit import RoundTrip, flow_map, flow_seq, like
-from fleetgen.load import LoadedFleet, load_fleet_text
+from fleetgen.load import LoadedFleet
 from fleetgen.model import COMPONENTS, Fleet, Upgrade, UpgradeWave, Version
 from fleetgen.upgrade.plan import PlanRefused, plan_upgrade, versions_of
 
@@ -33,7 +33,7 @@ def upgrade_record(fleet: Fleet, number: int, requested: dict[str, Version] | No
     """The upgrade this wave belongs to: the one in progress, or a new plan when wave 1 starts one."""
     record = fleet.upgrade
     if record is not None and not record.complete:
-        if requested and {k: v for k, v in requested.items()} != {k: record.target[k] for k in requested if k in record.target}:
+        if requested and any(record.target.get(k) != v for k, v in requested.items()):  # type: ignore[call-overload]
             raise PlanRefused([f"an upgrade to {_target_text(record.target)} is in progress; finish it before starting another"])
         return record
     if not requested:
@@ -68,9 +68,7 @@ def apply_wave(loaded: LoadedFleet, number: int, requested: dict[str, Version] |
     document = RoundTrip(loaded.source.text)
     _move_clusters(document.data, fleet, wave, number)
     _record(document.data, record, number, at, fresh=fleet.upgrade is None or fleet.upgrade.complete)
-    out = document.text()
-    load_fleet_text(out.encode(), loaded.source.file)  # the result must be a valid fleet, or nothing is written
-    return out
+    return document.text()  # the caller validates it as a whole before writing
 
 
 def _check_earlier_waves_hold(fleet: Fleet, record: Upgrade, number: int) -> None:
