@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 from typing import Any
@@ -11,6 +12,7 @@ from pydantic import ValidationError
 from fleetgen.checks import run_checks
 from fleetgen.errors import Finding, FindingsError, Location, Severity
 from fleetgen.model import Fleet
+from fleetgen.schema import fields_at
 from fleetgen.secrets import secret_findings
 from fleetgen.source import Source, SourceFloat, parse_fleet, read_fleet
 
@@ -54,6 +56,9 @@ def _from_pydantic(source: Source, error: Any) -> Finding:
     on_key = error["type"] in _KEY_ERRORS or "[key]" in loc
     path = tuple(part for part in loc if part != "[key]")
     message = _message(error)
+    if error["type"] == "extra_forbidden":
+        close = difflib.get_close_matches(str(path[-1]), fields_at(path[:-1]), n=1, cutoff=0.6)
+        message += f"; did you mean {close[0]!r}?" if close else ""
     return Finding(path, message, location=source.locate(path, key=on_key))
 
 

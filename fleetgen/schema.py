@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 from typing import Any
 
 from fleetgen.model import API_VERSION, Fleet
@@ -33,3 +34,36 @@ def fleet_json_schema() -> str:
         "description": "A GPU Kubernetes fleet: clusters, teams, quotas, queues and the compatibility matrix.",
     }
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def fields_at(path: tuple[str | int, ...]) -> list[str]:
+    """The field names fleet.yaml allows in the mapping at `path` (for "did you mean" hints)."""
+    schema = _schema()
+    node: Any = schema
+    for part in path:
+        node = _resolve(schema, node)
+        if isinstance(part, int):
+            node = node.get("items", {})
+        elif part in node.get("properties", {}):
+            node = node["properties"][part]
+        elif node.get("patternProperties"):
+            node = next(iter(node["patternProperties"].values()))
+        else:
+            return []
+    return sorted(_resolve(schema, node).get("properties", {}))
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    return dict(json.loads(fleet_json_schema()))
+
+
+def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """Follow $ref, and into the non-null branch of an optional value."""
+    while True:
+        if "$ref" in node:
+            node = schema["$defs"][node["$ref"].rsplit("/", 1)[-1]]
+        elif "anyOf" in node:
+            node = next((n for n in node["anyOf"] if n.get("type") != "null"), {})
+        else:
+            return node

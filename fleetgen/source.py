@@ -155,8 +155,7 @@ def parse_fleet(raw: bytes, file: str) -> Source:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file, 1, 1)
-        problem = exc.problem or exc.context or "cannot be parsed"
-        raise FindingsError([Finding((), f"YAML syntax: {problem}", location=where)]) from None
+        raise FindingsError([Finding((), f"YAML syntax: {_syntax_message(exc)}", location=where)]) from None
     except yaml.YAMLError as exc:
         raise FindingsError([Finding((), f"YAML: {exc}", location=Location(file, 1, 1))]) from None
     except RecursionError:
@@ -179,6 +178,16 @@ def parse_fleet(raw: bytes, file: str) -> Source:
     if builder.findings:
         raise FindingsError(sorted(builder.findings, key=lambda f: f.location or Location(file, 0, 0)))
     return source
+
+
+def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
+    """libyaml's problem, with where the enclosing block began; inside a block it is mostly indentation."""
+    problem = exc.problem or exc.context or "cannot be parsed"
+    if exc.problem and exc.context and exc.context_mark and exc.context_mark is not exc.problem_mark:
+        problem += f" ({exc.context.removeprefix('while parsing ')} from line {exc.context_mark.line + 1})"
+        if "block" in exc.context:
+            problem += "; check this line's indentation"
+    return problem
 
 
 def _measure(node: Node, seen: dict[int, tuple[int, int]]) -> tuple[int, int]:

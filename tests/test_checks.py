@@ -202,6 +202,30 @@ def test_yaml_syntax_error_points_at_the_problem(example_text: str) -> None:
     assert "(document): YAML syntax: did not find expected ',' or '}'" in finding
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("        maxNodes: 8\n", "        maxnodes: 8\n", "clusters[3].nodePools[0].maxnodes: unknown field; did you mean 'maxNodes'?"),
+        ("{queue: h100-queue}", "{queu: h100-queue}", "teams[2].clusters.training-eastus.queu: unknown field; did you mean 'queue'?"),
+        ("  costCenter: cc-1000", "  costcentre: cc-1000", "metadata.costcentre: unknown field; did you mean 'costCenter'?"),
+    ],
+)
+def test_a_misspelt_field_gets_a_suggestion(example_text: str, old: str, new: str, expected: str) -> None:
+    found = [f.split(": ", 1)[1] for f in findings_of(replace_once(example_text, old, new))]
+    assert expected in found
+
+
+def test_an_indentation_slip_names_the_block_and_the_likely_cause(example_text: str) -> None:
+    broken = replace_once(example_text, "        maxNodes: 8\n", "        maxNodes: 8\n      maxnodes: 9\n")
+    [finding] = findings_of(broken)
+    line = line_of(broken, "      maxnodes: 9")
+    start = line_of(broken, "    nodePools:", 4)  # dev-eastus's pools: the block the slip breaks
+    assert finding == (
+        f"{line}:7: (document): YAML syntax: did not find expected '-' indicator "
+        f"(a block collection from line {start + 1}); check this line's indentation"
+    )
+
+
 def test_duplicate_keys_are_all_reported(example_text: str) -> None:
     broken = replace_once(example_text, "  owner: platform", "  name: again\n  owner: platform")
     broken = replace_once(broken, "    kubernetes: 1.30.1\n", "    kubernetes: 1.30.1\n    kubernetes: 1.31.0\n")
