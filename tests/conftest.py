@@ -1,4 +1,4 @@
-"""Shared fixtures: the example fleet, the real kubectl, and upstream CRDs from ../shared/crds."""
+"""Fixtures: the example fleet, the real kubectl, and the upstream CRDs kept in tests/crds (see its SOURCES.md)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from fleetgen.load import load_fleet_text
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "fleet.yaml"
-SHARED_CRDS = Path(os.environ.get("FLEETGEN_TEST_CRDS", REPO.parent / "shared" / "crds"))
+# Upstream CRDs, unconverted; FLEETGEN_TEST_CRDS=DIR tests against another copy with the same layout.
+UPSTREAM_CRDS = Path(os.environ.get("FLEETGEN_TEST_CRDS") or REPO / "tests" / "crds")
 
 
 @pytest.fixture(scope="session")
@@ -71,9 +72,10 @@ def kustomize() -> Callable[[Path], list[dict[str, Any]]]:
 
 @pytest.fixture(scope="session")
 def crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
-    assert SHARED_CRDS.is_dir(), f"upstream CRDs expected at {SHARED_CRDS} (set FLEETGEN_TEST_CRDS)"
+    """Strict schemas straight from the upstream CRDs, independent of the converted ones fleetgen ships."""
+    assert UPSTREAM_CRDS.is_dir(), f"upstream CRDs expected at {UPSTREAM_CRDS} (FLEETGEN_TEST_CRDS)"
     docs: list[Any] = []
-    for path in sorted(SHARED_CRDS.rglob("*.yaml")):
+    for path in sorted(UPSTREAM_CRDS.rglob("*.yaml")):
         docs += list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
     schemas = schemas_from_crds(docs)
     assert ("kueue.x-k8s.io/v1beta2", "ClusterQueue") in schemas

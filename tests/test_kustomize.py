@@ -1,7 +1,8 @@
 """The rendered tree built by the real `kubectl kustomize` and checked against real schemas.
 
 Core kinds: kubernetes-validate, strict, at each cluster's own Kubernetes version. Custom
-resources (Kueue, Flux, Argo CD): the upstream CRDs kept in ../shared/crds.
+resources (Kueue, Flux, Argo CD, Prometheus Operator): the upstream CRDs kept in tests/crds, read
+as they are, never through the converted schemas fleetgen ships in schemas/crds.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import pytest
 from conftest import EXAMPLE, replace_once
 
 from fleetgen.load import load_fleet, load_fleet_text
-from fleetgen.render import cluster_objects, render_files
+from fleetgen.render import cluster_objects
+from fleetgen.rendered import render_files
 from fleetgen.tree import Tree
 
 Build = Callable[[Path], list[dict[str, Any]]]
