@@ -3,11 +3,13 @@
 A CRD's openAPIV3Schema is structural: the API server prunes unknown fields instead of rejecting
 them. fleetgen wants a typo to fail, so objects with declared properties get
 `additionalProperties: false` unless the CRD preserves unknown fields there.
+
+schemas/crds holds `shipped_files` of the upstream CRDs kept in tests/crds; the development script
+scripts/refresh_crds.py writes it.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -56,6 +58,21 @@ def parse_shipped_name(name: str) -> GroupVersionKind:
     return f"{group}/{version}", kind
 
 
+def is_shipped(api_version: str, kind: str) -> bool:
+    """Whether fleetgen ships the schema of this kind in schemas/crds."""
+    group = api_version.split("/")[0]
+    return group in SHIPPED_GROUPS or (group, kind) in SHIPPED_KINDS
+
+
+def shipped_files(schemas: dict[GroupVersionKind, dict[str, Any]]) -> dict[str, str]:
+    """The files of schemas/crds (name -> text) for these CRD schemas: the shipped kinds, without descriptions."""
+    return {
+        shipped_name(api_version, kind): json.dumps(without_descriptions(schema), sort_keys=True, separators=(",", ":")) + "\n"
+        for (api_version, kind), schema in sorted(schemas.items())
+        if is_shipped(api_version, kind)
+    }
+
+
 def without_descriptions(schema: Any) -> Any:
     if isinstance(schema, list):
         return [without_descriptions(s) for s in schema]
@@ -80,21 +97,3 @@ def strict(schema: Any) -> Any:
         out.pop("type", None)
         out.setdefault("anyOf", [{"type": "integer"}, {"type": "string"}])
     return out
-
-
-def main() -> None:
-    """Regenerate schemas/crds from upstream CRD manifests: python -m fleetgen.crdschema CRDS... --out schemas/crds"""
-    parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("crds", nargs="+", type=Path)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    for (api_version, kind), schema in sorted(read_crds(args.crds).items()):
-        group = api_version.split("/")[0]
-        if group in SHIPPED_GROUPS or (group, kind) in SHIPPED_KINDS:
-            text = json.dumps(without_descriptions(schema), sort_keys=True, separators=(",", ":"))
-            (args.out / shipped_name(api_version, kind)).write_text(text + "\n", encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()
