@@ -24,7 +24,8 @@ from synth import size_arguments, synthetic_fleet
 
 from fleetgen.load import load_fleet_text
 from fleetgen.model import Fleet, Version
-from fleetgen.render import cluster_objects, render_files
+from fleetgen.render import cluster_objects
+from fleetgen.rendered import Rendered, render_files
 from fleetgen.tree import Tree
 from fleetgen.validate import Schemas, validate_rendered
 
@@ -34,10 +35,11 @@ def measure(clusters: int, teams: int, per_team: int) -> dict[str, float]:
     started = time.perf_counter()
     fleet = load_fleet_text(raw).fleet
     loaded = time.perf_counter()
-    problems = validate_rendered(fleet, Schemas())
+    render = Rendered(fleet)  # one render, shared by validation and the tree, as the workflows do
+    problems = validate_rendered(render, Schemas())
     validated = time.perf_counter()
     assert not problems, problems[:3]
-    files = render_files(fleet)
+    files = render.files
     rendered = time.perf_counter()
     with tempfile.TemporaryDirectory() as out:
         Tree(out).write(files)

@@ -61,6 +61,14 @@ class InputError(FleetgenError):
     """A file could not be read or written, or an argument makes no sense."""
 
 
+class DifferencesFound(FleetgenError):
+    """The command did its work and found something to act on: a stale tree, a diff, drift (exit 1).
+
+    Its report is already printed; the message, when there is one, is the closing line."""
+
+    exit_code = EXIT_FINDINGS
+
+
 class FindingsError(FleetgenError):
     """The fleet has problems; carries all of them, sorted by position."""
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from fleetgen.diff import ObjectChange, ObjectKey, diff_objects
+from fleetgen.objdiff import ObjectChange, ObjectKey, diff_objects
 from fleetgen.errors import InputError
 from fleetgen.model import Quantity
 from fleetgen.render.manifest import MANAGED_BY

@@ -6,16 +6,19 @@ The workflow is built as data from one function, so this repository's own workfl
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, metadata
 from pathlib import Path
 from typing import Any
 
 from fleetgen import __version__
-from fleetgen.diff_report import MARKER
+from fleetgen.review.output import MARKER
 from fleetgen.edit import RoundTrip
 from fleetgen.emit import dump_documents
 from fleetgen.errors import InputError
 
 WORKFLOW_PATH = ".github/workflows/fleetgen.yml"
+DEFAULT_URL = "https://github.com/fleetgen/fleetgen"  # as [project.urls] declares it; used when no metadata is installed
 PRE_COMMIT_PATH = ".pre-commit-config.yaml"
 
 # Upserts one PR comment, found by the hidden marker the markdown diff starts with.
@@ -37,7 +40,7 @@ _MERGE_BASE = 'base=$(git merge-base "origin/${{ github.base_ref }}" HEAD)'
 
 
 def workflow(install: str) -> dict[str, Any]:
-    """The pull-request workflow; `install` is what pip installs (`fleetgen==X` or `.` for this repository)."""
+    """The pull-request workflow; `install` is what pip installs (a git source, or `.` for this repository)."""
     return {
         "name": "fleetgen",
         "on": {"pull_request": {"paths": ["fleet.yaml", "base/**", "clusters/**", "FLEET.md", ".fleetgen-ledger"]}},
@@ -92,13 +95,49 @@ def workflow_text(install: str) -> bytes:
     return dump_documents([workflow(install)], header="# Written by fleetgen; pull requests that touch the fleet run it.\n")
 
 
-def pre_commit_config() -> bytes:
-    hooks = [
-        {"id": "fleetgen-validate", "name": "fleetgen validate", "entry": "fleetgen validate", "files": r"^fleet\.yaml$"},
-        {"id": "fleetgen-check", "name": "fleetgen check", "entry": "fleetgen check", "files": r"^(fleet\.yaml|base/|clusters/)"},
-    ]
-    local = [{**h, "language": "python", "pass_filenames": False, "additional_dependencies": [f"fleetgen=={__version__}"]} for h in hooks]
-    return dump_documents([{"repos": [{"repo": "local", "hooks": local}]}], header="# Written by fleetgen init.\n")
+def project_url() -> str:
+    """Where fleetgen lives: the repository URL its package metadata declares ([project.urls] in pyproject.toml)."""
+    try:
+        urls = metadata("fleetgen").get_all("Project-URL") or []
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        urls = []
+    for entry in urls:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() == "repository":
+            return url.strip()
+    return DEFAULT_URL
+
+
+@dataclass(frozen=True)
+class FleetgenSource:
+    """A git repository and ref to install fleetgen from: the project's release tag, or a company mirror."""
+
+    url: str
+    ref: str
+
+    @classmethod
+    def parse(cls, text: str | None) -> FleetgenSource:
+        if text is None:
+            return cls(project_url(), f"v{__version__}")
+        url, sep, ref = text.rpartition("@")
+        if not sep or not url or not ref or any(ch.isspace() or ord(ch) < 32 for ch in text):
+            raise InputError(f"--fleetgen-source {text!r}: expected URL@REF, e.g. https://git.example.com/mirrors/fleetgen@v0.1.0")
+        return cls(url, ref)
+
+    @property
+    def pip(self) -> str:
+        """The pip requirement that installs this source."""
+        return f"fleetgen @ git+{self.url}@{self.ref}"
+
+
+SOURCE_HELP = "Where the new repository's hooks and CI install fleetgen from (default: this release of the project repository)."
+
+
+def pre_commit_config(source: FleetgenSource) -> bytes:
+    """Hooks from fleetgen's own repository (its .pre-commit-hooks.yaml), pinned to a tag or commit."""
+    hooks = [{"id": "fleetgen-validate"}, {"id": "fleetgen-check"}]
+    config = {"repos": [{"repo": source.url, "rev": source.ref, "hooks": hooks}]}
+    return dump_documents([config], header="# Written by fleetgen init; `pre-commit install` runs these before each commit.\n")
 
 
 STARTER = """\
@@ -159,9 +198,10 @@ README = """\
 # Fleet configuration
 
 `fleet.yaml` describes the GPU fleet; `base/` and `clusters/` are rendered from it by
-[fleetgen](https://pypi.org/project/fleetgen/) and synced by the GitOps engine. Do not edit them.
+fleetgen and synced by the GitOps engine. Do not edit them.
 
-    pip install fleetgen
+    pip install "fleetgen @ git+URL@REF"   # the source .pre-commit-config.yaml names
+    pre-commit install     # validate and check before every commit
     fleetgen validate      # every problem, with its line and column
     fleetgen render        # rewrite base/ and clusters/
     fleetgen check         # is the committed tree fresh? (CI runs this)
@@ -171,8 +211,9 @@ it needs (`.github/workflows/fleetgen.yml`).
 """
 
 
-def init_files(name: str | None, engine: str | None, repository: str | None) -> dict[str, bytes]:
+def init_files(name: str | None, engine: str | None, repository: str | None, source: str | None = None) -> dict[str, bytes]:
     """The files of a new fleet repository (the rendered tree and schema are added by the caller)."""
+    installed_from = FleetgenSource.parse(source)
     starter = RoundTrip(STARTER)
     if name:
         starter.data["metadata"]["name"] = name
@@ -182,8 +223,8 @@ def init_files(name: str | None, engine: str | None, repository: str | None) -> 
         starter.data["gitops"]["repository"] = repository
     return {
         "fleet.yaml": starter.text().encode(),
-        WORKFLOW_PATH: workflow_text(f"fleetgen=={__version__}"),
-        PRE_COMMIT_PATH: pre_commit_config(),
+        WORKFLOW_PATH: workflow_text(installed_from.pip),
+        PRE_COMMIT_PATH: pre_commit_config(installed_from),
         "README.md": README.encode(),
     }
 

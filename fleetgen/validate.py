@@ -23,9 +23,9 @@ from fleetgen.crdschema import GroupVersionKind, parse_shipped_name
 from fleetgen.errors import Finding, FindingsError, Path, Severity
 from fleetgen.lint import lint_cluster
 from fleetgen.load import LoadedFleet
-from fleetgen.model import Fleet, Version
-from fleetgen.render import Manifest, cluster_objects
-from fleetgen.render.gitops import entry_point
+from fleetgen.model import Version
+from fleetgen.render import Manifest
+from fleetgen.rendered import Rendered
 
 Minor = tuple[int, int]
 _CORE = resources.files("kubernetes_validate") / "kubernetes-json-schema"
@@ -130,7 +130,7 @@ def _problems(lookup: Lookup, body: dict[str, Any], strict: bool) -> Iterator[tu
         yield f"{where}: {error.message}", Severity.ERROR
 
 
-def validate_rendered(fleet: Fleet, schemas: Schemas, *, strict: bool = False) -> list[Finding]:
+def validate_rendered(rendered: Rendered, schemas: Schemas, *, strict: bool = False) -> list[Finding]:
     """Schema problems and policy lints of every object every cluster gets, at the field that made it.
 
     The same problem on several clusters (a shared base object) is reported once, naming them."""
@@ -141,10 +141,11 @@ def validate_rendered(fleet: Fleet, schemas: Schemas, *, strict: bool = False) -
         text = f"rendered {kind} {namespace + '/' if namespace else ''}{name}: {message}"
         seen.setdefault((manifest.source, text, severity), []).append(cluster)
 
+    fleet = rendered.fleet
     for index, cluster in enumerate(fleet.clusters):
         kubernetes = fleet.version_sets[cluster.version_set].kubernetes
-        objects = cluster_objects(fleet, index)
-        for manifest in objects + entry_point(fleet, index):
+        objects = rendered.objects(index)
+        for manifest in objects + rendered.entry_point(index):
             body = manifest.body
             for message, severity in _problems(schemas.lookup(body["apiVersion"], body["kind"], kubernetes), body, strict):
                 note(cluster.name, manifest, message, severity)
@@ -157,10 +158,12 @@ def validate_rendered(fleet: Fleet, schemas: Schemas, *, strict: bool = False) -
     return findings
 
 
-def check_loaded(loaded: LoadedFleet, schemas: Schemas, *, strict: bool = False, fail_on: Severity = Severity.ERROR) -> list[Finding]:
+def check_loaded(
+    loaded: LoadedFleet, schemas: Schemas, rendered: Rendered, *, strict: bool = False, fail_on: Severity = Severity.ERROR
+) -> list[Finding]:
     """The model's warnings and the rendered objects' problems, placed and sorted; raises on failure."""
-    rendered = [loaded.source.place(f) for f in validate_rendered(loaded.fleet, schemas, strict=strict)]
-    findings = sorted([*loaded.warnings, *rendered], key=lambda f: (f.location, f.dotted_path, f.message))
+    problems = [loaded.source.place(f) for f in validate_rendered(rendered, schemas, strict=strict)]
+    findings = sorted([*loaded.warnings, *problems], key=lambda f: (f.location, f.dotted_path, f.message))
     failing = {Severity.ERROR} if fail_on is Severity.ERROR else {Severity.ERROR, Severity.WARNING}
     if any(f.severity in failing for f in findings):
         raise FindingsError(findings)

@@ -11,7 +11,7 @@ from subprocess import CompletedProcess
 from conftest import EXAMPLE, line_of, replace_once
 
 from fleetgen.load import load_fleet
-from fleetgen.render import render_files
+from fleetgen.rendered import render_files
 
 Run = Callable[..., CompletedProcess[str]]
 

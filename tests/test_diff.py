@@ -20,8 +20,9 @@ import pytest
 import yaml
 from conftest import EXAMPLE, replace_once
 
-from fleetgen.diff import diff_fleets
-from fleetgen.diff_report import BUDGET, COMMENT_LIMIT, MARKER, diff_markdown
+from fleetgen.rendered import Rendered
+from fleetgen.review import diff_fleets
+from fleetgen.review.output import BUDGET, COMMENT_LIMIT, MARKER, diff_markdown
 from fleetgen.live import compare, normalize
 from fleetgen.load import load_fleet_text
 from fleetgen.render import cluster_objects
@@ -117,9 +118,9 @@ def test_approval_rules_come_from_the_base(repo: Path, cli_run: Run) -> None:
 def test_quantities_and_named_lists_compare_by_meaning() -> None:
     text = EXAMPLE.read_text()
     same = replace_once(text, "memoryPerNode: 256Gi\n        maxNodes: 1", "memoryPerNode: 262144Mi\n        maxNodes: 1")
-    assert diff_fleets(load_fleet_text(text.encode()).fleet, load_fleet_text(same.encode()).fleet, "a", "b").clusters == []
+    assert diff_fleets(Rendered(load_fleet_text(text.encode()).fleet), Rendered(load_fleet_text(same.encode()).fleet), "a", "b").clusters == []
     reordered = replace_once(text, "flavors: [a100-spot, a100-ondemand]", "flavors: [a100-ondemand, a100-spot]")
-    result = diff_fleets(load_fleet_text(text.encode()).fleet, load_fleet_text(reordered.encode()).fleet, "a", "b")
+    result = diff_fleets(Rendered(load_fleet_text(text.encode()).fleet), Rendered(load_fleet_text(reordered.encode()).fleet), "a", "b")
     [cluster] = result.clusters
     [queue] = cluster.objects  # flavors matched by name: only the order moved, no value did
     assert queue.title == "ClusterQueue gpu-cluster-queue"
@@ -133,7 +134,7 @@ def test_markdown_stays_under_githubs_limit_with_a_note() -> None:
     text = EXAMPLE.read_text()
     base = load_fleet_text(text.encode()).fleet
     head = load_fleet_text(text.replace("project: language-models", "project: llm").encode()).fleet
-    result = diff_fleets(base, head, "main", "pr")
+    result = diff_fleets(Rendered(base), Rendered(head), "main", "pr")
     small = diff_markdown(result, {}, budget=1200)
     assert len(small) < COMMENT_LIMIT and "Truncated to stay under GitHub's 65,536-character comment limit" in small
     assert "more cluster(s) not shown" in small

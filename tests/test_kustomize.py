@@ -18,7 +18,8 @@ import pytest
 from conftest import EXAMPLE, replace_once
 
 from fleetgen.load import load_fleet, load_fleet_text
-from fleetgen.render import cluster_objects, render_files
+from fleetgen.render import cluster_objects
+from fleetgen.rendered import render_files
 from fleetgen.tree import Tree
 
 Build = Callable[[Path], list[dict[str, Any]]]

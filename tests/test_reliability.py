@@ -26,12 +26,13 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from fleetgen.check import check_tree
-from fleetgen.diff import diff_fleets
+from fleetgen.freshness import check_tree
 from fleetgen.emit import dump_documents
 from fleetgen.errors import FindingsError
 from fleetgen.load import load_fleet_text
-from fleetgen.render import plan, render_files
+from fleetgen.render import plan
+from fleetgen.rendered import Rendered, render_files
+from fleetgen.review import diff_fleets
 from fleetgen.tree import Tree
 
 sys.path.insert(0, str(REPO / "benchmarks"))
@@ -204,8 +205,8 @@ def test_render_check_and_self_diff_round_trip(clusters: int, teams: int, per_te
         tree = Tree(out)
         tree.write(files)
         assert tree.write(render_files(load_fleet_text(raw).fleet)).empty  # idempotent
-        assert check_tree(tree, files, plan(loaded.fleet), loaded.source) == []
-    same = diff_fleets(loaded.fleet, load_fleet_text(raw).fleet, "a", "b")
+        assert check_tree(tree, files, Rendered(loaded.fleet).plan, loaded.source) == []
+    same = diff_fleets(Rendered(loaded.fleet), Rendered(load_fleet_text(raw).fleet), "a", "b")
     assert same.empty and same.clusters == [] and same.approvals == []
 
 
@@ -384,17 +385,18 @@ SCALE_SCRIPT = """
 import json, resource, sys, time
 sys.path.insert(0, {bench!r})
 from synth import synthetic_fleet
-from fleetgen.diff import diff_fleets
 from fleetgen.load import load_fleet_text
-from fleetgen.render import render_files
+from fleetgen.rendered import Rendered
+from fleetgen.review import diff_fleets
 from fleetgen.validate import Schemas, validate_rendered
 started = time.perf_counter()
 raw = synthetic_fleet({clusters}, {teams}, {per_team}).encode()
 fleet = load_fleet_text(raw).fleet
-problems = validate_rendered(fleet, Schemas())
-files = render_files(fleet)
+rendered = Rendered(fleet)
+problems = validate_rendered(rendered, Schemas())
+files = rendered.files
 changed = load_fleet_text(raw.replace(b"gpu: 2", b"gpu: 1", 1)).fleet
-diff = diff_fleets(fleet, changed, "a", "b")
+diff = diff_fleets(rendered, Rendered(changed), "a", "b")
 print(json.dumps({{"files": len(files), "problems": len(problems), "diffClusters": len(diff.clusters),
                    "seconds": time.perf_counter() - started,
                    "peakMiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))

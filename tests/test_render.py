@@ -15,7 +15,8 @@ from ruamel.yaml import YAML
 
 from fleetgen.errors import InputError
 from fleetgen.load import load_fleet, load_fleet_text
-from fleetgen.render import cluster_objects, render_files
+from fleetgen.render import cluster_objects
+from fleetgen.rendered import render_files
 from fleetgen.tree import JOURNAL, LEDGER, Tree
 
 

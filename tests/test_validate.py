@@ -23,6 +23,7 @@ from fleetgen.load import load_fleet
 from fleetgen.model import Version
 from fleetgen.render import Manifest, cluster_objects
 from fleetgen.schema import SCHEMA_PATH, fleet_json_schema
+from fleetgen.rendered import Rendered
 from fleetgen.validate import Schemas, validate_rendered
 
 Run = Callable[..., CompletedProcess[str]]
@@ -35,7 +36,7 @@ def schemas() -> Schemas:
 
 
 def test_the_example_renders_only_valid_objects(schemas: Schemas) -> None:
-    assert validate_rendered(FLEET, schemas, strict=True) == []
+    assert validate_rendered(Rendered(FLEET), schemas, strict=True) == []
 
 
 def test_schema_versions_follow_each_cluster(schemas: Schemas) -> None:

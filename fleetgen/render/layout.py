@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from fleetgen.errors import Path
-from fleetgen.fleet_report import build_report, report_markdown
 from fleetgen.model import Cluster, Fleet, Queue, Quota, Team
 from fleetgen.render import kueue as kueue_objects
 from fleetgen.render import observability
@@ -128,7 +127,6 @@ def plan(fleet: Fleet) -> list[OutputFile]:
             files += _folder(f"base/{folder}/{team.name}", filename, build(fleet, team, at, base_context(team, at)), at)
     for index in range(len(fleet.clusters)):
         files += _cluster_files(fleet, index)
-    files.append(OutputFile("FLEET.md", (), report_markdown(build_report(fleet))))
     return files
 
 

@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from fleetgen.errors import Path
 from fleetgen.model import Fleet, Quantity, Team
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "fleetgen"}
+
+
+class ObjectKey(NamedTuple):
+    """How fleetgen names an object everywhere (render, check, diff, drift): kind, namespace, name."""
+
+    kind: str
+    namespace: str  # "" for cluster-scoped objects
+    name: str
+
+    @classmethod
+    def of(cls, body: dict[str, Any]) -> ObjectKey:
+        """The key of a rendered object (trusted: built by fleetgen, so its fields have their types)."""
+        meta = body["metadata"]
+        return cls(body["kind"], meta.get("namespace", ""), meta["name"])
+
+    @property
+    def title(self) -> str:
+        return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
 
 
 @dataclass(frozen=True)
@@ -19,9 +37,8 @@ class Manifest:
     source: Path
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        meta = self.body["metadata"]
-        return (self.body["kind"], meta.get("namespace", ""), meta["name"])
+    def key(self) -> ObjectKey:
+        return ObjectKey.of(self.body)
 
 
 def k8s_object(

@@ -1,26 +1,24 @@
-"""Semantic diff of two renders: per cluster, the objects added, removed and changed, field by field.
+"""The object diff every feature uses: two sets of objects, keyed by (kind, namespace, name), field by field.
 
-Objects are keyed by (kind, namespace, name). Lists whose items all carry a `name` are matched by
-name, not position; quantities are compared by value (1Gi == 1024Mi), with deepdiff doing the
-walking.
+Lists whose items all carry a `name` are matched by name, not position; quantities are compared
+by value (1Gi == 1024Mi), with deepdiff doing the walking. `check`, `diff` and `drift` all read
+their changes from here.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from deepdiff import DeepDiff
 from deepdiff.operator import BaseOperator
 
-from fleetgen.approvals import Approval, required_approvals
-from fleetgen.changes import Change, fleet_changes
-from fleetgen.model import Fleet, Quantity
-from fleetgen.render import cluster_objects
-from fleetgen.render.gitops import entry_point
+from fleetgen.model import Quantity
+from fleetgen.render.manifest import ObjectKey
 
-ObjectKey = tuple[str, str, str]
+__all__ = ["ABSENT", "FieldChange", "ObjectChange", "ObjectKey", "diff_objects", "json_value", "object_diff", "object_lines", "show"]
+
 ABSENT = "(absent)"
 
 
@@ -42,28 +40,6 @@ class ObjectChange:
     @property
     def title(self) -> str:
         return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
-
-
-@dataclass(frozen=True)
-class ClusterDiff:
-    cluster: str
-    environment: str
-    state: str  # added, removed, changed
-    objects: tuple[ObjectChange, ...]
-
-
-@dataclass
-class FleetDiff:
-    base: str
-    head: str
-    changes: list[Change]
-    approvals: list[Approval]
-    clusters: list[ClusterDiff]
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def empty(self) -> bool:
-        return not self.clusters and not self.changes
 
 
 class _SameQuantity(BaseOperator):  # type: ignore[misc]
@@ -118,11 +94,6 @@ def object_diff(old: dict[str, Any], new: dict[str, Any]) -> list[FieldChange]:
     return sorted(changes, key=lambda c: c.path)
 
 
-def rendered_objects(fleet: Fleet, index: int) -> dict[ObjectKey, dict[str, Any]]:
-    """What cluster `index` runs plus its GitOps entry point, keyed by (kind, namespace, name)."""
-    return {m.key: m.body for m in cluster_objects(fleet, index) + entry_point(fleet, index)}
-
-
 def diff_objects(old: dict[ObjectKey, dict[str, Any]], new: dict[ObjectKey, dict[str, Any]]) -> list[ObjectChange]:
     out = []
     for key in sorted(old.keys() | new.keys()):
@@ -137,24 +108,20 @@ def diff_objects(old: dict[ObjectKey, dict[str, Any]], new: dict[ObjectKey, dict
     return out
 
 
-def diff_fleets(base: Fleet, head: Fleet, base_name: str, head_name: str) -> FleetDiff:
-    """Summary, approvals (by the base's rules, so a change cannot relax its own gate) and per-cluster objects."""
-    changes = fleet_changes(base, head)
-    approvals = required_approvals(base.approvals, changes)
-    old_index = {c.name: i for i, c in enumerate(base.clusters)}
-    new_index = {c.name: i for i, c in enumerate(head.clusters)}
-    clusters = []
-    for name in [*old_index, *(n for n in new_index if n not in old_index)]:
-        old = rendered_objects(base, old_index[name]) if name in old_index else {}
-        new = rendered_objects(head, new_index[name]) if name in new_index else {}
-        objects = diff_objects(old, new)
-        if objects:
-            state = "added" if not old else "removed" if not new else "changed"
-            env = (head.clusters[new_index[name]] if name in new_index else base.clusters[old_index[name]]).environment
-            clusters.append(ClusterDiff(name, env, state, tuple(objects)))
-    warnings = [c.warning for c in changes if c.warning]
-    return FleetDiff(base_name, head_name, changes, approvals, clusters, warnings)
-
-
 def show(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def object_lines(objects: tuple[ObjectChange, ...], indent: str = "  ") -> list[str]:
+    """Object changes as text lines: a sign and the object, then its changed fields."""
+    sign = {"added": "+", "removed": "-", "changed": "~", "missing": "-", "extra": "+"}
+    lines = []
+    for obj in objects:
+        lines.append(f"{indent}{sign[obj.state]} {obj.title}" + ("" if obj.state == "changed" else f" ({obj.state})"))
+        lines += [f"{indent}    {f.path}: {show(f.old)} -> {show(f.new)}" for f in obj.fields]
+    return lines
+
+
+def json_value(value: Any) -> Any:
+    """A field value for JSON output: an absent side is null."""
+    return None if value == ABSENT else value

@@ -1,4 +1,4 @@
-"""`fleetgen check`: is the committed tree what fleet.yaml renders? Like `black --check`.
+"""Freshness: is the committed tree what fleet.yaml renders (`fleetgen check`)? Like `black --check`.
 
 Every difference says what explains it: a fleet.yaml change since the last render (stale, with
 the objects and fields that moved and the fleet.yaml field behind them), an edit by hand (the file
@@ -8,12 +8,14 @@ no longer matches the ledger), a file that is missing, or an orphan no longer re
 from __future__ import annotations
 
 from dataclasses import dataclass
+import json
 from typing import Any
 
 import yaml
 
-from fleetgen.diff import diff_objects, show
 from fleetgen.errors import format_path
+from fleetgen.findings_format import escape_github
+from fleetgen.objdiff import ObjectKey, diff_objects, show
 from fleetgen.render import OutputFile
 from fleetgen.source import Source
 from fleetgen.tree import LEDGER, Tree, digest, ledger_bytes
@@ -78,13 +80,8 @@ def _changes(current: bytes, output: OutputFile) -> str:
         docs = [d for d in yaml.safe_load_all(current) if isinstance(d, dict)]
     except yaml.YAMLError:
         return "not valid YAML any more"
-    old: dict[Any, Any] = {
-        (d.get("kind"), (d.get("metadata") or {}).get("namespace", ""), (d.get("metadata") or {}).get("name", "")): d for d in docs
-    }
-    new = {
-        (m.body.get("kind"), m.body.get("metadata", {}).get("namespace", ""), m.body.get("metadata", {}).get("name", "")): m.body
-        for m in output.manifests
-    }
+    old = {_key(d): d for d in docs}
+    new = {_key(m.body): m.body for m in output.manifests}
     parts = []
     for change in diff_objects(old, new):
         if change.state == "changed":
@@ -92,3 +89,23 @@ def _changes(current: bytes, output: OutputFile) -> str:
         else:
             parts.append(f"{change.title} {'added' if change.state == 'added' else 'removed'}")
     return "; ".join(parts) or "formatting only"
+
+
+def freshness_text(found: list[Discrepancy]) -> str:
+    return "\n".join(f"{d.path}: {d.state}: {d.explanation}" for d in found)
+
+
+def freshness_json(found: list[Discrepancy]) -> str:
+    """JSON, version 1; its schema is schemas/output/check.schema.json."""
+    return json.dumps({"version": 1, "fresh": not found, "files": [d.__dict__ for d in found]}, indent=2)
+
+
+def freshness_github(found: list[Discrepancy]) -> str:
+    """One error annotation per file that is not a fresh render, on that file."""
+    return "\n".join(f"::error file={escape_github(d.path, prop=True)},title={d.state}::{escape_github(d.explanation)}" for d in found)
+
+
+def _key(doc: dict[str, Any]) -> ObjectKey:
+    """The key of a document in a file of the tree; patch documents may lack metadata or a namespace."""
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    return ObjectKey(str(doc.get("kind")), str(meta.get("namespace", "")), str(meta.get("name", "")))

@@ -1,4 +1,6 @@
-"""Findings as text (file:line:col: path: message), JSON, or GitHub Actions annotations."""
+"""Findings as text (file:line:col: path: message), JSON (versioned), or GitHub Actions annotations.
+
+The JSON Schema of the JSON form is schemas/output/findings.schema.json."""
 
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ def _as_json(f: Finding) -> dict[str, object]:
     }
 
 
-def _escape(text: str, *, prop: bool = False) -> str:
+def escape_github(text: str, *, prop: bool = False) -> str:
     # GitHub workflow-command escaping: '%', CR and LF always; ':' and ',' inside properties.
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return text.replace(":", "%3A").replace(",", "%2C") if prop else text
@@ -49,6 +51,6 @@ def _escape(text: str, *, prop: bool = False) -> str:
 
 def _as_github(f: Finding) -> str:
     level = "error" if f.severity is Severity.ERROR else "warning"
-    props = f"file={_escape(f.location.file, prop=True)},line={f.location.line},col={f.location.column}" if f.location else ""
-    title = f"title={_escape(f.dotted_path, prop=True)}"
-    return f"::{level} {props + ',' if props else ''}{title}::{_escape(f.dotted_path + ': ' + f.message)}"
+    props = f"file={escape_github(f.location.file, prop=True)},line={f.location.line},col={f.location.column}" if f.location else ""
+    title = f"title={escape_github(f.dotted_path, prop=True)}"
+    return f"::{level} {props + ',' if props else ''}{title}::{escape_github(f.dotted_path + ': ' + f.message)}"

@@ -1,4 +1,6 @@
-"""How a diff, a drift and a check are shown: text, JSON (versioned), markdown for a PR comment.
+"""How a pull-request review is shown: text, JSON (versioned), markdown for a PR comment, GitHub annotations.
+
+The JSON Schema of the JSON form is schemas/output/diff.schema.json.
 
 JSON shape, version 1 (`fleetgen diff --format json`):
   {"version": 1, "base": str, "head": str,
@@ -13,25 +15,19 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
 from typing import Any
 
-from fleetgen.check import Discrepancy
-from fleetgen.diff import ABSENT, FleetDiff, ObjectChange, show
-from fleetgen.live import Drift, QuotaImpact
+from fleetgen.changes import Change
+from fleetgen.drift_format import Impacts, impact_text
+from fleetgen.errors import Location
+from fleetgen.findings_format import escape_github
+from fleetgen.objdiff import json_value, object_lines, show
+from fleetgen.review import FleetDiff
 
 MARKER = "<!-- fleetgen-diff -->"
 COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body
 BUDGET = 60_000  # leaves room for the truncation note and what CI wraps around it
-
-Impacts = dict[str, list[QuotaImpact]]  # cluster -> impacts from its live state
-
-
-def _impact_text(cluster: str, impact: QuotaImpact) -> str:
-    team = impact.namespace.removeprefix("team-")
-    return (
-        f"team {team} on {cluster}: {impact.resource} lowered to {impact.hard} below its current use of "
-        f"{impact.used}; running pods stay, every new pod is rejected until use drops"
-    )
 
 
 def _summary_lines(diff: FleetDiff) -> list[str]:
@@ -60,23 +56,14 @@ def diff_text(diff: FleetDiff, impacts: Impacts) -> str:
     if diff.approvals:
         lines.append("approvals required:")
         lines += [f"  - {a.rule.name}: {', '.join(a.rule.approvers)} ({len(a.changes)} change(s))" for a in diff.approvals]
-    warnings = diff.warnings + [_impact_text(c, i) for c, items in impacts.items() for i in items]
+    warnings = diff.warnings + [impact_text(c, i) for c, items in impacts.items() for i in items]
     if warnings:
         lines.append("warnings:")
         lines += [f"  - {w}" for w in warnings]
     for cluster in diff.clusters:
         lines.append(f"{cluster.cluster} ({cluster.environment}): cluster {cluster.state}, {len(cluster.objects)} object(s)")
-        lines += _object_lines(cluster.objects)
+        lines += object_lines(cluster.objects)
     return "\n".join(lines)
-
-
-def _object_lines(objects: tuple[ObjectChange, ...], indent: str = "  ") -> list[str]:
-    sign = {"added": "+", "removed": "-", "changed": "~", "missing": "-", "extra": "+"}
-    lines = []
-    for obj in objects:
-        lines.append(f"{indent}{sign[obj.state]} {obj.title}" + ("" if obj.state == "changed" else f" ({obj.state})"))
-        lines += [f"{indent}    {f.path}: {show(f.old)} -> {show(f.new)}" for f in obj.fields]
-    return lines
 
 
 # -- json -------------------------------------------------------------------------------------
@@ -117,7 +104,7 @@ def diff_json(diff: FleetDiff, impacts: Impacts) -> str:
                         "namespace": o.namespace,
                         "name": o.name,
                         "state": o.state,
-                        "fields": [{"path": f.path, "old": _json_value(f.old), "new": _json_value(f.new)} for f in o.fields],
+                        "fields": [{"path": f.path, "old": json_value(f.old), "new": json_value(f.new)} for f in o.fields],
                     }
                     for o in c.objects
                 ],
@@ -127,9 +114,6 @@ def diff_json(diff: FleetDiff, impacts: Impacts) -> str:
     }
     return json.dumps(payload, indent=2, ensure_ascii=False)
 
-
-def _json_value(value: Any) -> Any:
-    return None if value == ABSENT else value
 
 
 # -- markdown ---------------------------------------------------------------------------------
@@ -161,7 +145,7 @@ def diff_markdown(diff: FleetDiff, impacts: Impacts, budget: int = BUDGET) -> st
     )
     head += ["", "| Change | Approval |", "|---|---|"]
     head += [f"| {_cell(text)} | {_cell('; '.join(gates.get(text, [])) or '—')} |" for text in summary]
-    warnings = diff.warnings + [_impact_text(c, i) for c, items in impacts.items() for i in items]
+    warnings = diff.warnings + [impact_text(c, i) for c, items in impacts.items() for i in items]
     if warnings:
         head += ["", "**Warnings**", ""] + [f"- ⚠️ {_cell(w)}" for w in warnings]
     body = "\n".join(head) + "\n"
@@ -201,47 +185,16 @@ def _cluster_section(cluster: Any) -> str:
     return "\n".join(lines)
 
 
-# -- drift and check --------------------------------------------------------------------------
+# -- GitHub Actions ---------------------------------------------------------------------------
 
 
-def drift_text(cluster: str, drift: Drift) -> str:
-    if not drift.found and not drift.impacts:
-        return f"{cluster}: no drift"
-    lines = [f"{cluster}: {len(drift.missing)} missing, {len(drift.extra)} extra, {len(drift.changed)} changed"]
-    lines += _object_lines(drift.missing + drift.extra + drift.changed)
-    lines += [f"warning: {_impact_text(cluster, i)}" for i in drift.impacts]
+def github_annotations(diff: FleetDiff, locate: Callable[[Change], Location]) -> str:
+    """One warning per approval, placed at the fleet.yaml line of the change that triggered it."""
+    lines = []
+    for approval in diff.approvals:
+        where = locate(approval.changes[0])
+        changes = "; ".join(c.text for c in approval.changes)
+        props = f"file={escape_github(where.file, prop=True)},line={where.line},col={where.column}"
+        title = escape_github(f"approval required ({approval.rule.name})", prop=True)
+        lines.append(f"::warning {props},title={title}::{escape_github(', '.join(approval.rule.approvers) + ' must approve: ' + changes)}")
     return "\n".join(lines)
-
-
-def drift_json(cluster: str, drift: Drift) -> str:
-    def objects(items: tuple[ObjectChange, ...]) -> list[dict[str, Any]]:
-        return [
-            {
-                "kind": o.kind,
-                "namespace": o.namespace,
-                "name": o.name,
-                "fields": [{"path": f.path, "live": _json_value(f.new), "rendered": _json_value(f.old)} for f in o.fields],
-            }
-            for o in items
-        ]
-
-    return json.dumps(
-        {
-            "version": 1,
-            "cluster": cluster,
-            "drift": drift.found,
-            "missing": objects(drift.missing),
-            "extra": objects(drift.extra),
-            "changed": objects(drift.changed),
-            "quotaImpacts": [{"namespace": i.namespace, "resource": i.resource, "used": i.used, "hard": i.hard} for i in drift.impacts],
-        },
-        indent=2,
-    )
-
-
-def check_text(found: list[Discrepancy]) -> str:
-    return "\n".join(f"{d.path}: {d.state}: {d.explanation}" for d in found)
-
-
-def check_json(found: list[Discrepancy]) -> str:
-    return json.dumps({"version": 1, "fresh": not found, "files": [d.__dict__ for d in found]}, indent=2)

@@ -1,0 +1,43 @@
+"""The command line: click commands that parse options, call one workflow and print its result.
+
+One module per command group: `fleet` (validate, render, check, schema, docs, report, init),
+`review` (diff, drift), `team` and `upgrade`. `common` holds the console and the one map from
+errors to exit codes.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from fleetgen import __version__
+from fleetgen.cli import fleet, review, team, upgrade
+from fleetgen.cli.common import Console
+from fleetgen.errors import EXIT_TROUBLE
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Example: fleetgen validate fleet.yaml && fleetgen render fleet.yaml\n\n"
+    "Exit codes: 0 fine, 1 findings (invalid fleet, stale tree, diff or drift), 2 usage or I/O trouble.",
+)
+@click.version_option(__version__, prog_name="fleetgen")
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """fleetgen: one typed fleet.yaml in, validated kustomize trees for a GPU fleet out."""
+    ctx.obj = {"debug": debug, "console": Console()}
+
+
+for group in (fleet, review, team, upgrade):
+    for command in group.COMMANDS:
+        cli.add_command(command)
+
+
+def main() -> None:
+    try:
+        cli(prog_name="fleetgen")
+    except KeyboardInterrupt:
+        click.echo("fleetgen: interrupted", err=True)
+        sys.exit(EXIT_TROUBLE)

@@ -1,0 +1,140 @@
+"""Commands on the fleet as a whole: validate, render, check, schema, docs, report, init."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from fleetgen import workflows
+from fleetgen.fleet_report import build_report, report_html, report_json, report_markdown
+from fleetgen.cli.common import check_options, checking_options, console, fleet_argument, findings_format_option, reports_errors
+from fleetgen.docs import REFERENCE_PATH, reference_markdown
+from fleetgen.errors import DifferencesFound, InputError
+from fleetgen.findings_format import summary
+from fleetgen.freshness import freshness_github, freshness_json, freshness_text
+from fleetgen.load import load_fleet
+from fleetgen.scaffold import SOURCE_HELP
+from fleetgen.schema import SCHEMA_PATH, fleet_json_schema
+from fleetgen.tree import replace_file
+
+
+@click.command(epilog="Example: fleetgen validate fleet.yaml --format github --crd crds/")
+@fleet_argument
+@findings_format_option
+@checking_options
+@reports_errors
+def validate(fleet: Path, fmt: str, crds: tuple[Path, ...], strict: bool, fail_on: str) -> None:
+    """Check FLEET (default: fleet.yaml) and every object it renders; report each problem with its line."""
+    shell = console()
+    result = workflows.load_checked(fleet, check_options(crds, strict, fail_on), shell.stage)
+    shell.findings(result.findings, fmt)
+    if fmt == "text":
+        model = result.fleet
+        shell.out(f"{fleet}: valid ({len(model.clusters)} clusters, {len(model.teams)} teams; {summary(result.findings)})")
+
+
+@click.command(epilog="Example: fleetgen render fleet.yaml --out .")
+@fleet_argument
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder that receives base/ and clusters/ (default: the folder of FLEET).",
+)
+@findings_format_option
+@checking_options
+@reports_errors
+def render(fleet: Path, out: Path | None, fmt: str, crds: tuple[Path, ...], strict: bool, fail_on: str) -> None:
+    """Write the kustomize tree of FLEET: base/ and clusters/<name>/, only the files that change.
+
+    Nothing is written unless FLEET and every object it renders are valid."""
+    shell = console()
+    result = workflows.render_tree(fleet, out, check_options(crds, strict, fail_on), shell.stage)
+    shell.findings(result.findings, fmt)
+    changes = result.changes
+    unchanged = result.files - len(changes.written)
+    shell.err(f"{result.root}: {len(changes.written)} written, {len(changes.removed)} removed, {unchanged} unchanged")
+
+
+@click.command(epilog="Example: fleetgen check fleet.yaml || fleetgen check --fix")
+@fleet_argument
+@click.option(
+    "--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Folder of the tree (default: the folder of FLEET)."
+)
+@click.option("--fix", is_flag=True, help="Render, so the tree matches fleet.yaml.")
+@findings_format_option
+@reports_errors
+def check(fleet: Path, out: Path | None, fix: bool, fmt: str) -> None:
+    """Is the committed tree a fresh render of FLEET? Lists stale, edited, missing and orphan files (exit 1)."""
+    shell = console()
+    result = workflows.freshness(fleet, out, fix=fix, stage=shell.stage)
+    if result.fixed is not None:
+        shell.err(f"{result.root}: fixed: {len(result.fixed.written)} written, {len(result.fixed.removed)} removed")
+        return
+    if fmt == "json":
+        shell.out(freshness_json(result.found))
+    elif fmt == "github" and result.found:
+        shell.out(freshness_github(result.found))
+    elif result.found:
+        shell.out(freshness_text(result.found))
+    if result.found:
+        closing = f"{len(result.found)} file(s) differ from a fresh render; run `fleetgen render` (or `fleetgen check --fix`)"
+        raise DifferencesFound(closing if fmt == "text" else "")
+    if fmt == "text":
+        shell.err(f"{result.root}: up to date ({result.files} files)")
+
+
+@click.command(epilog="Example: fleetgen schema --out schemas/fleet.schema.json")
+@click.option("--out", default=SCHEMA_PATH, show_default=True, help="Where to write the schema ('-' for standard output).")
+@reports_errors
+def schema(out: str) -> None:
+    """Write the JSON Schema of fleet.yaml, for editors (yaml-language-server) and CI."""
+    _write_generated(fleet_json_schema(), out)
+
+
+@click.command("docs", epilog="Example: fleetgen docs")
+@click.option("--out", default=REFERENCE_PATH, show_default=True, help="Where to write the reference ('-' for standard output).")
+@reports_errors
+def docs_command(out: str) -> None:
+    """Write the fleet.yaml reference (Markdown) from the model's field descriptions."""
+    _write_generated(reference_markdown(), out)
+
+
+def _write_generated(text: str, out: str) -> None:
+    """A file generated from the model, or standard output for '-'."""
+    if out == "-":
+        console().out(text, nl=False)
+        return
+    try:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{out}: cannot create its folder: {exc.strerror}") from None
+    replace_file(Path(out), text.encode())
+    console().err(f"{out}: written")
+
+
+@click.command("report", epilog="Example: fleetgen report --format html > fleet-report.html")
+@fleet_argument
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json", "html"]), default="markdown", show_default=True)
+@reports_errors
+def report_command(fleet: Path, fmt: str) -> None:
+    """GPU capacity against committed quotas, GPUs and monthly cost per team, and the compatibility matrix."""
+    result = build_report(load_fleet(fleet).fleet)
+    console().out({"json": report_json, "html": report_html}.get(fmt, report_markdown)(result), nl=fmt == "json")
+
+
+@click.command("init", epilog="Example: fleetgen init my-fleet --name contoso-ai --repository https://github.com/contoso/fleet")
+@click.argument("folder", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--name", default=None, help="Fleet name (default: my-fleet).")
+@click.option("--engine", type=click.Choice(["flux", "argocd"]), default=None, help="GitOps engine (default: flux).")
+@click.option("--repository", default=None, help="URL of the Git repository the clusters sync from.")
+@click.option("--fleetgen-source", "source", default=None, metavar="URL@REF", help=SOURCE_HELP)
+@reports_errors
+def init(folder: Path, name: str | None, engine: str | None, repository: str | None, source: str | None) -> None:
+    """Start a fleet repository in FOLDER: a commented fleet.yaml, CI workflow, pre-commit, README, rendered tree."""
+    count = workflows.init_repository(folder, name, engine, repository, source)
+    console().err(f"{folder}: new fleet repository ({count} files); next: fleetgen team add ...")
+
+
+COMMANDS = [validate, render, check, schema, docs_command, report_command, init]

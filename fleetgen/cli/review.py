@@ -1,0 +1,81 @@
+"""Commands that compare: `diff` (base branch vs pull request) and `drift` (render vs live cluster)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from fleetgen import workflows
+from fleetgen.cli.common import console, fleet_argument, reports_errors
+from fleetgen.drift_format import drift_json, drift_text
+from fleetgen.errors import DifferencesFound
+from fleetgen.findings_format import FORMATS, escape_github
+from fleetgen.review import change_path
+from fleetgen.review.output import diff_json, diff_markdown, diff_text, github_annotations
+
+
+@click.command(epilog="Example: fleetgen diff --base origin/main --format markdown > comment.md")
+@fleet_argument
+@click.option("--base", "base_ref", required=True, help="Git revision to compare against, e.g. origin/main or the merge base.")
+@click.option("--head", "head_ref", default=None, help="Git revision of the new state (default: FLEET as it is on disk).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "github"]), default="text", show_default=True)
+@click.option(
+    "--live", "live", multiple=True, metavar="CLUSTER=PATH", help="Live dump of a cluster, to show quotas lowered below current use."
+)
+@reports_errors
+def diff(fleet: Path, base_ref: str, head_ref: str | None, fmt: str, live: tuple[str, ...]) -> None:
+    """What a change to FLEET does to each cluster, and the approvals it needs (exit 1 when it changes anything)."""
+    shell = console()
+    result = workflows.review(fleet, base_ref, head_ref, live)
+    if fmt == "json":
+        shell.out(diff_json(result.diff, result.impacts))
+    elif fmt == "markdown":
+        shell.out(diff_markdown(result.diff, result.impacts), nl=False)
+    elif fmt == "github":
+        source = result.head.loaded.source
+        annotations = github_annotations(result.diff, lambda change: source.locate(change_path(change, result.head.fleet)))
+        if annotations:
+            shell.out(annotations)
+        outputs = workflows.github_outputs(result.diff)
+        target = workflows.github_output_target()
+        if target:
+            workflows.write_github_output(outputs, target)
+        else:
+            shell.out("\n".join(f"{k}={v}" for k, v in outputs.items()))
+    else:
+        shell.out(diff_text(result.diff, result.impacts))
+    if not result.diff.empty:
+        raise DifferencesFound()
+
+
+@click.command(
+    epilog="Example: fleetgen drift --cluster dev-eastus --live live.yaml   (live.yaml: kubectl get resourcequotas,localqueues -A -o yaml)"
+)
+@fleet_argument
+@click.option("--cluster", required=True, help="Cluster whose live state is compared.")
+@click.option(
+    "--live",
+    "live",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="`kubectl get ... -o yaml` output: a file or folder.",
+)
+@click.option("--context", default=None, help="Read the live objects through kubectl with this kubeconfig context instead.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="How drift is printed.")
+@reports_errors
+def drift(fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None, fmt: str) -> None:
+    """Compare CLUSTER's live objects with the render of FLEET; exit 1 on drift."""
+    result = workflows.drift(fleet, cluster, live, context)
+    if fmt == "json":
+        console().out(drift_json(cluster, result))
+    elif fmt == "github":
+        if result.found:
+            console().out(f"::error title={escape_github('drift on ' + cluster, prop=True)}::{escape_github(drift_text(cluster, result))}")
+    else:
+        console().out(drift_text(cluster, result))
+    if result.found:
+        raise DifferencesFound()
+
+
+COMMANDS = [diff, drift]

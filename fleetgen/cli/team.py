@@ -1,0 +1,66 @@
+"""`fleetgen team add|remove`: onboard and offboard teams by editing fleet.yaml in place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from fleetgen import workflows
+from fleetgen.cli.common import console, findings_format_option, fleet_option, reports_errors
+from fleetgen.load import load_fleet
+from fleetgen.onboarding import NewTeam, add_team, remove_team
+
+
+@click.group()
+def team() -> None:
+    """Onboard and offboard teams: edit fleet.yaml in place, validate, render."""
+
+
+@team.command(
+    "add",
+    epilog="Example: fleetgen team add vision --group 7c1d... --cost-center cc-6100 --cluster dev-eastus --gpu 2 --cpu 16 --memory 64Gi",
+)
+@click.argument("name")
+@fleet_option
+@click.option("--group", required=True, help="Identity-provider group bound to the team's Role.")
+@click.option("--cost-center", required=True, help="Cost centre label of the team's objects.")
+@click.option("--project", default=None, help="Project label (default: the team name).")
+@click.option("--cluster", "clusters", multiple=True, required=True, help="A cluster the team runs on (repeat for more).")
+@click.option("--gpu", type=click.IntRange(min=0), required=True, help="GPU quota (requests.nvidia.com/gpu) on each cluster.")
+@click.option("--cpu", default=None, help="CPU request quota, e.g. 32.")
+@click.option("--memory", default=None, help="Memory request quota, e.g. 128Gi.")
+@click.option("--pods", type=click.IntRange(min=0), default=None, help="Pod count quota.")
+@findings_format_option
+@reports_errors
+def team_add(
+    name: str,
+    fleet: Path,
+    group: str,
+    cost_center: str,
+    project: str | None,
+    clusters: tuple[str, ...],
+    gpu: int,
+    cpu: str | None,
+    memory: str | None,
+    pods: int | None,
+    fmt: str,
+) -> None:
+    """Add team NAME to fleet.yaml; refused, with the usual errors, when the fleet would be invalid."""
+    loaded = load_fleet(fleet)
+    new = NewTeam(name, group, cost_center, clusters, gpu, project=project, cpu=cpu, memory=memory, pods=pods)
+    console().err(workflows.write_validated(fleet, add_team(loaded.source.text, loaded.fleet, new)))
+
+
+@team.command("remove", epilog="Example: fleetgen team remove vision")
+@click.argument("name")
+@fleet_option
+@findings_format_option
+@reports_errors
+def team_remove(name: str, fleet: Path, fmt: str) -> None:
+    """Remove team NAME from fleet.yaml and its files from the tree."""
+    loaded = load_fleet(fleet)
+    console().err(workflows.write_validated(fleet, remove_team(loaded.source.text, loaded.fleet, name)))
+
+
+COMMANDS = [team]

@@ -1,0 +1,85 @@
+"""The pull-request review: what a change to fleet.yaml does to each cluster, and who must approve it.
+
+`diff_fleets` compares two renders (the base branch's and the pull request's) per cluster with
+the object diff, summarises the change in fleet.yaml's own terms and applies the approval gate of
+the base branch, so a change cannot relax its own gate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fleetgen.approvals import Approval, required_approvals
+from fleetgen.changes import Change, fleet_changes
+from fleetgen.errors import Path
+from fleetgen.model import Fleet
+from fleetgen.objdiff import ObjectChange, diff_objects
+from fleetgen.rendered import Rendered
+
+
+@dataclass(frozen=True)
+class ClusterDiff:
+    cluster: str
+    environment: str
+    state: str  # added, removed, changed
+    objects: tuple[ObjectChange, ...]
+
+
+@dataclass
+class FleetDiff:
+    base: str
+    head: str
+    changes: list[Change]
+    approvals: list[Approval]
+    clusters: list[ClusterDiff]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.clusters and not self.changes
+
+
+def diff_fleets(base_render: Rendered, head_render: Rendered, base_name: str, head_name: str) -> FleetDiff:
+    """Summary, approvals (by the base's rules, so a change cannot relax its own gate) and per-cluster objects."""
+    base, head = base_render.fleet, head_render.fleet
+    changes = fleet_changes(base, head)
+    approvals = required_approvals(base.approvals, changes)
+    old_index = {c.name: i for i, c in enumerate(base.clusters)}
+    new_index = {c.name: i for i, c in enumerate(head.clusters)}
+    clusters = []
+    for name in [*old_index, *(n for n in new_index if n not in old_index)]:
+        old = base_render.keyed(old_index[name]) if name in old_index else {}
+        new = head_render.keyed(new_index[name]) if name in new_index else {}
+        objects = diff_objects(old, new)
+        if objects:
+            state = "added" if not old else "removed" if not new else "changed"
+            env = (head.clusters[new_index[name]] if name in new_index else base.clusters[old_index[name]]).environment
+            clusters.append(ClusterDiff(name, env, state, tuple(objects)))
+    warnings = [c.warning for c in changes if c.warning]
+    return FleetDiff(base_name, head_name, changes, approvals, clusters, warnings)
+
+
+def change_path(change: Change, fleet: Fleet) -> Path:
+    """The fleet.yaml path a change stands at in `fleet` (the head): the team, cluster, set or field it names.
+
+    A change whose subject is gone from the head (a removed team) points at the list it left."""
+    if change.kind == "priority-class":
+        names = [p.name for p in fleet.priority_classes]
+        return ("priorityClasses", names.index(str(change.field))) if change.field in names else ("priorityClasses",)
+    if change.kind == "fleet" and change.field:
+        return tuple(change.field.split("."))
+    if change.team is not None:
+        teams = [t.name for t in fleet.teams]
+        if change.team not in teams:
+            return ("teams",)
+        at: Path = ("teams", teams.index(change.team))
+        return (*at, "clusters", change.cluster) if change.cluster is not None else at
+    if change.cluster is not None:
+        clusters = [c.name for c in fleet.clusters]
+        if change.cluster not in clusters:
+            return ("clusters",)
+        index = clusters.index(change.cluster)
+        if change.kind == "versions":
+            return ("versionSets", fleet.clusters[index].version_set)
+        return ("clusters", index)
+    return ()

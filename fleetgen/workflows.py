@@ -1,0 +1,235 @@
+"""Workflows between the command line and the pure core: load, check, render once, write, report.
+
+A command parses its options, calls one function here and prints what comes back (tanka's
+`pkg/tanka` between `cmd/tk` and `pkg/process`). The order of the stages lives here, so every
+command that needs the rendered objects gets the same ones, computed once. Nothing here prints;
+`stage` callbacks let the caller show progress.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fleetgen.crdschema import read_crds
+from fleetgen.errors import Finding, FindingsError, InputError, Severity
+from fleetgen.freshness import Discrepancy, check_tree
+from fleetgen.gitrev import read_at
+from fleetgen.live import Drift, QuotaImpact, compare, live_from_context, quota_impacts, read_live
+from fleetgen.load import LoadedFleet, load_fleet, load_fleet_text
+from fleetgen.model import Fleet
+from fleetgen.rendered import Rendered
+from fleetgen.review import FleetDiff, diff_fleets
+from fleetgen.scaffold import init_files, refuse_overwrites
+from fleetgen.schema import SCHEMA_PATH, fleet_json_schema
+from fleetgen.source import read_fleet_bytes
+from fleetgen.tree import LEDGER, Tree, TreeChanges, replace_file
+from fleetgen.validate import Schemas, check_loaded
+
+Stage = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    """The default stage callback: no progress shown."""
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """How rendered objects are checked: extra CRDs (`--crd`), `--strict`, `--fail-on`."""
+
+    crds: tuple[Path, ...] = ()
+    strict: bool = False
+    fail_on: Severity = Severity.ERROR
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A fleet that loaded and passed its checks, with its render and its warnings."""
+
+    loaded: LoadedFleet
+    rendered: Rendered
+    findings: list[Finding]
+
+    @property
+    def fleet(self) -> Fleet:
+        return self.loaded.fleet
+
+
+def _schemas(options: CheckOptions) -> Schemas:
+    try:
+        return Schemas(read_crds(options.crds))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"--crd: cannot read CRDs: {exc}") from None
+
+
+def checked(loaded: LoadedFleet, options: CheckOptions = CheckOptions(), stage: Stage = _quiet) -> Checked:
+    """Render `loaded` once and check it and every object it renders; raises FindingsError when it fails."""
+    schemas = _schemas(options)
+    stage(f"checking what {len(loaded.fleet.clusters)} cluster(s) get")
+    rendered = Rendered(loaded.fleet, loaded.source.file)
+    findings = check_loaded(loaded, schemas, rendered, strict=options.strict, fail_on=options.fail_on)
+    return Checked(loaded, rendered, findings)
+
+
+def load_checked(fleet: Path, options: CheckOptions = CheckOptions(), stage: Stage = _quiet) -> Checked:
+    """Load FLEET from disk, render it once and check everything (`validate`)."""
+    stage(f"reading {fleet}")
+    return checked(load_fleet(fleet), options, stage)
+
+
+@dataclass(frozen=True)
+class RenderResult:
+    root: Path
+    files: int
+    changes: TreeChanges
+    findings: list[Finding]
+
+
+def render_tree(fleet: Path, out: Path | None, options: CheckOptions = CheckOptions(), stage: Stage = _quiet) -> RenderResult:
+    """Write the tree of FLEET; nothing is written unless FLEET and every object it renders are valid."""
+    result = load_checked(fleet, options, stage)
+    root = out if out is not None else fleet.parent
+    stage("rendering")
+    files = result.rendered.files
+    stage(f"writing {len(files)} files")
+    return RenderResult(root, len(files), Tree(root).write(files), result.findings)
+
+
+@dataclass(frozen=True)
+class Freshness:
+    root: Path
+    files: int
+    found: list[Discrepancy]
+    fixed: TreeChanges | None = None
+
+
+def freshness(fleet: Path, out: Path | None, *, fix: bool = False, stage: Stage = _quiet) -> Freshness:
+    """Is the committed tree a fresh render of FLEET (`check`)? With `fix`, make it one."""
+    result = load_checked(fleet, stage=stage)
+    tree = Tree(out if out is not None else fleet.parent)
+    tree.recover()  # a render interrupted after its commit point is finished first
+    rendered = result.rendered
+    found = check_tree(tree, rendered.files, rendered.plan, result.loaded.source)
+    if fix and found:
+        return Freshness(tree.root, len(rendered.files), found, tree.write(rendered.files))
+    return Freshness(tree.root, len(rendered.files), found)
+
+
+def write_validated(fleet: Path, text: str, *, render: bool = True) -> str:
+    """Validate an edited fleet.yaml and all it renders; only then write it (and render the tree).
+
+    Returns the line that says what was written."""
+    result = checked(load_fleet_text(text.encode(), fleet.name))
+    replace_file(fleet, text.encode())
+    if not render:
+        return f"{fleet}: updated"
+    changes = Tree(fleet.parent).write(result.rendered.files)
+    return f"{fleet}: updated; {fleet.parent}: {len(changes.written)} written, {len(changes.removed)} removed"
+
+
+def cluster_index(fleet: Fleet, name: str, where: str) -> int:
+    """The position of cluster `name`; an InputError naming `where` it was asked for when there is none."""
+    for index, cluster in enumerate(fleet.clusters):
+        if cluster.name == name:
+            return index
+    raise InputError(f"{where}: no such cluster (known: {', '.join(c.name for c in fleet.clusters)})")
+
+
+def _revision(raw: bytes, name: str) -> Checked:
+    """A side of a diff, judged exactly as `render` judges it: one that would not render is trouble (exit 2)."""
+    try:
+        return checked(load_fleet_text(raw, name))
+    except FindingsError as exc:
+        errors = [f for f in exc.findings if f.severity is Severity.ERROR] or exc.findings
+        first = errors[0]
+        raise InputError(
+            f"{name}: does not render ({len(errors)} error(s)), first: {first.location}: {first.dotted_path}: {first.message}"
+        ) from None
+
+
+@dataclass(frozen=True)
+class Review:
+    diff: FleetDiff
+    head: Checked
+    impacts: dict[str, list[QuotaImpact]] = field(default_factory=dict)
+
+
+def parse_live_option(values: tuple[str, ...]) -> dict[str, list[Path]]:
+    """`--live CLUSTER=PATH`, repeatable, grouped by cluster."""
+    out: dict[str, list[Path]] = {}
+    for value in values:
+        cluster, sep, path = value.partition("=")
+        if not sep or not cluster or not path:
+            raise InputError(f"--live {value!r}: expected CLUSTER=FILE_OR_FOLDER")
+        out.setdefault(cluster, []).append(Path(path))
+    return out
+
+
+def review(fleet: Path, base_ref: str, head_ref: str | None, live: tuple[str, ...] = ()) -> Review:
+    """What a change to FLEET does to each cluster, and the approvals it needs (`diff`)."""
+    base = _revision(read_at(fleet, base_ref), f"{fleet.name}@{base_ref}")
+    head_name = f"{fleet.name}@{head_ref}" if head_ref else fleet.name
+    head = _revision(read_at(fleet, head_ref) if head_ref else read_fleet_bytes(fleet), head_name)
+    result = diff_fleets(base.rendered, head.rendered, base_ref, head_ref or "working tree")
+    impacts = {
+        cluster: quota_impacts(head.rendered.keyed(cluster_index(head.fleet, cluster, f"--live {cluster}")), read_live(paths))
+        for cluster, paths in parse_live_option(live).items()
+    }
+    return Review(result, head, impacts)
+
+
+def drift(fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None) -> Drift:
+    """CLUSTER's live objects against the render of FLEET (`drift`)."""
+    if bool(live) == bool(context):
+        raise InputError("give either --live FILE|DIR or --context KUBECONTEXT")
+    loaded = load_fleet(fleet)
+    index = cluster_index(loaded.fleet, cluster, f"--cluster {cluster}")
+    objects = read_live(live) if live else live_from_context(str(context))
+    return compare(Rendered(loaded.fleet, loaded.source.file).keyed(index, with_entry_point=False), objects)
+
+
+def github_outputs(result: FleetDiff) -> dict[str, str]:
+    """Step outputs a required-review step can act on."""
+    groups = sorted({g for a in result.approvals for g in a.rule.approvers})
+    return {
+        "changed": str(not result.empty).lower(),
+        "approvals-required": str(bool(result.approvals)).lower(),
+        "approvers": ",".join(groups),
+        "rules": ",".join(a.rule.name for a in result.approvals),
+    }
+
+
+def write_github_output(outputs: dict[str, str], target: str) -> None:
+    """Append step outputs to the file GitHub Actions names in $GITHUB_OUTPUT."""
+    try:
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.writelines(f"{k}={v}\n" for k, v in outputs.items())
+    except OSError as exc:
+        raise InputError(f"GITHUB_OUTPUT {target}: {exc.strerror}") from None
+
+
+def github_output_target() -> str | None:
+    return os.environ.get("GITHUB_OUTPUT") or None
+
+
+def init_repository(folder: Path, name: str | None, engine: str | None, repository: str | None, source: str | None) -> int:
+    """Start a fleet repository in FOLDER (all or nothing: never overwrites); returns the number of files."""
+    files = init_files(name, engine, repository, source)
+    files[SCHEMA_PATH] = fleet_json_schema().encode()
+    result = checked(load_fleet_text(files["fleet.yaml"], "fleet.yaml"))
+    tree = result.rendered.files
+    refuse_overwrites(folder, [*files, *tree, LEDGER])
+    for path, data in files.items():
+        target = folder / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        replace_file(target, data)
+    Tree(folder).write(tree)
+    return len(files) + len(tree)
+
+
+def utc_now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+
