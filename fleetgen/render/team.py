@@ -33,9 +33,11 @@ def namespace(fleet: Fleet, team: Team, at: Path) -> list[Manifest]:
     return [Manifest(k8s_object("v1", "Namespace", team.namespace, team_labels(fleet, team)), at + ("name",))]
 
 
-def rbac(fleet: Fleet, team: Team, at: Path) -> list[Manifest]:
+def rbac(fleet: Fleet, team: Team, at: Path, extra_rules: tuple[dict[str, Any], ...] = ()) -> list[Manifest]:
+    """The team's Role and RoleBinding; `extra_rules` adds what the cluster's own schedulers need (Volcano jobs)."""
     labels, ns = team_labels(fleet, team), team.namespace
-    role = k8s_object("rbac.authorization.k8s.io/v1", "Role", ROLE, labels, namespace=ns, rules=[dict(r) for r in ROLE_RULES])
+    rules = [dict(r) for r in ROLE_RULES + extra_rules]
+    role = k8s_object("rbac.authorization.k8s.io/v1", "Role", ROLE, labels, namespace=ns, rules=rules)
     binding = k8s_object(
         "rbac.authorization.k8s.io/v1",
         "RoleBinding",

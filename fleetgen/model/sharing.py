@@ -1,0 +1,144 @@
+"""Sharing GPUs between teams on one cluster: Kueue queues, cohorts, borrowing and lending, Volcano.
+
+A queue's nominal quota is, per flavor (node pool), the pool at its maximum size unless the queue
+says otherwise; a GPU count alone brings the same share of the pool's CPU and memory. Cross-checks
+(borrowing the cohort cannot lend, cohort cycles, Kueue and Volcano on the same pools) live in
+fleetgen.sharing_checks.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
+
+from fleetgen.model.spec import Spec
+from fleetgen.model.types import DnsLabel, DnsSubdomain, Quantity
+
+if TYPE_CHECKING:
+    from fleetgen.model.fleet import NodePool
+
+GPU = "nvidia.com/gpu"
+RESOURCES = ("cpu", "memory", GPU)  # the resources every queue and cohort covers, in this order
+FIELDS = {"cpu": "cpu", "memory": "memory", GPU: "gpu"}  # resource -> field of FlavorResources
+
+
+class FlavorResources(Spec):
+    """Amounts of one flavor (node pool); a resource left out is not limited by this entry."""
+
+    gpu: int | None = Field(default=None, ge=0)
+    """GPUs (nvidia.com/gpu)."""
+    cpu: Quantity | None = None
+    """CPU, e.g. 64."""
+    memory: Quantity | None = None
+    """Memory, e.g. 256Gi."""
+
+    def amount(self, resource: str) -> Fraction | None:
+        value = getattr(self, FIELDS[resource])
+        return None if value is None else Fraction(value) if isinstance(value, int) else value.value
+
+
+PerFlavor = dict[DnsLabel, FlavorResources]
+
+
+class BorrowWithinCohort(Spec):
+    policy: Literal["Never", "LowerPriority"] = "Never"
+    """LowerPriority: a workload that must borrow may preempt lower-priority workloads of other queues in the cohort."""
+    max_priority_threshold: int | None = None
+    """Only workloads at or below this priority may be preempted so that another can borrow."""
+
+
+class Preemption(Spec):
+    within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "LowerPriority"
+    """Whether a pending workload may preempt lower-priority workloads of its own queue."""
+    reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = "Never"
+    """Whether a queue may preempt borrowers in its cohort to take back its own quota."""
+    borrow_within_cohort: BorrowWithinCohort | None = None
+    """Preempting in the cohort in order to borrow (classic preemption only: Kueue ignores it under fair sharing)."""
+
+
+class FlavorFungibility(Spec):
+    """How Kueue walks a queue's flavors when the first choice is full."""
+
+    when_can_borrow: Literal["MayStopSearch", "TryNextFlavor"] | None = None
+    """MayStopSearch: borrow in this flavor; TryNextFlavor: first look for a flavor that fits without borrowing."""
+    when_can_preempt: Literal["MayStopSearch", "TryNextFlavor"] | None = None
+    """MayStopSearch: preempt in this flavor; TryNextFlavor: first look for a flavor that fits without preempting."""
+    preference: Literal["BorrowingOverPreemption", "PreemptionOverBorrowing"] | None = None
+    """Which to prefer when every flavor needs one of them (needs both whenCan... set to TryNextFlavor)."""
+
+
+class Queue(Spec):
+    name: DnsSubdomain = "gpu-cluster-queue"
+    """Name of the Kueue ClusterQueue."""
+    flavors: tuple[DnsLabel, ...] | None = None
+    """Node pools whose capacity the queue hands out, in order of preference; all pools when left out."""
+    cohort: DnsSubdomain | None = None
+    """Kueue cohort for borrowing unused quota between queues."""
+    preemption: Preemption = Preemption()
+    """Kueue preemption policy of the queue."""
+    nominal_quota: PerFlavor = {}
+    """What the queue owns of each flavor; a flavor left out is the whole pool; a GPU count alone brings its share of CPU and memory."""
+    borrowing_limit: PerFlavor = {}
+    """Most the queue may borrow from its cohort beyond its nominal quota, per flavor and resource; unlimited when left out."""
+    lending_limit: PerFlavor = {}
+    """Most of its nominal quota the queue lends to its cohort, per flavor and resource; all of it when left out."""
+    fair_sharing_weight: Quantity | None = None
+    """Kueue fair sharing weight (when fair sharing is on): a queue of weight 2 gets twice the share of unused quota of one of weight 1."""
+    flavor_fungibility: FlavorFungibility | None = None
+    """Whether to borrow or preempt in a flavor before trying the next one."""
+    admits: Literal["any-namespace", "placed-teams"] = "any-namespace"
+    """placed-teams: the queue's namespaceSelector admits only the namespaces of the teams placed on it."""
+
+
+class Cohort(Spec):
+    """A Kueue Cohort: a group of queues (and child cohorts) that lend each other unused quota."""
+
+    name: DnsSubdomain
+    """Cohort name; queues join it with `cohort`."""
+    parent: DnsSubdomain | None = None
+    """Parent cohort (hierarchical cohorts): this cohort borrows from and lends to it."""
+    nominal_quota: PerFlavor = {}
+    """Quota the cohort itself holds for its members to share, per flavor; none when left out."""
+    borrowing_limit: PerFlavor = {}
+    """Most the cohort may borrow from its parent, per flavor and resource."""
+    lending_limit: PerFlavor = {}
+    """Most the cohort lends to its parent, per flavor and resource."""
+    fair_sharing_weight: Quantity | None = None
+    """Kueue fair sharing weight of the cohort among its parent's members."""
+
+
+class Volcano(Spec):
+    """Volcano as the cluster's gang scheduler: one Volcano Queue per team on the cluster."""
+
+    node_pools: tuple[DnsLabel, ...] | None = None
+    """Node pools Volcano schedules on; Kueue queues may not hand out these pools. All pools when left out."""
+    weights: dict[DnsLabel, int] = {}
+    """Share of each team's Volcano queue under contention, by team name (1-65535); 1 when left out."""
+    reclaimable: bool = True
+    """Whether other queues may reclaim resources a team's queue uses beyond its guarantee."""
+
+
+class Scheduling(Spec):
+    workload_priority_classes: bool = False
+    """Render a Kueue WorkloadPriorityClass beside every priority class (same name and value)."""
+
+
+def pool_total(pool: NodePool, resource: str) -> Fraction:
+    """The pool at its maximum size, for one resource."""
+    per_node = {"cpu": pool.cpu_per_node.value, "memory": pool.memory_per_node.value, GPU: Fraction(pool.gpus_per_node)}
+    return per_node[resource] * pool.max_nodes
+
+
+def nominal(pool: NodePool, given: FlavorResources | None, resource: str) -> Fraction:
+    """A queue's nominal quota of one resource of `pool`: as given, the GPU share of the pool, or the whole pool."""
+    if given is None:
+        return pool_total(pool, resource)
+    value = given.amount(resource)
+    if value is not None:
+        return value
+    gpus = pool_total(pool, GPU)
+    if given.gpu is not None and gpus:
+        return pool_total(pool, resource) * given.gpu / gpus
+    return pool_total(pool, resource)

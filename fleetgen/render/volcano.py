@@ -1,0 +1,48 @@
+"""Volcano on a cluster that chooses it as its gang scheduler: one Volcano Queue per team placed there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fleetgen.errors import Path
+from fleetgen.model import GPU_RESOURCE, Cluster, Fleet
+from fleetgen.render.manifest import Manifest, k8s_object, quantity_value, team_labels
+
+VOLCANO_API = "scheduling.volcano.sh/v1beta1"
+
+# What a team may do with Volcano in its own namespace (added to its Role on Volcano clusters only).
+VOLCANO_RULES: tuple[dict[str, Any], ...] = (
+    {"apiGroups": ["batch.volcano.sh"], "resources": ["jobs"], "verbs": ["get", "list", "watch", "create", "delete"]},
+    {"apiGroups": ["scheduling.volcano.sh"], "resources": ["podgroups"], "verbs": ["get", "list", "watch"]},
+)
+
+
+def queue_name(team_name: str) -> str:
+    return f"team-{team_name}"
+
+
+def volcano_queues(fleet: Fleet, cluster: Cluster, at: Path) -> list[Manifest]:
+    """Guarantee: the team's quota requests on the cluster; capability: its limits where set (GPUs: requests, the only enforced ones)."""
+    if cluster.volcano is None:
+        return []
+    out = []
+    for t, team in fleet.placements[cluster.name]:
+        quota = team.quota_on(cluster.name)
+        guarantee: dict[str, int | str] = {}
+        capability: dict[str, int | str] = {}
+        for resource in ("cpu", "memory"):
+            request, limit = getattr(quota.requests, resource), getattr(quota.limits, resource)
+            if request is not None:
+                guarantee[resource] = quantity_value(request)
+            if (limit or request) is not None:
+                capability[resource] = quantity_value(limit or request)
+        if quota.requests.gpu is not None:
+            guarantee[GPU_RESOURCE] = capability[GPU_RESOURCE] = quota.requests.gpu
+        spec: dict[str, Any] = {"weight": cluster.volcano.weights.get(team.name, 1), "reclaimable": cluster.volcano.reclaimable}
+        if capability:
+            spec["capability"] = capability
+        if guarantee:
+            spec["guarantee"] = {"resource": guarantee}
+        source = ("teams", t, "clusters", cluster.name) if team.clusters.get(cluster.name) else ("teams", t, "quota")
+        out.append(Manifest(k8s_object(VOLCANO_API, "Queue", queue_name(team.name), team_labels(fleet, team), spec=spec), source))
+    return out
