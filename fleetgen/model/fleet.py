@@ -292,7 +292,7 @@ Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
 def _duration(value: str) -> datetime.timedelta:
     units = {"m": 60, "h": 3600, "d": 86400}
-    match = re.fullmatch(r"(\d+)([mhd])", value)
+    match = re.fullmatch(r"(\d{1,6})([mhd])", value)  # six digits: no overflow, and more than anyone soaks
     if not match:
         raise ValueError(f"{value!r} is not a duration such as 90m, 48h or 2d")
     return datetime.timedelta(seconds=int(match.group(1)) * units[match.group(2)])
@@ -326,8 +326,8 @@ class Freeze(Spec):
 
 
 class Rollout(Spec):
-    soak: Duration = Field(default="48h", validate_default=True)
-    """How long a wave runs before the next may start (the seed's 48 hours)."""
+    soak: Duration = Field(default="48h", validate_default=True, le=datetime.timedelta(days=365))
+    """How long a wave runs before the next may start (the seed's 48 hours; at most 365d)."""
     max_wave_size: int = Field(default=2, ge=1)
     """Most production clusters upgraded in one wave."""
     windows: tuple[Window, ...] = ()
@@ -343,6 +343,8 @@ class UpgradeWave(Spec):
     clusters: tuple[DnsLabel, ...] = Field(min_length=1)
     applied_at: datetime.datetime | None = None
     """When `fleetgen upgrade apply` wrote this wave (set it to the merge time if that differs)."""
+    override_soak: Line | None = None
+    """Why this wave started before the previous wave's soak ended (`upgrade apply --override-soak REASON`)."""
 
 
 class Upgrade(Spec):
@@ -350,6 +352,8 @@ class Upgrade(Spec):
 
     target: dict[Component, Version] = Field(min_length=1)
     waves: tuple[UpgradeWave, ...] = Field(min_length=1)
+    closed_at: datetime.datetime | None = None
+    """When the last wave was applied and the interim version sets folded back; a closed upgrade is history."""
 
     @property
     def complete(self) -> bool:
