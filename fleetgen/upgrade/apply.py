@@ -6,13 +6,15 @@ upgrade record (`upgrade:` at the end of the file, one line a wave).
 
 A cluster's versions live in its version set. When every cluster of a set moves in this wave, the
 set is edited in place; otherwise the wave's clusters point to a set that already has the new
-versions, or to a new set `<set>-w<N>` written right after the old one.
+versions, or to a new set `<set>-w<N>` written right after the old one. The last wave folds those
+interim sets back (fold.py) and closes the record. A wave starts only when gate.py lets it.
 """
 
 from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -20,13 +22,17 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from fleetgen.edit import RoundTrip, flow_map, flow_seq, like
 from fleetgen.load import LoadedFleet
 from fleetgen.model import COMPONENTS, Fleet, Upgrade, UpgradeWave, Version
+from fleetgen.upgrade.arguments import wave_number
+from fleetgen.upgrade.fold import fold_version_sets
+from fleetgen.upgrade.gate import wave_gate
+from fleetgen.upgrade.moments import as_utc
 from fleetgen.upgrade.plan import PlanRefused, plan_upgrade, versions_of
 
 _WAVE_SUFFIX = re.compile(r"-w\d+$")
 
 
 def timestamp(moment: datetime.datetime) -> str:
-    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return as_utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def upgrade_record(fleet: Fleet, number: int, requested: dict[str, Version] | None) -> Upgrade:
@@ -38,8 +44,8 @@ def upgrade_record(fleet: Fleet, number: int, requested: dict[str, Version] | No
         return record
     if not requested:
         raise PlanRefused(["no upgrade in progress: start one with --set COMPONENT=VERSION or --to VERSION_SET"])
-    if number != 1:
-        raise PlanRefused([f"wave 1 is not in fleet.yaml yet: apply wave 1 first (then {', '.join(str(n) for n in range(2, number + 1))})"])
+    if number != 1:  # never list the waves up to `number`: it may be 99999999999999999999
+        raise PlanRefused([f"wave 1 is not in fleet.yaml yet: apply wave 1 first, then the others in order up to {number}"])
     plan = plan_upgrade(fleet, requested)
     if not plan.waves:
         raise PlanRefused(["every cluster already runs these versions: nothing to apply"])
@@ -47,14 +53,17 @@ def upgrade_record(fleet: Fleet, number: int, requested: dict[str, Version] | No
     return Upgrade(target=plan.target, waves=waves)
 
 
-def _target_text(target: dict[str, Version]) -> str:
+def _target_text(target: Mapping[Any, Version]) -> str:
     return ", ".join(f"{k} {v}" for k, v in target.items())
 
 
-def apply_wave(loaded: LoadedFleet, number: int, requested: dict[str, Version] | None, at: datetime.datetime) -> str:
-    """The new text of fleet.yaml with wave `number` applied; refuses out-of-order or stale waves."""
+def apply_wave(
+    loaded: LoadedFleet, number: int, requested: dict[str, Version] | None, at: datetime.datetime, override_soak: str | None = None
+) -> str:
+    """The new text of fleet.yaml with wave `number` applied at `at`; refuses out-of-order or stale waves, and
+    waves before their time (gate.py) unless `override_soak` gives the reason to cut the soak short."""
     fleet = loaded.fleet
-    record = upgrade_record(fleet, number, requested)
+    record = upgrade_record(fleet, wave_number(number), requested)
     if not 1 <= number <= len(record.waves):
         raise PlanRefused([f"the upgrade has waves 1 to {len(record.waves)}, not {number}"])
     wave = record.waves[number - 1]
@@ -64,10 +73,16 @@ def apply_wave(loaded: LoadedFleet, number: int, requested: dict[str, Version] |
     if missing:
         raise PlanRefused([f"wave {missing[0]} is not in fleet.yaml yet: apply and merge it before wave {number}"])
     _check_earlier_waves_hold(fleet, record, number)
+    override = wave_gate(fleet, record, number, at, override_soak)
 
     document = RoundTrip(loaded.source.text)
-    _move_clusters(document.data, fleet, wave, number)
+    rows = _move_clusters(document.data, fleet, wave, number)
     _record(document.data, record, number, at, fresh=fleet.upgrade is None or fleet.upgrade.complete)
+    if override is not None:
+        document.data["upgrade"]["waves"][number - 1]["overrideSoak"] = override
+    if number == len(record.waves):  # every earlier wave is applied (checked above): every cluster is at the target
+        fold_version_sets(document.data, rows, record)
+        document.data["upgrade"]["closedAt"] = timestamp(at)
     return document.text()  # the caller validates it as a whole before writing
 
 
@@ -79,16 +94,18 @@ def _check_earlier_waves_hold(fleet: Fleet, record: Upgrade, number: int) -> Non
             for component, version in wave.step.items():
                 latest[(moved, component)] = version
     clusters = {c.name: c for c in fleet.clusters}
-    for (name, component), version in latest.items():
+    for (name, part), version in latest.items():
         cluster = clusters.get(name)
         if cluster is None:
             raise PlanRefused([f"cluster {name} of the upgrade is no longer in fleet.yaml"])
-        have = getattr(fleet.version_sets[cluster.version_set], component)
+        have = getattr(fleet.version_sets[cluster.version_set], part)
         if have != version:
-            raise PlanRefused([f"{name} runs {component} {have}, not {version} as an applied wave set it; fix fleet.yaml first"])
+            raise PlanRefused([f"{name} runs {part} {have}, not {version} as an applied wave set it; fix fleet.yaml first"])
 
 
-def _move_clusters(document: Any, fleet: Fleet, wave: UpgradeWave, number: int) -> None:
+def _move_clusters(document: Any, fleet: Fleet, wave: UpgradeWave, number: int) -> dict[str, dict[str, Version]]:
+    """Move the wave's clusters in the document; returns every version set's versions afterwards."""
+    rows = {name: versions_of(vs) for name, vs in fleet.version_sets.items()}
     sets: CommentedMap = document["versionSets"]
     clusters: CommentedSeq = document["clusters"]
     set_of = {c.name: c.version_set for c in fleet.clusters}
@@ -97,17 +114,20 @@ def _move_clusters(document: Any, fleet: Fleet, wave: UpgradeWave, number: int) 
         by_set.setdefault(set_of[name], []).append(name)
     for set_name, moving in by_set.items():
         old = versions_of(fleet.version_sets[set_name])
-        new = {**old, **wave.step}
+        new = {**old, **{str(k): v for k, v in wave.step.items()}}
         users = [c.name for c in fleet.clusters if c.version_set == set_name]
         if set(users) <= set(moving):  # every user moves: edit the set where it stands
             for component, version in wave.step.items():
                 sets[set_name][component] = like(sets[set_name].get(component), str(version))
+            rows[set_name] = new
             continue
         existing = next((n for n, vs in fleet.version_sets.items() if versions_of(vs) == new), None)
         target = existing or _new_set(sets, set_name, new, number)
+        rows.setdefault(target, new)
         for entry in clusters:
             if entry["name"] in moving:
                 entry["versionSet"] = like(entry["versionSet"], target)
+    return {name: rows[name] for name in sets}  # in file order
 
 
 def _new_set(sets: CommentedMap, after: str, values: dict[str, Version], number: int) -> str:

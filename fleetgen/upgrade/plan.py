@@ -14,8 +14,9 @@ import datetime
 from dataclasses import dataclass, field
 
 from fleetgen.compat import facts, version_set_problems
-from fleetgen.errors import Finding, FindingsError, Severity
+from fleetgen.errors import Finding, FindingsError, InputError, Severity
 from fleetgen.model import COMPONENTS, Cluster, Fleet, Rollout, Version, VersionSet
+from fleetgen.upgrade.moments import later
 
 Step = tuple[tuple[str, Version], ...]  # the (component, version) pairs one step sets
 STAGES = (("containerd",), ("kubernetes",), ("driver",), ("cuda", "cudnn"))  # CUDA and cuDNN ship in the same images
@@ -93,6 +94,9 @@ def plan_upgrade(fleet: Fleet, requested: dict[str, Version], start: datetime.da
     if fleet.upgrade is not None and not fleet.upgrade.complete:
         pending = next(w.wave for w in fleet.upgrade.waves if w.applied_at is None)
         raise PlanRefused([f"an upgrade is in progress (wave {pending} of {len(fleet.upgrade.waves)} is next); finish it first"])
+    beyond = beyond_the_data(requested)
+    if beyond:
+        raise PlanRefused(beyond)
     target = dict(requested)
     implied: list[str] = []
     implied_driver = False
@@ -131,6 +135,19 @@ def plan_upgrade(fleet: Fleet, requested: dict[str, Version], start: datetime.da
     if start is not None:
         waves = schedule(waves, fleet.rollout, start)
     return Plan(target, implied, waves, fleet.rollout.soak, sorted(warnings))
+
+
+def beyond_the_data(target: dict[str, Version]) -> list[str]:
+    """Targets the compatibility data cannot judge, refused before planning: Kubernetes moves one minor a
+    step, so a minor past the data's newest would be steps nobody can check (and, for 1.100000, no end of them)."""
+    want = target.get("kubernetes")
+    if want is None:
+        return []
+    newest = max(row.kubernetes.minor for row in facts().kubernetes_releases)
+    if want.minor <= newest:
+        return []
+    shown = want.text if len(want.text) <= 20 else want.text[:17] + "..."
+    return [f"Kubernetes {shown}: fleetgen's compatibility data knows Kubernetes up to {newest[0]}.{newest[1]}; update fleetgen first"]
 
 
 def _waves(fleet: Fleet, per_cluster: dict[str, list[Step]]) -> list[Wave]:
@@ -180,6 +197,13 @@ def _clock(text: str) -> datetime.time:
 
 def earliest_start(after: datetime.datetime, rollout: Rollout) -> datetime.datetime:
     """The first moment at or after `after` inside a window (if any) and outside every freeze."""
+    try:
+        return _earliest_start(after, rollout)
+    except OverflowError:  # a freeze or window reaching past 9999-12-31
+        raise InputError(f"the first start after {after:%Y-%m-%d %H:%M} UTC outside the freezes would fall after 9999-12-31") from None
+
+
+def _earliest_start(after: datetime.datetime, rollout: Rollout) -> datetime.datetime:
     moment = after
     for _ in range(1000):  # windows and freezes are finite: this settles in a few rounds
         freeze = next((f for f in rollout.freezes if f.start <= moment.date() <= f.end), None)
@@ -216,7 +240,7 @@ def schedule(waves: list[Wave], rollout: Rollout, start: datetime.datetime) -> l
     moment = start
     for wave in waves:
         begins = earliest_start(moment, rollout)
-        ends = begins + rollout.soak
+        ends = later(begins, rollout.soak, f"the end of wave {wave.number}'s soak")
         out.append(Wave(wave.number, wave.step, wave.stage, wave.clusters, begins, ends))
         moment = ends
     return out

@@ -11,7 +11,7 @@ import datetime
 import json
 
 from fleetgen.upgrade.plan import Plan, step_label
-from fleetgen.upgrade.status import Status
+from fleetgen.upgrade.status import LiveVersions, Status
 
 
 def _when(moment: datetime.datetime | None) -> str:
@@ -83,12 +83,19 @@ def plan_markdown(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def status_text(status: Status | None, now: datetime.datetime) -> str:
+def status_text(status: Status | None, now: datetime.datetime, live: tuple[LiveVersions, ...] = ()) -> str:
+    lines = [_status_head(status, now)] + [_live_line(state) for state in live]
+    return "\n".join(lines)
+
+
+def _status_head(status: Status | None, now: datetime.datetime) -> str:
     if status is None:
         return "no upgrade recorded in fleet.yaml"
     target = ", ".join(f"{k} {v}" for k, v in status.target.items())
     if status.complete:
         head = f"upgrade to {target}: complete ({status.waves_total} wave(s) applied)"
+        if status.closed_at:
+            head += f"; closed {_when(status.closed_at)}, interim version sets folded back"
     else:
         head = f"upgrade to {target}: wave {status.applied} of {status.waves_total} applied; wave {status.next_wave} is next"
     lines = [head]
@@ -98,7 +105,16 @@ def status_text(status: Status | None, now: datetime.datetime) -> str:
             lines.append(f"soaking: wave {status.applied} soaks until {_when(status.soak_ends)} ({_hours(left)} left)")
         elif not status.complete:
             lines.append(f"soak over since {_when(status.soak_ends)}: wave {status.next_wave} may start")
+    lines += [f"soak overridden: wave {o.wave} started before wave {o.wave - 1}'s soak ended: {o.reason}" for o in status.overrides]
     for cluster in status.clusters:
         state = "at target" if not cluster.behind else "behind: " + "; ".join(cluster.behind)
         lines.append(f"  {cluster.cluster} ({cluster.environment}): {state}")
     return "\n".join(lines)
+
+
+def _live_line(state: LiveVersions) -> str:
+    if state.missing:
+        return f"live {state.cluster}: no fleet-versions ConfigMap in kube-public; the cluster has not synced fleetgen's tree"
+    if not state.lags:
+        return f"live {state.cluster}: runs what fleet.yaml says"
+    return f"live {state.cluster}: lags fleet.yaml: " + "; ".join(state.lags)

@@ -1,11 +1,19 @@
-"""`fleetgen upgrade status`: where the recorded upgrade stands, read from fleet.yaml alone."""
+"""`fleetgen upgrade status`: where the recorded upgrade stands, read from fleet.yaml, and, given live
+dumps, which clusters actually run something else than fleet.yaml says (their `fleet-versions`
+ConfigMap, rendered by render/kueue.py into kube-public, carries the versions they synced)."""
 
 from __future__ import annotations
 
 import datetime
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from fleetgen.errors import InputError
 from fleetgen.model import COMPONENTS, Fleet, Version
+from fleetgen.upgrade.moments import as_utc, later
+
+VERSIONS_CONFIGMAP = ("kube-public", "fleet-versions")  # namespace, name
 
 
 @dataclass(frozen=True)
@@ -13,6 +21,12 @@ class ClusterState:
     cluster: str
     environment: str
     behind: tuple[str, ...]  # "driver 550.54.15 (target 560.35.03)"
+
+
+@dataclass(frozen=True)
+class Override:
+    wave: int
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -24,10 +38,21 @@ class Status:
     soak_ends: datetime.datetime | None  # of the last applied wave
     soaking: bool
     clusters: tuple[ClusterState, ...]
+    overrides: tuple[Override, ...] = ()  # waves started before the previous soak ended, and why
+    closed_at: datetime.datetime | None = None  # interim version sets folded back after the last wave
 
     @property
     def complete(self) -> bool:
         return self.next_wave is None
+
+
+@dataclass(frozen=True)
+class LiveVersions:
+    """What a live dump says a cluster runs, against fleet.yaml."""
+
+    cluster: str
+    lags: tuple[str, ...]  # "driver 550.54.15 live, 560.35.03 in fleet.yaml"; empty when it runs what fleet.yaml says
+    missing: bool = False  # no fleet-versions ConfigMap in the dump: the cluster has not synced fleetgen's tree
 
 
 def upgrade_status(fleet: Fleet, now: datetime.datetime) -> Status | None:
@@ -36,7 +61,7 @@ def upgrade_status(fleet: Fleet, now: datetime.datetime) -> Status | None:
         return None
     applied = [w for w in record.waves if w.applied_at is not None]
     last = applied[-1] if applied else None
-    soak_ends = last.applied_at + fleet.rollout.soak if last and last.applied_at else None
+    soak_ends = later(as_utc(last.applied_at), fleet.rollout.soak, "the end of the soak") if last and last.applied_at else None
     pending = next((w.wave for w in record.waves if w.applied_at is None), None)
     clusters = []
     for cluster in fleet.clusters:
@@ -48,11 +73,56 @@ def upgrade_status(fleet: Fleet, now: datetime.datetime) -> Status | None:
         )
         clusters.append(ClusterState(cluster.name, cluster.environment, behind))
     return Status(
-        target=dict(record.target),
+        target={str(k): v for k, v in record.target.items()},
         waves_total=len(record.waves),
         applied=len(applied),
         next_wave=pending,
         soak_ends=soak_ends,
-        soaking=bool(soak_ends and now < soak_ends),
+        soaking=bool(soak_ends and as_utc(now) < soak_ends),
         clusters=tuple(clusters),
+        overrides=tuple(Override(w.wave, w.override_soak) for w in record.waves if w.override_soak),
+        closed_at=as_utc(record.closed_at) if record.closed_at else None,
     )
+
+
+def _versions_configmap(objects: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for body in objects:
+        meta = body.get("metadata")
+        if body.get("kind") == "ConfigMap" and isinstance(meta, dict) and (meta.get("namespace"), meta.get("name")) == VERSIONS_CONFIGMAP:
+            data = body.get("data")
+            return data if isinstance(data, dict) else {}
+    return None
+
+
+def _same(live: Any, want: Version) -> bool:
+    try:
+        return Version.parse(str(live)) == want
+    except ValueError:
+        return False
+
+
+def _shown(value: Any) -> str:
+    text = "missing" if value is None else str(value)
+    return text if len(text) <= 40 and text.isprintable() else repr(text[:37]) + "..."
+
+
+def live_versions(fleet: Fleet, live: Mapping[str, list[dict[str, Any]]]) -> tuple[LiveVersions, ...]:
+    """Per cluster given (in fleet order), the components whose live version differs from fleet.yaml's."""
+    clusters = {c.name: c for c in fleet.clusters}
+    unknown = sorted(name for name in live if name not in clusters)
+    if unknown:
+        raise InputError(f"--live {_shown(unknown[0])}: no such cluster in fleet.yaml (known: {', '.join(clusters)})")
+    out = []
+    for cluster in [c for c in fleet.clusters if c.name in live]:
+        data = _versions_configmap(live[cluster.name])
+        if data is None:
+            out.append(LiveVersions(cluster.name, (), missing=True))
+            continue
+        named = data.get("cluster")
+        if named is not None and named != cluster.name:
+            raise InputError(f"--live {cluster.name}: the dump's fleet-versions ConfigMap is of cluster {_shown(named)}")
+        want = fleet.version_sets[cluster.version_set]
+        differ = [c for c in COMPONENTS if not _same(data.get(c), getattr(want, c))]
+        lags = tuple(f"{c} {_shown(data.get(c))} live, {getattr(want, c)} in fleet.yaml" for c in differ)
+        out.append(LiveVersions(cluster.name, lags))
+    return tuple(out)

@@ -1,0 +1,31 @@
+"""Moments of an upgrade in UTC, and date arithmetic that ends in a usage error, never an OverflowError."""
+
+from __future__ import annotations
+
+import datetime
+
+from fleetgen.errors import InputError
+
+RANGE = "the dates fleetgen can count with (years 1 to 9999, UTC)"
+
+
+def as_utc(moment: datetime.datetime) -> datetime.datetime:
+    """An aware moment in UTC; a naive one (fleet.yaml's `appliedAt: 2026-11-24T09:00`) is taken as UTC."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=datetime.UTC)
+    try:
+        return moment.astimezone(datetime.UTC)
+    except OverflowError:
+        raise InputError(f"{moment.isoformat()} is outside {RANGE}") from None
+
+
+def later(moment: datetime.datetime, delta: datetime.timedelta, what: str) -> datetime.datetime:
+    """moment + delta; past year 9999 (`--start 9999-12-31T23:59Z` plus a 48h soak) is a usage error, not a crash."""
+    try:
+        return moment + delta
+    except OverflowError:
+        raise InputError(f"{what} would fall after 9999-12-31, the last of {RANGE}; give an earlier time") from None
+
+
+def when(moment: datetime.datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else "-"
