@@ -41,7 +41,22 @@ class Change:
 
 
 def fleet_changes(base: Fleet, head: Fleet) -> list[Change]:
-    return [*_fleet_settings(base, head), *_priority_classes(base, head), *_clusters(base, head), *_teams(base, head)]
+    return [
+        *_fleet_settings(base, head),
+        *_priority_classes(base, head),
+        *_clusters(base, head),
+        *_teams(base, head),
+        *_overrides(base, head),
+    ]
+
+
+def _overrides(base: Fleet, head: Fleet) -> Iterator[Change]:
+    """A wave started before the previous wave's soak ended (upgrade.waves[].overrideSoak), and why."""
+    before = {(w.wave, w.override_soak) for w in base.upgrade.waves} if base.upgrade else set()
+    for wave in head.upgrade.waves if head.upgrade else ():
+        if wave.override_soak and (wave.wave, wave.override_soak) not in before:
+            text = f"upgrade wave {wave.wave}: soak of wave {wave.wave - 1} cut short (overrideSoak: {wave.override_soak})"
+            yield Change("upgrade", text, field="overrideSoak", new=wave.override_soak)
 
 
 def _show(value: Any) -> str:
