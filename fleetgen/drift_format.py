@@ -14,7 +14,6 @@ from fleetgen.objdiff import ObjectChange, json_value, object_lines
 Impacts = dict[str, list[QuotaImpact]]  # cluster -> impacts from its live state
 
 
-
 def impact_text(cluster: str, impact: QuotaImpact) -> str:
     team = impact.namespace.removeprefix("team-")
     return (

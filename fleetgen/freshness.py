@@ -7,8 +7,8 @@ no longer matches the ledger), a file that is missing, or an orphan no longer re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -107,5 +107,6 @@ def freshness_github(found: list[Discrepancy]) -> str:
 
 def _key(doc: dict[str, Any]) -> ObjectKey:
     """The key of a document in a file of the tree; patch documents may lack metadata or a namespace."""
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    found = doc.get("metadata")
+    meta: dict[str, Any] = found if isinstance(found, dict) else {}
     return ObjectKey(str(doc.get("kind")), str(meta.get("namespace", "")), str(meta.get("name", "")))

@@ -42,7 +42,7 @@ class ObjectChange:
         return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
 
 
-class _SameQuantity(BaseOperator):  # type: ignore[misc]
+class _SameQuantity(BaseOperator):
     """Quota values and nominal quotas that differ only in how they are written are equal."""
 
     def __init__(self) -> None:

@@ -56,9 +56,6 @@ class Rendered:
         return files_of(self.plan, self.source_name)
 
 
-
-
-
 def render_files(fleet: Fleet, source_name: str = "fleet.yaml") -> dict[str, bytes]:
     """Every file of the tree as its final bytes (for callers that render without checking)."""
     return Rendered(fleet, source_name).files

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from fleetgen import __version__
-from fleetgen.review.output import MARKER
 from fleetgen.edit import RoundTrip
 from fleetgen.emit import dump_documents
 from fleetgen.errors import InputError
+from fleetgen.review.output import MARKER
 
 WORKFLOW_PATH = ".github/workflows/fleetgen.yml"
 DEFAULT_URL = "https://github.com/fleetgen/fleetgen"  # as [project.urls] declares it; used when no metadata is installed
@@ -98,7 +98,7 @@ def workflow_text(install: str) -> bytes:
 def project_url() -> str:
     """Where fleetgen lives: the repository URL its package metadata declares ([project.urls] in pyproject.toml)."""
     try:
-        urls = metadata("fleetgen").get_all("Project-URL") or []
+        urls: list[str] = metadata("fleetgen").get_all("Project-URL") or []
     except PackageNotFoundError:  # running from a source tree that was never installed
         urls = []
     for entry in urls:

@@ -232,4 +232,3 @@ def init_repository(folder: Path, name: str | None, engine: str | None, reposito
 
 def utc_now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC).replace(microsecond=0)
-

@@ -20,12 +20,12 @@ import pytest
 import yaml
 from conftest import EXAMPLE, replace_once
 
-from fleetgen.rendered import Rendered
-from fleetgen.review import diff_fleets
-from fleetgen.review.output import BUDGET, COMMENT_LIMIT, MARKER, diff_markdown
 from fleetgen.live import compare, normalize
 from fleetgen.load import load_fleet_text
 from fleetgen.render import cluster_objects
+from fleetgen.rendered import Rendered
+from fleetgen.review import diff_fleets
+from fleetgen.review.output import BUDGET, COMMENT_LIMIT, MARKER, diff_markdown
 
 Run = Callable[..., CompletedProcess[str]]
 GOLDEN = Path(__file__).parent / "golden"
@@ -118,7 +118,9 @@ def test_approval_rules_come_from_the_base(repo: Path, cli_run: Run) -> None:
 def test_quantities_and_named_lists_compare_by_meaning() -> None:
     text = EXAMPLE.read_text()
     same = replace_once(text, "memoryPerNode: 256Gi\n        maxNodes: 1", "memoryPerNode: 262144Mi\n        maxNodes: 1")
-    assert diff_fleets(Rendered(load_fleet_text(text.encode()).fleet), Rendered(load_fleet_text(same.encode()).fleet), "a", "b").clusters == []
+    assert (
+        diff_fleets(Rendered(load_fleet_text(text.encode()).fleet), Rendered(load_fleet_text(same.encode()).fleet), "a", "b").clusters == []
+    )
     reordered = replace_once(text, "flavors: [a100-spot, a100-ondemand]", "flavors: [a100-ondemand, a100-spot]")
     result = diff_fleets(Rendered(load_fleet_text(text.encode()).fleet), Rendered(load_fleet_text(reordered.encode()).fleet), "a", "b")
     [cluster] = result.clusters

@@ -22,8 +22,8 @@ from fleetgen.lint import lint_cluster
 from fleetgen.load import load_fleet
 from fleetgen.model import Version
 from fleetgen.render import Manifest, cluster_objects
-from fleetgen.schema import SCHEMA_PATH, fleet_json_schema
 from fleetgen.rendered import Rendered
+from fleetgen.schema import SCHEMA_PATH, fleet_json_schema
 from fleetgen.validate import Schemas, validate_rendered
 
 Run = Callable[..., CompletedProcess[str]]

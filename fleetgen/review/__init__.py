@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from fleetgen.approvals import Approval, required_approvals
 from fleetgen.changes import Change, fleet_changes
 from fleetgen.errors import Path
-from fleetgen.model import Fleet
+from fleetgen.model import Fleet, Team
 from fleetgen.objdiff import ObjectChange, diff_objects
 from fleetgen.rendered import Rendered
 
@@ -72,7 +72,10 @@ def change_path(change: Change, fleet: Fleet) -> Path:
         teams = [t.name for t in fleet.teams]
         if change.team not in teams:
             return ("teams",)
-        at: Path = ("teams", teams.index(change.team))
+        index = teams.index(change.team)
+        at: Path = ("teams", index)
+        if change.kind == "quota" and change.cluster is not None and change.field:
+            return _quota_path(fleet.teams[index], at, change.cluster, change.field)
         return (*at, "clusters", change.cluster) if change.cluster is not None else at
     if change.cluster is not None:
         clusters = [c.name for c in fleet.clusters]
@@ -83,3 +86,14 @@ def change_path(change: Change, fleet: Fleet) -> Path:
             return ("versionSets", fleet.clusters[index].version_set)
         return ("clusters", index)
     return ()
+
+
+def _quota_path(team: Team, at: Path, cluster: str, field: str) -> Path:
+    """A quota value comes from the team's placement on the cluster when it sets it, else from the team's default."""
+    scope, _, name = field.partition(".")
+    placement = team.clusters.get(cluster)
+    overridden = getattr(placement, scope, None) if placement is not None else None
+    if name:
+        overridden = getattr(overridden, name, None) if overridden is not None else None
+    parts: Path = (scope, name) if name else (scope,)
+    return (*at, "clusters", cluster, *parts) if overridden is not None else (*at, "quota", *parts)

@@ -115,7 +115,6 @@ def diff_json(diff: FleetDiff, impacts: Impacts) -> str:
     return json.dumps(payload, indent=2, ensure_ascii=False)
 
 
-
 # -- markdown ---------------------------------------------------------------------------------
 
 
