@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
-from fleetgen.fleet_report import build_report, report_markdown
+from fleetgen.capacity_report import build_report, report_markdown
 from fleetgen.model import Fleet
 from fleetgen.render import Manifest, ObjectKey, OutputFile, cluster_objects, files_of, plan
 from fleetgen.render.gitops import entry_point

@@ -16,7 +16,7 @@ import promql_parser
 import pytest
 from conftest import EXAMPLE, replace_once
 
-from fleetgen.fleet_report import HOURS_PER_MONTH, build_report
+from fleetgen.capacity_report import HOURS_PER_MONTH, build_report
 from fleetgen.load import load_fleet_text
 from fleetgen.render import cluster_objects
 from fleetgen.render.observability import DEFAULT_ALERTS
