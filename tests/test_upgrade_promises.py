@@ -23,7 +23,7 @@ from fleetgen.model import Version
 from fleetgen.upgrade.apply import apply_wave
 from fleetgen.upgrade.fold import folds
 from fleetgen.upgrade.plan import PlanRefused
-from fleetgen.upgrade.report import status_text
+from fleetgen.upgrade.output import status_text
 from fleetgen.upgrade.status import live_versions, upgrade_status
 
 Run = Callable[..., CompletedProcess[str]]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 from pathlib import Path
 
 import click
@@ -10,42 +9,13 @@ import click
 from fleetgen import workflows
 from fleetgen.cli.common import console, fleet_argument, reports_errors
 from fleetgen.errors import InputError
+from fleetgen.live import read_live
 from fleetgen.load import load_fleet
-from fleetgen.model import COMPONENTS, Fleet, Version
 from fleetgen.upgrade.apply import apply_wave
-from fleetgen.upgrade.plan import plan_upgrade, versions_of
-from fleetgen.upgrade.report import plan_json, plan_markdown, plan_text, status_text
-from fleetgen.upgrade.status import upgrade_status
-
-
-def _utc(text: str | None, option: str) -> datetime.datetime | None:
-    if text is None:
-        return None
-    try:
-        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise InputError(f"{option} {text!r}: expected a date and time such as 2026-11-24T09:00Z") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=datetime.UTC)
-
-
-def _requested(fleet: Fleet, sets: tuple[str, ...], to: str | None) -> dict[str, Version]:
-    if sets and to:
-        raise InputError("give --set or --to, not both")
-    if to is not None:
-        if to not in fleet.version_sets:
-            raise InputError(f"--to {to}: no such version set (known: {', '.join(fleet.version_sets)})")
-        return versions_of(fleet.version_sets[to])
-    out: dict[str, Version] = {}
-    for item in sets:
-        component, sep, version = item.partition("=")
-        if not sep or component not in COMPONENTS:
-            raise InputError(f"--set {item!r}: expected COMPONENT=VERSION with COMPONENT one of {', '.join(COMPONENTS)}")
-        try:
-            out[component] = Version.parse(version)
-        except ValueError as exc:
-            raise InputError(f"--set {item!r}: {exc}") from None
-    return out
-
+from fleetgen.upgrade.arguments import override_reason, parse_moment, requested_versions
+from fleetgen.upgrade.output import plan_json, plan_markdown, plan_text, status_text
+from fleetgen.upgrade.plan import plan_upgrade
+from fleetgen.upgrade.status import live_versions, upgrade_status
 
 set_option = click.option(
     "--set", "sets", multiple=True, metavar="COMPONENT=VERSION", help="A target version, e.g. driver=560.35.03 (repeat for more)."
@@ -68,10 +38,10 @@ def upgrade() -> None:
 def upgrade_plan(fleet: Path, sets: tuple[str, ...], to: str | None, start: str | None, fmt: str) -> None:
     """Plan the waves that move the fleet to the target versions; refuse targets the rules reject."""
     model = load_fleet(fleet).fleet
-    requested = _requested(model, sets, to)
+    requested = requested_versions(model, sets, to)
     if not requested:
         raise InputError("say what to upgrade to: --set COMPONENT=VERSION or --to VERSION_SET")
-    result = plan_upgrade(model, requested, _utc(start, "--start"))
+    result = plan_upgrade(model, requested, parse_moment(start, "--start"))
     console().out({"json": plan_json, "markdown": plan_markdown}.get(fmt, plan_text)(result), nl=fmt != "markdown")
 
 
@@ -82,23 +52,43 @@ def upgrade_plan(fleet: Path, sets: tuple[str, ...], to: str | None, start: str 
 @to_option
 @click.option("--at", default=None, help="When the wave is applied (UTC; default now); status counts its soak from here.")
 @click.option("--no-render", is_flag=True, help="Only rewrite fleet.yaml; do not render the tree.")
+@click.option(
+    "--override-soak",
+    default=None,
+    metavar="REASON",
+    help="Start this wave before the previous wave's soak ends; the reason is recorded in fleet.yaml.",
+)
 @reports_errors
-def upgrade_apply(fleet: Path, number: int, sets: tuple[str, ...], to: str | None, at: str | None, no_render: bool) -> None:
-    """Rewrite FLEET for one wave, keeping its comments and layout, then render the tree."""
+def upgrade_apply(
+    fleet: Path, number: int, sets: tuple[str, ...], to: str | None, at: str | None, no_render: bool, override_soak: str | None
+) -> None:
+    """Rewrite FLEET for one wave, keeping its comments and layout, then render the tree.
+
+    Refused until the previous wave's soak ends, outside rollout windows and inside freezes."""
     loaded = load_fleet(fleet)
-    requested = _requested(loaded.fleet, sets, to) or None
-    moment = _utc(at, "--at") or workflows.utc_now()
-    console().err(workflows.write_validated(fleet, apply_wave(loaded, number, requested, moment), render=not no_render))
+    requested = requested_versions(loaded.fleet, sets, to) or None
+    moment = parse_moment(at, "--at") or workflows.utc_now()
+    edited = apply_wave(loaded, number, requested, moment, override_reason(override_soak))
+    console().err(workflows.write_validated(fleet, edited, render=not no_render))
 
 
 @upgrade.command("status", epilog="Example: fleetgen upgrade status")
 @fleet_argument
 @click.option("--now", default=None, help="The time to judge soaks by (UTC; default now).")
+@click.option(
+    "--live",
+    "live",
+    multiple=True,
+    metavar="CLUSTER=PATH",
+    help="Live dump holding a cluster's fleet-versions ConfigMap; shows clusters that lag.",
+)
 @reports_errors
-def upgrade_status_command(fleet: Path, now: str | None) -> None:
+def upgrade_status_command(fleet: Path, now: str | None, live: tuple[str, ...]) -> None:
     """Which wave the fleet is in, which clusters are behind, and when the current soak ends."""
-    moment = _utc(now, "--now") or workflows.utc_now()
-    console().out(status_text(upgrade_status(load_fleet(fleet).fleet, moment), moment))
+    moment = parse_moment(now, "--now") or workflows.utc_now()
+    model = load_fleet(fleet).fleet
+    states = live_versions(model, {cluster: read_live(paths) for cluster, paths in workflows.parse_live_option(live).items()})
+    console().out(status_text(upgrade_status(model, moment), moment, states))
 
 
 COMMANDS = [upgrade]
