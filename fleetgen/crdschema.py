@@ -20,7 +20,13 @@ import yaml
 GroupVersionKind = tuple[str, str]  # (apiVersion, kind)
 
 # The custom resources fleetgen renders (or that sit beside them); their schemas ship in schemas/crds.
-SHIPPED_GROUPS = ("kueue.x-k8s.io", "kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io", "monitoring.coreos.com")
+SHIPPED_GROUPS = (
+    "kueue.x-k8s.io",
+    "kustomize.toolkit.fluxcd.io",
+    "source.toolkit.fluxcd.io",
+    "helm.toolkit.fluxcd.io",
+    "monitoring.coreos.com",
+)
 SHIPPED_KINDS = {("argoproj.io", "Application"), ("argoproj.io", "AppProject")}
 
 

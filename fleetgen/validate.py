@@ -19,11 +19,13 @@ from typing import Any
 import jsonschema_rs
 
 from fleetgen.compat import removed_api
+from fleetgen.compat.gpu_operator import driver_findings
 from fleetgen.crdschema import GroupVersionKind, parse_shipped_name
 from fleetgen.errors import Finding, FindingsError, Path, Severity
 from fleetgen.lint import lint_cluster
 from fleetgen.load import LoadedFleet
 from fleetgen.model import Version
+from fleetgen.reconcile import reconcile_findings
 from fleetgen.render import Manifest
 from fleetgen.rendered import Rendered
 
@@ -162,7 +164,8 @@ def check_loaded(
     loaded: LoadedFleet, schemas: Schemas, rendered: Rendered, *, strict: bool = False, fail_on: Severity = Severity.ERROR
 ) -> list[Finding]:
     """The model's warnings and the rendered objects' problems, placed and sorted; raises on failure."""
-    problems = [loaded.source.place(f) for f in validate_rendered(rendered, schemas, strict=strict)]
+    gitops = reconcile_findings(rendered.fleet, rendered.plan) + driver_findings(rendered.fleet)  # reconcile.py, compat/gpu_operator.py
+    problems = [loaded.source.place(f) for f in validate_rendered(rendered, schemas, strict=strict) + gitops]
     findings = sorted([*loaded.warnings, *problems], key=lambda f: (f.location, f.dotted_path, f.message))
     failing = {Severity.ERROR} if fail_on is Severity.ERROR else {Severity.ERROR, Severity.WARNING}
     if any(f.severity in failing for f in findings):

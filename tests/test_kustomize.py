@@ -90,12 +90,10 @@ def test_gitops_entry_points_build_and_match_their_crds(
     if engine == "flux":
         assert [o["spec"]["url"] for o in built if o["kind"] == "GitRepository"] == ["https://github.com/contoso/fleet-config"]
         assert by_name["contoso-ai"]["spec"]["path"] == "./clusters/training-eastus"
-        assert by_name["contoso-ai"]["spec"]["dependsOn"] == [{"name": "kueue"}]  # Kueue's CRDs first
-        assert by_name["kueue"]["spec"]["wait"] is True
-    else:
-        waves = {name: o["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] for name, o in by_name.items()}
-        assert waves == {"kueue-training-eastus": "-1", "contoso-ai-training-eastus": "0"}
-        assert by_name["contoso-ai-training-eastus"]["spec"]["source"]["path"] == "clusters/training-eastus"
+        assert by_name["contoso-ai"]["spec"]["dependsOn"] == [{"name": "platform"}]  # the add-ons (Kueue's CRDs) first
+        assert by_name["platform"]["spec"]["wait"] is True
+    else:  # the root Application; its children and their waves: tests/test_platform.py
+        assert by_name["contoso-ai-training-eastus-root"]["spec"]["source"]["path"] == "clusters/training-eastus/platform"
 
 
 def test_strict_validation_would_catch_a_broken_object(crd_schemas: dict[tuple[str, str], dict[str, Any]]) -> None:

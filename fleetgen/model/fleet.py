@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 from pydantic.alias_generators import to_camel
 
+from fleetgen.model.platform import Platform
 from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelKey, LabelValue, Line, Quantity, Text, Version, as_text
 
 API_VERSION = "fleetgen/v1alpha1"
@@ -44,8 +45,6 @@ class GitOps(Spec):
     """Branch the clusters follow."""
     path: Line = Field(default=".", pattern=r"^\.?[^.\s][^\s]*$|^\.$")
     """Folder in the repository that holds base/ and clusters/ ("." for the top)."""
-    kueue_path: Line = Field(default="infrastructure/kueue", pattern=r"^[^./\s][^\s]*$")
-    """Folder in the repository that installs Kueue (its CRDs and controller); synced before the fleet's objects."""
     interval: Line = Field(default="5m", pattern=r"^(\d+(ms|s|m|h))+$")
     """How often the engine reconciles (a Go duration such as 1m or 10m)."""
 
@@ -147,6 +146,8 @@ class Cluster(Spec):
     """Kueue ClusterQueues; one queue over all node pools when left out. A team's LocalQueue feeds the first unless it names another."""
     alerts: dict[AlertName, AlertOverride] = {}
     """Changes to the fleet's alerts on this cluster."""
+    platform: Platform | None = None
+    """Add-on settings that differ on this cluster: only the fields written here replace the fleet's."""
 
 
 class Resources(Spec):
@@ -387,6 +388,8 @@ class Fleet(Spec):
     """Changes that need approval beyond self-service; a pull request is gated by its base branch's rules."""
     alerts: Alerts = Alerts()
     """GPU alerts and dashboards rendered for every cluster."""
+    platform: Platform = Platform()
+    """The add-ons every cluster gets (Kueue, the NVIDIA GPU Operator, Prometheus Operator CRDs), each a pinned Helm chart."""
     pricing: Pricing = Pricing()
     """GPU prices for the cost report."""
     rollout: Rollout = Field(default_factory=Rollout)

@@ -18,7 +18,7 @@ from fleetgen.model import Cluster, Fleet, Queue, Quota, Team
 from fleetgen.render import kueue as kueue_objects
 from fleetgen.render import observability
 from fleetgen.render import team as team_objects
-from fleetgen.render.gitops import ENGINES
+from fleetgen.render.gitops import gitops_folders
 from fleetgen.render.manifest import Manifest
 
 KUSTOMIZE_API = "kustomize.config.k8s.io/v1beta1"
@@ -167,12 +167,11 @@ def _cluster_files(fleet: Fleet, index: int) -> list[OutputFile]:
         resources=resources,
         **({"patches": [{"path": p.path.removeprefix(root + "/")} for p in patches]} if patches else {}),
     )
-    folder, build_gitops = ENGINES[fleet.gitops.engine]
     return [
         OutputFile(f"{root}/kustomization.yaml", (overlay,)),
         *(OutputFile(f"{root}/{name}", tuple(build(fleet, index))) for name, build in LOCAL_FILES),
         *patches,
-        *_folder(f"{root}/{folder}", "sync.yaml", build_gitops(fleet, cluster, index), at),
+        *(f for folder, name, objects in gitops_folders(fleet, index) for f in _folder(f"{root}/{folder}", name, objects, at)),
     ]
 
 

@@ -1,0 +1,79 @@
+"""Which drivers each NVIDIA GPU Operator release supports (gpu_operator.yaml), and the check that uses it.
+
+The GPU Operator installs the driver of a cluster's version set, so a driver its release does not
+support is an error at that version set's `driver`. A release fleetgen has no row for is a warning:
+the driver cannot be checked until the data is updated.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from fleetgen.errors import Finding, Severity
+from fleetgen.model import Fleet
+from fleetgen.model.platform import cluster_platform
+from fleetgen.model.types import Version
+
+
+class OperatorRelease(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, arbitrary_types_allowed=True)
+    series: str = Field(pattern=r"^\d+\.\d+$")
+    """The release series (YY.MM) the row covers."""
+    documents: str
+    """The release whose component matrix the row copies."""
+    default: Version
+    drivers: tuple[Version, ...] = Field(min_length=1)
+    source: str = Field(min_length=1)
+    url: str = Field(pattern=r"^https://\S+$")
+
+
+class OperatorFacts(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    releases: tuple[OperatorRelease, ...]
+
+
+@cache
+def operator_facts() -> OperatorFacts:
+    text = (resources.files("fleetgen.compat") / "gpu_operator.yaml").read_text(encoding="utf-8")
+    return OperatorFacts.model_validate(yaml.safe_load(text))
+
+
+def series_of(chart_version: str) -> str:
+    """v24.3.0 -> 24.3: the GPU Operator's calendar versions name their series in the first two fields."""
+    return ".".join(chart_version.removeprefix("v").split(".")[:2])
+
+
+def operator_release(chart_version: str, facts: OperatorFacts | None = None) -> OperatorRelease | None:
+    series = series_of(chart_version)
+    return next((r for r in (facts or operator_facts()).releases if r.series == series), None)
+
+
+def driver_findings(fleet: Fleet, facts: OperatorFacts | None = None) -> list[Finding]:
+    """A finding for each version set whose driver the GPU Operator release of a cluster using it does not support."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for cluster in fleet.clusters:
+        operator = cluster_platform(fleet.platform, cluster.platform).gpu_operator
+        if operator.enabled:
+            found.setdefault((cluster.version_set, operator.version), []).append(cluster.name)
+    findings = []
+    for (set_name, chart_version), clusters in found.items():
+        names = ", ".join(clusters)
+        release = operator_release(chart_version, facts)
+        if release is None:
+            message = f"no driver facts for GPU Operator {chart_version} (used on {names}): the driver is not checked against it"
+            findings.append(Finding(("versionSets", set_name, "driver"), message, Severity.WARNING))
+            continue
+        driver = fleet.version_sets[set_name].driver
+        if driver not in release.drivers:
+            supported = ", ".join(str(d) for d in release.drivers)
+            message = (
+                f"driver {driver} is not supported by GPU Operator {chart_version} (used on {names}); "
+                f"its {release.series} releases support {supported}"
+            )
+            findings.append(Finding(("versionSets", set_name, "driver"), message))
+    return findings

@@ -1,0 +1,129 @@
+"""The platform add-ons every GPU cluster needs, each a Helm chart pinned to one version.
+
+The fleet declares them once (`platform:`); a cluster may change any field (`clusters[].platform:`),
+and only the fields it writes replace the fleet's. The GPU Operator's driver version is not set
+here: it is the cluster's version set's `driver`, so the compatibility matrix is what runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from fleetgen.model.spec import Spec
+from fleetgen.model.types import DnsLabel, Line
+
+ChartRepository = Line  # an https:// Helm repository or an oci:// registry path
+_REPOSITORY = r"^(https://|oci://)[^\s/]+(/\S*)?$"
+_PINNED = r"^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$"  # one exact version: no ranges, no "latest"
+_CHART = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+
+
+class AddOn(Spec):
+    enabled: bool = True
+    """false leaves the add-on out (the cluster runs it some other way)."""
+    repository: Line = Field(default="", pattern=_REPOSITORY)
+    """Helm repository (https://...) or OCI registry path (oci://...) that serves the chart."""
+    chart: Line = Field(default="", pattern=_CHART)
+    """Chart name in that repository."""
+    version: Line = Field(default="", pattern=_PINNED)
+    """The chart version, pinned exactly (e.g. 0.19.2 or v24.3.0)."""
+    namespace: DnsLabel = "default"
+    """Namespace the chart is installed in (created when missing)."""
+
+
+class Kueue(AddOn):
+    """Kueue: the CRDs and controller behind the fleet's ClusterQueues, ResourceFlavors and LocalQueues."""
+
+    repository: Line = Field(default="oci://registry.k8s.io/kueue/charts", pattern=_REPOSITORY)
+    """OCI registry path that serves the chart."""
+    chart: Line = Field(default="kueue", pattern=_CHART)
+    """Chart name."""
+    version: Line = Field(default="0.19.2", pattern=_PINNED)
+    """Chart version; it must serve kueue.x-k8s.io/v1beta2 (Kueue 0.15 or later)."""
+    namespace: DnsLabel = "kueue-system"
+    """Namespace of the controller."""
+
+
+class Drain(Spec):
+    enabled: bool = True
+    """Drain a node (kubectl drain) before its driver is replaced, not only delete its GPU pods."""
+    timeout_seconds: int = Field(default=300, ge=1, le=86_400)
+    """How long a drain may take before the upgrade of that node is marked failed."""
+    delete_empty_dir: bool = True
+    """Evict pods that use emptyDir volumes (their scratch data is lost)."""
+    force: bool = False
+    """Also delete pods no controller manages."""
+
+
+class DriverUpgrade(Spec):
+    """How the GPU Operator rolls a new driver over a cluster's nodes (its `driver.upgradePolicy`)."""
+
+    max_parallel_upgrades: int = Field(default=1, ge=1, le=100)
+    """Most nodes whose driver is replaced at the same time (the chart's 0, all at once, is not allowed)."""
+    max_unavailable: Line = Field(default="25%", pattern=r"^(\d+|\d{1,2}%|100%)$")
+    """Most GPU nodes unavailable during the upgrade: a number or a percentage."""
+    drain: Drain = Drain()
+    """Node drain before the driver reload."""
+
+
+class GpuOperator(AddOn):
+    """The NVIDIA GPU Operator: driver, container toolkit, device plugin and DCGM exporter on every GPU node."""
+
+    repository: Line = Field(default="https://helm.ngc.nvidia.com/nvidia", pattern=_REPOSITORY)
+    """NVIDIA's Helm repository (NGC)."""
+    chart: Line = Field(default="gpu-operator", pattern=_CHART)
+    """Chart name."""
+    version: Line = Field(default="v25.10.1", pattern=_PINNED)
+    """Chart version; the drivers of the clusters' version sets must be among those this release supports (gpu_operator.yaml)."""
+    namespace: DnsLabel = "gpu-operator"
+    """Namespace of the operator and its operands."""
+    driver_upgrade: DriverUpgrade = DriverUpgrade()
+    """How a driver change rolls over the nodes."""
+
+
+class PrometheusOperatorCrds(AddOn):
+    """The Prometheus Operator CRDs (monitoring.coreos.com) the alerts and the DCGM ServiceMonitor need."""
+
+    enabled: bool = False
+    """true when the clusters do not already run the Prometheus Operator (e.g. kube-prometheus-stack)."""
+    repository: Line = Field(default="oci://ghcr.io/prometheus-community/charts", pattern=_REPOSITORY)
+    """OCI registry path that serves the chart."""
+    chart: Line = Field(default="prometheus-operator-crds", pattern=_CHART)
+    """Chart name."""
+    version: Line = Field(default="31.0.0", pattern=_PINNED)
+    """Chart version (31.0.0 brings the CRDs of Prometheus Operator v0.93.0)."""
+    namespace: DnsLabel = "monitoring"
+    """Namespace of the Helm release (the CRDs themselves are cluster-wide)."""
+
+
+class Platform(Spec):
+    kueue: Kueue = Kueue()
+    """Kueue, which the fleet's queues need."""
+    gpu_operator: GpuOperator = GpuOperator()
+    """The NVIDIA GPU Operator, which installs the version set's driver."""
+    prometheus_operator_crds: PrometheusOperatorCrds = PrometheusOperatorCrds()
+    """The Prometheus Operator CRDs, for clusters that do not run the operator already."""
+
+
+AddOnName = Literal["prometheusOperatorCrds", "kueue", "gpuOperator"]
+ADD_ONS: tuple[tuple[AddOnName, str], ...] = (  # fleet.yaml name, attribute; in install order
+    ("prometheusOperatorCrds", "prometheus_operator_crds"),
+    ("kueue", "kueue"),
+    ("gpuOperator", "gpu_operator"),
+)
+
+
+def over(base: BaseModel, top: BaseModel) -> Any:
+    """`base` with every field `top` sets (written in fleet.yaml) replaced, nested models field by field."""
+    update: dict[str, Any] = {}
+    for name in top.model_fields_set:
+        mine, theirs = getattr(base, name), getattr(top, name)
+        update[name] = over(mine, theirs) if isinstance(mine, BaseModel) and isinstance(theirs, BaseModel) else theirs
+    return base.model_copy(update=update)
+
+
+def cluster_platform(fleet_platform: Platform, cluster_platform: Platform | None) -> Platform:
+    """The add-ons of one cluster: the fleet's, with what the cluster writes replacing them."""
+    return fleet_platform if cluster_platform is None else over(fleet_platform, cluster_platform)
