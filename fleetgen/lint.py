@@ -2,7 +2,7 @@
 
 Least privilege (no wildcard Role, no team group bound cluster-wide, other namespaces denied by
 default), completeness (each team namespace has its quota, network policy and queue), cost
-attribution labels, GPU quota semantics, and Kueue rules its CRDs enforce only in CEL.
+attribution labels and GPU quota semantics. (The CRDs' CEL rules run for real in cel.py.)
 """
 
 from __future__ import annotations
@@ -79,22 +79,6 @@ def lint_cost_labels(objects: list[Manifest]) -> Iterator[LintProblem]:
             yield manifest, f"missing cost-attribution label(s) {', '.join(missing)}", Severity.ERROR
 
 
-def lint_kueue_cel_rules(objects: list[Manifest]) -> Iterator[LintProblem]:
-    """Rules Kueue's CRDs state only as CEL, which no JSON Schema check sees."""
-    for queue in _of_kind(objects, "ClusterQueue"):
-        for group in queue.body["spec"].get("resourceGroups", []):
-            covered = len(group.get("coveredResources", []))
-            for flavor in group.get("flavors", []):
-                if len(flavor.get("resources", [])) != covered:
-                    yield queue, f"flavor {flavor['name']} must list as many resources as coveredResources ({covered})", Severity.ERROR
-    for flavor in _of_kind(objects, "ResourceFlavor"):
-        for toleration in flavor.body["spec"].get("tolerations", []):
-            if toleration.get("operator") == "Exists" and toleration.get("value"):
-                yield flavor, "a toleration with operator Exists must have no value", Severity.ERROR
-            if not toleration.get("key") and toleration.get("operator") != "Exists":
-                yield flavor, "a toleration without a key must use operator Exists", Severity.ERROR
-
-
 LINTS: tuple[Lint, ...] = (
     lint_team_namespaces_complete,
     lint_network_isolation,
@@ -102,7 +86,6 @@ LINTS: tuple[Lint, ...] = (
     lint_no_wildcards,
     lint_no_cluster_wide_team_binding,
     lint_cost_labels,
-    lint_kueue_cel_rules,
 )
 
 

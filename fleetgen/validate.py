@@ -5,6 +5,9 @@ use the CRD schemas shipped in schemas/crds, or CRDs the user passes (`--crd`), 
 (Kubernetes minor, apiVersion, kind) schema is bundled with just the definitions it reaches and
 compiled once with jsonschema-rs: about 2.5 us an object, against about 12 ms for
 `kubernetes_validate.validate()`, which re-reads its 1.3 MB of definitions on every call.
+
+Beyond the schema, the API server's own rules: each CRD's CEL rules (`x-kubernetes-validations`, see
+cel.py) and the Go validation rules of apirules.yaml (apirules.py), compiled once per kind.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from typing import Any
 
 import jsonschema_rs
 
+from fleetgen.apirules import ApiRuleBook, ServerChecks
+from fleetgen.cel import CelRules
 from fleetgen.compat import removed_api
 from fleetgen.compat.gpu_operator import driver_findings
 from fleetgen.crdschema import GroupVersionKind, parse_shipped_name
@@ -43,6 +48,7 @@ class Lookup:
     validator: Any | None
     note: str = ""
     severity: Severity = Severity.WARNING
+    server: ServerChecks | None = None  # the API server's rules beyond the schema
 
 
 class Schemas:
@@ -56,7 +62,10 @@ class Schemas:
         self._crds.update(crds or {})
         self._minors = sorted((int(m.group(1)), int(m.group(2))) for d in _CORE.iterdir() if (m := _STRICT_DIR.fullmatch(d.name)))
         self._definitions: dict[Minor, dict[str, Any]] = {}
+        self._minor_of: dict[Minor, Minor] = {}
         self._compiled: dict[tuple[Any, ...], Lookup] = {}
+        self._api_rules = ApiRuleBook()
+        self._warned: set[str] = set()  # CEL rules reported as not evaluable, once each
 
     @property
     def minors(self) -> list[Minor]:
@@ -66,7 +75,8 @@ class Schemas:
         if (api_version, kind) in self._crds:
             key: tuple[Any, ...] = ("crd", api_version, kind)
             if key not in self._compiled:
-                self._compiled[key] = Lookup(jsonschema_rs.validator_for(self._crds[(api_version, kind)]))
+                schema = self._crds[(api_version, kind)]
+                self._compiled[key] = self._with_server_rules(schema, kind, CelRules(schema) if schema is not None else None)
             return self._compiled[key]
         minor = self.schema_minor(kubernetes)
         key = ("core", minor, api_version, kind)
@@ -76,8 +86,11 @@ class Schemas:
 
     def schema_minor(self, kubernetes: Version) -> Minor:
         """The newest schema version not newer than the cluster's (the oldest when it is older than all)."""
-        older = [m for m in self._minors if m <= kubernetes.minor]
-        return older[-1] if older else self._minors[0]
+        minor = kubernetes.minor
+        if minor not in self._minor_of:
+            older = [m for m in self._minors if m <= minor]
+            self._minor_of[minor] = older[-1] if older else self._minors[0]
+        return self._minor_of[minor]
 
     def _core(self, minor: Minor, api_version: str, kind: str, kubernetes: Version) -> Lookup:
         version = f"{kubernetes.minor[0]}.{kubernetes.minor[1]}"
@@ -87,7 +100,19 @@ class Schemas:
         schema = self._core_schema(minor, api_version, kind)
         if schema is None:
             return Lookup(None, f"no schema for {api_version} {kind} in Kubernetes {version} or fleetgen's CRDs (pass --crd)")
-        return Lookup(jsonschema_rs.validator_for(schema))
+        return self._with_server_rules(schema, kind, None)
+
+    def _with_server_rules(self, schema: Any, kind: str, cel: CelRules | None) -> Lookup:
+        server = ServerChecks(self._api_rules, kind, cel, self._warned)
+        return Lookup(jsonschema_rs.validator_for(server.combined(schema)), server=server)
+
+    def transition_rules(self) -> list[str]:
+        """The CRDs' transition rules (reading `oldSelf`): the server checks them on update only, so offline never."""
+        out = []
+        for (api_version, kind), schema in sorted(self._crds.items()):
+            for rule in CelRules(schema).transition if schema is not None else []:
+                out.append(f"{api_version} {kind} {rule.where}: {rule.label}")
+        return out
 
     def _core_schema(self, minor: Minor, api_version: str, kind: str) -> dict[str, Any] | None:
         group, _, version = api_version.rpartition("/")
@@ -127,9 +152,13 @@ def _problems(lookup: Lookup, body: dict[str, Any], strict: bool) -> Iterator[tu
         severity = Severity.ERROR if strict else lookup.severity
         yield lookup.note, severity
         return
-    for error in lookup.validator.iter_errors(body):
-        where = ".".join(str(p) for p in error.instance_path) or "(object)"
-        yield f"{where}: {error.message}", Severity.ERROR
+    errors = list(lookup.validator.iter_errors(body))
+    for error in errors:
+        if lookup.server is None or not lookup.server.owns(error):
+            where = ".".join(str(p) for p in error.instance_path) or "(object)"
+            yield f"{where}: {error.message}", Severity.ERROR
+    if lookup.server is not None and (errors or lookup.server.has_cel):
+        yield from lookup.server.problems(body, errors)
 
 
 def validate_rendered(rendered: Rendered, schemas: Schemas, *, strict: bool = False) -> list[Finding]:
