@@ -35,6 +35,7 @@ def version_set_problems(vs: VersionSet, gpu_models: frozenset[str] = frozenset(
         *_cudnn(vs, data),
         *_gpus(vs, gpu_models, data),
         *_containerd(vs, data),
+        *_containerd_end_of_life(vs, data),
         *_kubernetes(vs, data),
     ]
 
@@ -102,6 +103,18 @@ def _containerd(vs: VersionSet, data: Facts) -> Iterator[Problem]:
         )
 
 
+def _containerd_end_of_life(vs: VersionSet, data: Facts) -> Iterator[Problem]:
+    line = _minor(vs.containerd)
+    row = next((r for r in data.containerd_releases if _minor(r.containerd) == line), None)
+    if row is not None and row.end_of_life < data.as_of:
+        yield Problem(
+            "containerd",
+            f"containerd {line} reached end of life on {row.end_of_life} (data as of {data.as_of}); "
+            f"move to a supported release line [{row.source}]",
+            Severity.WARNING,
+        )
+
+
 def _kubernetes(vs: VersionSet, data: Facts) -> Iterator[Problem]:
     minor = _minor(vs.kubernetes)
     oldest = min(r.kubernetes for r in data.kubernetes_releases)
@@ -125,14 +138,14 @@ def removed_api(api_version: str, kind: str, kubernetes: Version, data: Facts | 
     return None
 
 
-def check_compatibility(fleet: Fleet) -> Iterator[Finding]:
-    """Every version set a cluster uses, against the facts and the GPUs of the clusters using it."""
+def check_compatibility(fleet: Fleet, data: Facts | None = None) -> Iterator[Finding]:
+    """Every version set a cluster uses, against the facts (the shipped ones unless given) and the GPUs of the clusters using it."""
     for name, vs in fleet.version_sets.items():
         users = [c for c in fleet.clusters if c.version_set == name]
         if not users:
             continue
         gpus = frozenset(p.gpu_model for c in users for p in c.node_pools)
-        for problem in version_set_problems(vs, gpus):
+        for problem in version_set_problems(vs, gpus, data):
             yield Finding(("versionSets", name, problem.field), problem.message, problem.severity)
 
 
