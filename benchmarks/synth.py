@@ -78,8 +78,8 @@ def synthetic_fleet(clusters: int, teams: int, clusters_per_team: int) -> str:
         "metadata": {"name": "synthetic", "costCenter": "cc-1"},
         "gitops": {"engine": "flux", "repository": "https://example.com/fleet.git"},
         "versionSets": {
-            "prod": {"kubernetes": "1.29.4", "driver": "550.54.15", "cuda": "12.4", "cudnn": "9.1.0", "containerd": "1.7"},
-            "dev": {"kubernetes": "1.30.1", "driver": "560.35.03", "cuda": "12.6", "cudnn": "9.3.0", "containerd": "1.7"},
+            "prod": {"kubernetes": "1.29.4", "driver": "550.163.01", "cuda": "12.4", "cudnn": "9.1.0", "containerd": "1.7"},
+            "dev": {"kubernetes": "1.30.1", "driver": "570.195.03", "cuda": "12.8", "cudnn": "9.10.0", "containerd": "1.7"},
         },
         "priorityClasses": [
             {"name": "production-inference", "value": 1000000},

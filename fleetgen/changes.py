@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from fleetgen.model import Cluster, Fleet, Quota, Team
+from fleetgen.model import Cluster, Fleet, Queue, Quota, Team
+from fleetgen.sharing_checks import team_queue
 
 VERSION_FIELDS = ("kubernetes", "driver", "cuda", "cudnn", "containerd")
 QUOTA_FIELDS = (
@@ -143,6 +144,29 @@ def _cluster(base: Fleet, a: Cluster, head: Fleet, b: Cluster) -> Iterator[Chang
         if queues_a.get(queue) != queues_b.get(queue):
             state = "added" if queue not in queues_a else "removed" if queue not in queues_b else "changed"
             yield Change("queue", f"cluster {b.name}: queue {queue} {state}", cluster=b.name, field=queue, production=production)
+            if state == "changed":
+                yield from _borrowing(head, b, queues_a[queue], queues_b[queue], production)
+
+
+def _borrowing(fleet: Fleet, cluster: Cluster, a: Queue, b: Queue, production: bool) -> Iterator[Change]:
+    """GPU borrowing limits in the teams' words: "nlp may borrow up to 8 (was 4) A100 GPUs of a100-spot from cohort training"."""
+    pools = {p.name: p for p in cluster.node_pools}
+    who = ", ".join(t.name for _, t in fleet.placements[cluster.name] if team_queue(t, cluster) == b.name) or f"queue {b.name}"
+    for flavor in sorted(a.borrowing_limit.keys() | b.borrowing_limit.keys()):
+        old, new = (q.borrowing_limit[flavor].gpu if flavor in q.borrowing_limit else None for q in (a, b))
+        if old != new:
+            model = f"{pools[flavor].gpu_model} " if flavor in pools else ""
+            limit, was = (f"up to {n}" if n is not None else "without limit" for n in (new, old))
+            yield Change(
+                "queue",
+                f"cluster {cluster.name}: {who} may borrow {limit} (was {was.removeprefix('up to ')}) {model}GPUs of {flavor} "
+                f"from cohort {b.cohort}",
+                cluster=cluster.name,
+                field=b.name,
+                old=_show(old),
+                new=_show(new),
+                production=production,
+            )
 
 
 def _teams(base: Fleet, head: Fleet) -> Iterator[Change]:

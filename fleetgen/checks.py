@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from fleetgen.compat import check_compatibility, check_fleet_policy
+from fleetgen.compat import Facts, check_compatibility, check_fleet_policy
 from fleetgen.errors import Finding, Path, Severity
 from fleetgen.model import Fleet, Quota
+from fleetgen.sharing_checks import SHARING_CHECKS
 
 Check = Callable[[Fleet], Iterator[Finding]]
 
@@ -183,11 +184,14 @@ CHECKS: tuple[Check, ...] = (
     check_compatibility,
     check_fleet_policy,
     check_rollout,
+    *SHARING_CHECKS,
 )
 
 
-def run_checks(fleet: Fleet) -> list[Finding]:
-    return [finding for check in CHECKS for finding in check(fleet)]
+def run_checks(fleet: Fleet, data: Facts | None = None) -> list[Finding]:
+    """Every check; compatibility against `data` (the shipped facts merged with the fleet's own) when given."""
+    checks = [(lambda f: check_compatibility(f, data)) if check is check_compatibility else check for check in CHECKS]
+    return [finding for check in checks for finding in check(fleet)]
 
 
 def _known(names: object) -> str:

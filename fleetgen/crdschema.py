@@ -26,6 +26,7 @@ SHIPPED_GROUPS = (
     "source.toolkit.fluxcd.io",
     "helm.toolkit.fluxcd.io",
     "monitoring.coreos.com",
+    "scheduling.volcano.sh",
 )
 SHIPPED_KINDS = {("argoproj.io", "Application"), ("argoproj.io", "AppProject")}
 

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from fleetgen.checks import run_checks
+from fleetgen.compat.extra import fleet_facts
 from fleetgen.errors import Finding, FindingsError, Location, Severity
 from fleetgen.model import Fleet
 from fleetgen.schema import fields_at
@@ -45,7 +46,8 @@ def _load(source: Source) -> LoadedFleet:
         fleet = Fleet.model_validate(source.data)
     except ValidationError as exc:
         raise FindingsError(_sorted([_from_pydantic(source, error) for error in exc.errors()])) from None
-    findings = _sorted([source.place(f) for f in run_checks(fleet)])
+    data = fleet_facts(fleet, source)  # the shipped facts merged with the fleet's own facts file; its errors raise here
+    findings = _sorted([source.place(f) for f in run_checks(fleet, data.facts)] + list(data.findings))
     if any(f.severity is Severity.ERROR for f in findings):
         raise FindingsError(findings)
     return LoadedFleet(source, fleet, tuple(findings))

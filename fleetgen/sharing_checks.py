@@ -135,7 +135,7 @@ def _gpu_reachable(cluster: Cluster, q: int, pools: dict[str, NodePool]) -> bool
     queue = cluster.queues[q]
     for flavor in _flavors(cluster, queue):
         if flavor not in pools:
-            continue
+            return True  # an unknown node pool is the flavor check's finding; a second one here would only repeat it
         if nominal(pools[flavor], queue.nominal_quota.get(flavor), GPU) > 0:
             return True
         if queue.cohort:

@@ -124,7 +124,7 @@ CASES = [
         "flavors: [h100-spot]",
         "flavors: [h100-spot]",
         "h100-spot",
-        "clusters[2].queues[1].flavors[0]: unknown node pool 'h100-spot' of training-eastus "
+        "clusters[2].queues[2].flavors[0]: unknown node pool 'h100-spot' of training-eastus "
         "(known: a100-ondemand, a100-spot, h100-ondemand)",
     ),
     (
@@ -133,7 +133,7 @@ CASES = [
         "{queue: b200-queue}",
         "b200-queue",
         "b200-queue",
-        "teams[2].clusters.training-eastus.queue: unknown queue 'b200-queue' on training-eastus (known: gpu-cluster-queue, h100-queue)",
+        "teams[2].clusters.training-eastus.queue: unknown queue 'b200-queue' on training-eastus (known: data-science-queue, gpu-cluster-queue, h100-queue)",
     ),
     (
         "dr-partner-one-sided",

@@ -31,7 +31,7 @@ def broken_fleet(tmp_path: Path) -> Path:
 def test_validate_the_example_exits_0(cli_run: Run) -> None:
     done = cli_run("validate", str(EXAMPLE))
     assert done.returncode == 0, done.stderr
-    assert "valid (4 clusters, 3 teams; 0 error(s), 6 warning(s))" in done.stdout
+    assert "valid (4 clusters, 3 teams; 0 error(s), 8 warning(s))" in done.stdout
     assert "warning: versionSets.dev-2024q4.driver: driver 550.90.07 runs CUDA 12.6 only through minor-version" in done.stderr
 
 
@@ -41,7 +41,7 @@ def test_validate_reports_every_error_as_file_line_column_path(tmp_path: Path, c
     text = fleet.read_text()
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        f"fleet.yaml:{line_of(text, 'colour: red')}:5: clusters[0].colour: unknown field",
+        f"fleet.yaml:{line_of(text, 'colour: red')}:5: clusters[0].colour: unknown field; did you mean 'cohorts'?",
         f"fleet.yaml:{line_of(text, 'environment: develop')}:18: clusters[3].environment: "
         "Input should be 'dev', 'staging' or 'production', got 'develop'",
         "2 error(s), 0 warning(s)",

@@ -83,7 +83,7 @@ def test_user_crds_win_and_problems_point_at_the_fleet_field(tmp_path: Path, cli
     done = cli_run("validate", "--crd", "old-kueue.yaml")
     assert done.returncode == 1
     line = line_of(text, "- name: h100-queue")
-    assert f"fleet.yaml:{line}:9: clusters[2].queues[1]: rendered ClusterQueue h100-queue: spec: " in done.stderr
+    assert f"fleet.yaml:{line}:9: clusters[2].queues[2]: rendered ClusterQueue h100-queue: spec: " in done.stderr
     assert "'cohortName' was unexpected" in done.stderr and "(on training-eastus)" in done.stderr
 
 
@@ -99,7 +99,7 @@ def test_render_refuses_to_write_an_invalid_tree(tmp_path: Path, cli_run: Run) -
 def test_fail_on_warning_and_missing_crd_path(tmp_path: Path, cli_run: Run) -> None:
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
     warned = cli_run("validate", "--fail-on", "warning")
-    assert warned.returncode == 1 and "0 error(s), 6 warning(s)" in warned.stderr
+    assert warned.returncode == 1 and "0 error(s), 8 warning(s)" in warned.stderr
     assert cli_run("validate", "--crd", "missing/").returncode == 2
 
 

@@ -13,7 +13,6 @@ from fleetgen.model.fleet import (
     NodePool,
     Placement,
     PriorityClass,
-    Queue,
     Quota,
     Resources,
     Rollout,
@@ -22,6 +21,7 @@ from fleetgen.model.fleet import (
     UpgradeWave,
     VersionSet,
 )
+from fleetgen.model.sharing import Queue
 from fleetgen.model.types import Quantity, Version
 
 __all__ = [

@@ -11,18 +11,16 @@ import re
 from functools import cached_property
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
+from fleetgen.model.compat import Compatibility
 from fleetgen.model.platform import Platform
+from fleetgen.model.sharing import Cohort, Queue, Scheduling, Volcano
+from fleetgen.model.spec import Spec
 from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelKey, LabelValue, Line, Quantity, Text, Version, as_text
 
 API_VERSION = "fleetgen/v1alpha1"
 GPU_RESOURCE = "nvidia.com/gpu"
-
-
-class Spec(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, use_attribute_docstrings=True)
 
 
 class Metadata(Spec):
@@ -107,24 +105,8 @@ class NodePool(Spec):
     """Node labels that select this pool's nodes; Kueue's ResourceFlavor uses them."""
     taints: tuple[Taint, ...] = ()
     """Taints on the pool's nodes; workloads admitted to its flavor get matching tolerations."""
-
-
-class Preemption(Spec):
-    within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "LowerPriority"
-    """Whether a pending workload may preempt lower-priority workloads of its own queue."""
-    reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = "Never"
-    """Whether a queue may preempt borrowers in its cohort to take back its own quota."""
-
-
-class Queue(Spec):
-    name: DnsSubdomain = "gpu-cluster-queue"
-    """Name of the Kueue ClusterQueue."""
-    flavors: tuple[DnsLabel, ...] | None = None
-    """Node pools whose capacity the queue hands out, in order of preference; all pools when left out."""
-    cohort: DnsSubdomain | None = None
-    """Kueue cohort for borrowing unused quota between queues."""
-    preemption: Preemption = Preemption()
-    """Kueue preemption policy of the queue."""
+    topology: tuple[LabelKey, ...] = ()
+    """Node labels of the pool's network topology, broadest first (e.g. block, rack, kubernetes.io/hostname): a Kueue Topology."""
 
 
 class Cluster(Spec):
@@ -144,6 +126,10 @@ class Cluster(Spec):
     """GPU node pools; each becomes a Kueue ResourceFlavor."""
     queues: tuple[Queue, ...] = (Queue(),)
     """Kueue ClusterQueues; one queue over all node pools when left out. A team's LocalQueue feeds the first unless it names another."""
+    cohorts: tuple[Cohort, ...] = ()
+    """Kueue Cohorts the queues share quota in (a queue may also name a cohort not listed here)."""
+    volcano: Volcano | None = None
+    """Volcano as the gang scheduler for distributed training, on the node pools Kueue does not hand out."""
     alerts: dict[AlertName, AlertOverride] = {}
     """Changes to the fleet's alerts on this cluster."""
     platform: Platform | None = None
@@ -376,6 +362,8 @@ class Fleet(Spec):
     """How clusters sync the rendered tree."""
     capacity: Capacity = Capacity()
     """Capacity policy."""
+    scheduling: Scheduling = Scheduling()
+    """Fleet-wide scheduling options."""
     version_sets: dict[DnsLabel, VersionSet] = Field(min_length=1)
     """Named rows of the compatibility matrix; clusters refer to them by name."""
     priority_classes: tuple[PriorityClass, ...] = ()
@@ -396,6 +384,7 @@ class Fleet(Spec):
     """How version upgrades roll out: soak time, wave size, maintenance windows, freezes."""
     upgrade: Upgrade | None = None
     """The upgrade in progress, as `fleetgen upgrade apply` records it."""
+    compatibility: Compatibility = Field(default_factory=Compatibility, description="Compatibility facts of the fleet's own.")
 
     @cached_property
     def placements(self) -> dict[str, list[tuple[int, Team]]]:

@@ -1,11 +1,13 @@
-"""Fleet-wide and cluster-wide scheduling objects: PriorityClasses, Kueue ResourceFlavors, ClusterQueues."""
+"""Fleet-wide and cluster-wide scheduling objects: PriorityClasses, Kueue ResourceFlavors, Topologies, Cohorts, ClusterQueues."""
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 from fleetgen.errors import Path
-from fleetgen.model import COMPONENTS, GPU_RESOURCE, Cluster, Fleet, NodePool
+from fleetgen.model import COMPONENTS, GPU_RESOURCE, Cluster, Fleet, NodePool, Queue
+from fleetgen.model.sharing import FIELDS, RESOURCES, Cohort, FlavorResources, PerFlavor, nominal
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object, quantity_value
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"  # served since Kueue v0.15; v1beta1's `cohort` is `cohortName` here
@@ -26,6 +28,13 @@ def priority_classes(fleet: Fleet) -> list[Manifest]:
         if pc.description:
             body["description"] = pc.description
         out.append(Manifest(body, ("priorityClasses", i)))
+    if fleet.scheduling.workload_priority_classes:
+        for i, pc in enumerate(fleet.priority_classes):
+            fields: dict[str, Any] = {"value": pc.value}
+            if pc.description:
+                fields["description"] = pc.description
+            body = k8s_object(KUEUE_API, "WorkloadPriorityClass", pc.name, fleet_labels(fleet), **fields)
+            out.append(Manifest(body, ("priorityClasses", i)))
     return out
 
 
@@ -55,39 +64,142 @@ def resource_flavors(fleet: Fleet, cluster: Cluster, at: Path) -> list[Manifest]
         spec: dict[str, Any] = {"nodeLabels": dict(sorted(pool.labels.items()))}
         if pool.taints:
             spec["tolerations"] = [_toleration(t.key, t.value, t.effect) for t in pool.taints]
+        if pool.topology:
+            spec["topologyName"] = pool.name
         labels = {**fleet_labels(fleet), **version_labels(fleet, cluster), "fleetgen/gpu-model": pool.gpu_model}
         body = k8s_object(KUEUE_API, "ResourceFlavor", pool.name, labels, spec=spec)
         out.append(Manifest(body, at + ("nodePools", p)))
     return out
 
 
-def _flavor_quota(pool: NodePool) -> dict[str, Any]:
-    return {
-        "name": pool.name,
-        "resources": [
-            {"name": "cpu", "nominalQuota": quantity_value(pool.cpu_per_node * pool.max_nodes)},
-            {"name": "memory", "nominalQuota": quantity_value(pool.memory_per_node * pool.max_nodes)},
-            {"name": GPU_RESOURCE, "nominalQuota": pool.gpus_per_node * pool.max_nodes},
-        ],
-    }
+def topologies(fleet: Fleet, cluster: Cluster, at: Path) -> list[Manifest]:
+    """A Kueue Topology per node pool that declares its network topology labels (named after the pool)."""
+    out = []
+    for p, pool in enumerate(cluster.node_pools):
+        if pool.topology:
+            spec = {"levels": [{"nodeLabel": label} for label in pool.topology]}
+            out.append(
+                Manifest(k8s_object(KUEUE_API, "Topology", pool.name, fleet_labels(fleet), spec=spec), at + ("nodePools", p, "topology"))
+            )
+    return out
+
+
+def _text(resource: str, value: Fraction) -> int | str:
+    """A computed amount as Kubernetes writes it: whole CPUs or millicores, memory in the largest binary unit that divides it."""
+    if resource == "memory":
+        whole = int(value)  # bytes, rounded down
+        for suffix, unit in (("Gi", 1024**3), ("Mi", 1024**2), ("Ki", 1024)):
+            if whole and whole % unit == 0:
+                return f"{whole // unit}{suffix}"
+        return whole
+    if value.denominator == 1:
+        return int(value)
+    return f"{int(value * 1000)}m"  # millicores, rounded down
+
+
+def _given(resource: str, entry: FlavorResources) -> int | str | None:
+    value = getattr(entry, FIELDS[resource])
+    return None if value is None else value if isinstance(value, int) else quantity_value(value)
+
+
+def _limits(resource: str, flavor: str, borrowing: PerFlavor, lending: PerFlavor) -> dict[str, int | str]:
+    out: dict[str, int | str] = {}
+    for field, limits in (("borrowingLimit", borrowing), ("lendingLimit", lending)):
+        value = _given(resource, limits[flavor]) if flavor in limits else None
+        if value is not None:
+            out[field] = value
+    return out
+
+
+def _flavor_quota(pool: NodePool, queue: Queue | None = None) -> dict[str, Any]:
+    """A queue's resources of one flavor: the pool at its maximum size unless the queue gives its own nominal quota."""
+    given = queue.nominal_quota.get(pool.name) if queue else None
+    resources = []
+    for resource in RESOURCES:
+        if given is None:
+            full = {"cpu": pool.cpu_per_node * pool.max_nodes, "memory": pool.memory_per_node * pool.max_nodes}
+            value: int | str = quantity_value(full[resource]) if resource in full else pool.gpus_per_node * pool.max_nodes
+        else:
+            stated = _given(resource, given)
+            value = stated if stated is not None else _text(resource, nominal(pool, given, resource))
+        entry: dict[str, Any] = {"name": resource, "nominalQuota": value}
+        if queue:
+            entry |= _limits(resource, pool.name, queue.borrowing_limit, queue.lending_limit)
+        resources.append(entry)
+    return {"name": pool.name, "resources": resources}
+
+
+def _fair_sharing(weight: Any) -> dict[str, Any]:
+    return {"fairSharing": {"weight": quantity_value(weight)}} if weight is not None else {}
+
+
+def _cohort_resource(cohort: Cohort, flavor: str, resource: str) -> dict[str, Any]:
+    """A cohort's own quota holds only what it states (0 otherwise), then its limits towards its parent."""
+    stated = _given(resource, cohort.nominal_quota[flavor]) if flavor in cohort.nominal_quota else None
+    entry = {"name": resource, "nominalQuota": 0 if stated is None else stated}
+    return entry | _limits(resource, flavor, cohort.borrowing_limit, cohort.lending_limit)
+
+
+def cohorts(fleet: Fleet, cluster: Cluster, at: Path) -> list[Manifest]:
+    """A Kueue Cohort per cohort the cluster lists: its parent, its own quota and limits, its fair-sharing weight."""
+    out = []
+    for c, cohort in enumerate(cluster.cohorts):
+        spec: dict[str, Any] = {}
+        if cohort.parent:
+            spec["parentName"] = cohort.parent
+        named = cohort.nominal_quota.keys() | cohort.borrowing_limit.keys() | cohort.lending_limit.keys()
+        flavors = [
+            {"name": pool.name, "resources": [_cohort_resource(cohort, pool.name, resource) for resource in RESOURCES]}
+            for pool in cluster.node_pools
+            if pool.name in named
+        ]
+        if flavors:
+            spec["resourceGroups"] = [{"coveredResources": list(RESOURCES), "flavors": flavors}]
+        spec |= _fair_sharing(cohort.fair_sharing_weight)
+        out.append(Manifest(k8s_object(KUEUE_API, "Cohort", cohort.name, fleet_labels(fleet), spec=spec), at + ("cohorts", c)))
+    return out
+
+
+def queue_of(fleet: Fleet, cluster: Cluster, team_index: int) -> str:
+    """The ClusterQueue a team's LocalQueue feeds on a cluster."""
+    placement = fleet.teams[team_index].clusters.get(cluster.name)
+    return placement.queue if placement and placement.queue else cluster.queues[0].name
+
+
+def _namespace_selector(fleet: Fleet, cluster: Cluster, queue: Queue) -> dict[str, Any]:
+    if queue.admits == "any-namespace":
+        return {}
+    teams = sorted(team.name for t, team in fleet.placements[cluster.name] if queue_of(fleet, cluster, t) == queue.name)
+    if not teams:  # a selector that matches no namespace
+        return {"matchExpressions": [{"key": "team", "operator": "Exists"}, {"key": "team", "operator": "DoesNotExist"}]}
+    return {"matchExpressions": [{"key": "team", "operator": "In", "values": teams}]}
 
 
 def cluster_queues(fleet: Fleet, cluster: Cluster, at: Path) -> list[Manifest]:
-    """One ClusterQueue per queue; nominal quotas are the flavors' pools at their maximum size."""
+    """One ClusterQueue per queue, with its cohort, quotas and limits, preemption and fair-sharing weight."""
     pools = {p.name: p for p in cluster.node_pools}
     out = []
     for q, queue in enumerate(cluster.queues):
         names = queue.flavors if queue.flavors is not None else tuple(pools)
-        spec: dict[str, Any] = {"namespaceSelector": {}}
+        spec: dict[str, Any] = {"namespaceSelector": _namespace_selector(fleet, cluster, queue)}
         if queue.cohort:
             spec["cohortName"] = queue.cohort
         spec["resourceGroups"] = [
-            {"coveredResources": ["cpu", "memory", GPU_RESOURCE], "flavors": [_flavor_quota(pools[n]) for n in names]}
+            {"coveredResources": ["cpu", "memory", GPU_RESOURCE], "flavors": [_flavor_quota(pools[n], queue) for n in names]}
         ]
+        preemption = queue.preemption
         spec["preemption"] = {
-            "withinClusterQueue": queue.preemption.within_cluster_queue,
-            "reclaimWithinCohort": queue.preemption.reclaim_within_cohort,
+            "withinClusterQueue": preemption.within_cluster_queue,
+            "reclaimWithinCohort": preemption.reclaim_within_cohort,
         }
+        if preemption.borrow_within_cohort:
+            borrow: dict[str, Any] = {"policy": preemption.borrow_within_cohort.policy}
+            if preemption.borrow_within_cohort.max_priority_threshold is not None:
+                borrow["maxPriorityThreshold"] = preemption.borrow_within_cohort.max_priority_threshold
+            spec["preemption"]["borrowWithinCohort"] = borrow
+        spec |= _fair_sharing(queue.fair_sharing_weight)
+        if queue.flavor_fungibility:
+            spec["flavorFungibility"] = queue.flavor_fungibility.model_dump(by_alias=True, exclude_none=True)
         body = k8s_object(KUEUE_API, "ClusterQueue", queue.name, fleet_labels(fleet), spec=spec)
         out.append(Manifest(body, at + ("queues", q)))
     return out

@@ -18,6 +18,7 @@ from fleetgen.model import Cluster, Fleet, Queue, Quota, Team
 from fleetgen.render import kueue as kueue_objects
 from fleetgen.render import observability
 from fleetgen.render import team as team_objects
+from fleetgen.render import volcano as volcano_objects
 from fleetgen.render.gitops import gitops_folders
 from fleetgen.render.manifest import Manifest
 
@@ -39,6 +40,7 @@ class TeamContext:
     quota: Quota
     quota_at: Path
     queue: str
+    role_rules: tuple[dict[str, Any], ...] = ()  # beyond the seed's Role: Volcano's on a Volcano cluster
 
 
 TeamBuilder = Callable[[Fleet, Team, Path, TeamContext], list[Manifest]]
@@ -48,7 +50,7 @@ TeamBuilder = Callable[[Fleet, Team, Path, TeamContext], list[Manifest]]
 # can need a patch.
 TEAM_PARTS: tuple[tuple[str, str, TeamBuilder, bool], ...] = (
     ("namespaces", "namespace.yaml", lambda f, t, at, ctx: team_objects.namespace(f, t, at), False),
-    ("rbac", "rbac.yaml", lambda f, t, at, ctx: team_objects.rbac(f, t, at), False),
+    ("rbac", "rbac.yaml", lambda f, t, at, ctx: team_objects.rbac(f, t, at, ctx.role_rules), True),
     (
         "resource-quotas",
         "resource-quotas.yaml",
@@ -66,8 +68,11 @@ LOCAL_FILES: tuple[tuple[str, Callable[[Fleet, int], list[Manifest]]], ...] = (
         "cluster.yaml",
         lambda f, i: (
             kueue_objects.fleet_versions(f, f.clusters[i], ("clusters", i))
+            + kueue_objects.topologies(f, f.clusters[i], ("clusters", i))
             + kueue_objects.resource_flavors(f, f.clusters[i], ("clusters", i))
+            + kueue_objects.cohorts(f, f.clusters[i], ("clusters", i))
             + kueue_objects.cluster_queues(f, f.clusters[i], ("clusters", i))
+            + volcano_objects.volcano_queues(f, f.clusters[i], ("clusters", i))
         ),
     ),
     ("observability.yaml", lambda f, i: observability.prometheus_rule(f, i) + observability.overview_dashboard(f, i)),
@@ -82,7 +87,8 @@ def cluster_context(team: Team, at: Path, cluster: Cluster) -> TeamContext:
     placement = team.clusters.get(cluster.name)
     quota_at = at + ("clusters", cluster.name) if placement else at + ("quota",)
     queue = placement.queue if placement and placement.queue else cluster.queues[0].name
-    return TeamContext(team.quota_on(cluster.name), quota_at, queue)
+    rules = volcano_objects.VOLCANO_RULES if cluster.volcano else ()
+    return TeamContext(team.quota_on(cluster.name), quota_at, queue, rules)
 
 
 def cluster_labels(cluster: Cluster) -> dict[str, str]:
