@@ -18,9 +18,9 @@ from typing import Any
 
 import yaml
 
-from fleetgen.objdiff import ObjectChange, ObjectKey, diff_objects
 from fleetgen.errors import InputError
 from fleetgen.model import Quantity
+from fleetgen.objdiff import ObjectChange, ObjectKey, diff_objects
 from fleetgen.render.manifest import MANAGED_BY
 
 SERVER_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink", "deletionGracePeriodSeconds")
@@ -127,7 +127,7 @@ def _flatten(docs: list[Any]) -> list[dict[str, Any]]:
 
 def key_of(obj: dict[str, Any]) -> ObjectKey:
     meta = obj.get("metadata") or {}
-    return (obj["kind"], meta.get("namespace", "") or "", meta.get("name", ""))
+    return ObjectKey(str(obj["kind"]), str(meta.get("namespace", "") or ""), str(meta.get("name", "")))
 
 
 def normalize(live: dict[str, Any], rendered: dict[str, Any] | None) -> dict[str, Any]:

@@ -75,7 +75,7 @@ def _message(error: Any) -> str:
         shown = value.text if isinstance(value, SourceFloat) else value
         if isinstance(shown, (str, int, float, bool)) and len(repr(shown)) <= 80:
             msg += f", got {shown!r}"
-    return msg
+    return str(msg)
 
 
 def _sorted(findings: list[Finding]) -> list[Finding]:

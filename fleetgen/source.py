@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -41,16 +41,13 @@ for _tag, _pattern, _first in (
 ):
     _Core12Resolver.add_implicit_resolver(_TAG + _tag, re.compile(f"^(?:{_pattern})$"), list(_first))
 
-try:
-    from yaml.cyaml import CParser
-except ImportError:  # pragma: no cover
-    CParser = None
+_LIBYAML: Any = getattr(yaml, "CParser", None)  # None where PyYAML was built without libyaml
 
-if CParser is not None:
+if _LIBYAML is not None:
 
-    class _Composer(CParser, _Core12Resolver):  # type: ignore[misc]
+    class _Composer(_LIBYAML, _Core12Resolver):  # type: ignore[misc]
         def __init__(self, text: str):
-            CParser.__init__(self, text)
+            _LIBYAML.__init__(self, text)
             _Core12Resolver.__init__(self)
 
 else:  # pragma: no cover - a PyYAML built without libyaml: same nodes, slower
@@ -229,7 +226,7 @@ class _Builder:
             return self.mapping(node, path)
         if isinstance(node, SequenceNode):
             return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
-        return self.scalar(node, path)
+        return self.scalar(cast(ScalarNode, node), path)
 
     def mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
         merged: dict[str, Any] = {}

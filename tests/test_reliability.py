@@ -26,9 +26,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from fleetgen.freshness import check_tree
 from fleetgen.emit import dump_documents
 from fleetgen.errors import FindingsError
+from fleetgen.freshness import check_tree
 from fleetgen.load import load_fleet_text
 from fleetgen.render import plan
 from fleetgen.rendered import Rendered, render_files

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 import difflib
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
@@ -22,8 +21,8 @@ from fleetgen.load import LoadedFleet, load_fleet_text
 from fleetgen.model import Version
 from fleetgen.upgrade.apply import apply_wave
 from fleetgen.upgrade.fold import folds
-from fleetgen.upgrade.plan import PlanRefused
 from fleetgen.upgrade.output import status_text
+from fleetgen.upgrade.plan import PlanRefused
 from fleetgen.upgrade.status import live_versions, upgrade_status
 
 Run = Callable[..., CompletedProcess[str]]

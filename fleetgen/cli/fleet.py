@@ -7,11 +7,11 @@ from pathlib import Path
 import click
 
 from fleetgen import workflows
+from fleetgen.capacity_report import build_report, report_html, report_json, report_markdown
 from fleetgen.cli.common import check_options, checking_options, console, findings_format_option, fleet_argument, reports_errors
 from fleetgen.docs import REFERENCE_PATH, reference_markdown
 from fleetgen.errors import DifferencesFound, InputError
 from fleetgen.findings_format import summary
-from fleetgen.capacity_report import build_report, report_html, report_json, report_markdown
 from fleetgen.freshness import freshness_github, freshness_json, freshness_text
 from fleetgen.load import load_fleet
 from fleetgen.scaffold import SOURCE_HELP

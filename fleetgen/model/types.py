@@ -187,7 +187,8 @@ class Version:
 
     @property
     def minor(self) -> tuple[int, int]:
-        return (self.parts + (0,))[:2]
+        major, minor = (*self.parts, 0)[:2]
+        return (major, minor)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Version) and self.parts == other.parts

@@ -111,7 +111,7 @@ def effective_alerts(fleet: Fleet, cluster: Cluster, team: Team | None = None) -
     for alert in DEFAULT_ALERTS:
         if (team is None) != (alert.scope == "cluster"):
             continue
-        alert = _apply(_apply(alert, fleet.alerts.rules.get(alert.name)), cluster.alerts.get(alert.name))  # type: ignore[arg-type]
+        alert = _apply(_apply(alert, fleet.alerts.rules.get(alert.name)), cluster.alerts.get(alert.name))  # type: ignore[call-overload]
         if team is not None:
             alert = _apply(alert, team.alerts.get(alert.name))  # type: ignore[call-overload]
         if alert.enabled:
