@@ -60,8 +60,18 @@ def _from_pydantic(source: Source, error: Any) -> Finding:
     message = _message(error)
     if error["type"] == "extra_forbidden":
         close = difflib.get_close_matches(str(path[-1]), fields_at(path[:-1]), n=1, cutoff=0.6)
-        message += f"; did you mean {close[0]!r}?" if close else ""
+        home = _home_of(source, path)
+        message += f"; it belongs under {home!r}: indent it there" if home else f"; did you mean {close[0]!r}?" if close else ""
     return Finding(path, message, location=source.locate(path, key=on_key))
+
+
+def _home_of(source: Source, path: tuple[str | int, ...]) -> str | None:
+    """A sibling mapping where an unknown key is a known field: `limits:` dedented out of `quota:`."""
+    siblings = source.value_at(path[:-1])
+    if not isinstance(siblings, dict):
+        return None
+    homes = [str(k) for k, v in siblings.items() if isinstance(v, dict) and path[-1] in fields_at((*path[:-1], str(k)))]
+    return homes[0] if len(homes) == 1 else None
 
 
 def _message(error: Any) -> str:

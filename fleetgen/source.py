@@ -41,7 +41,12 @@ for _tag, _pattern, _first in (
 ):
     _Core12Resolver.add_implicit_resolver(_TAG + _tag, re.compile(f"^(?:{_pattern})$"), list(_first))
 
-_LIBYAML: Any = getattr(yaml, "CParser", None)  # None where PyYAML was built without libyaml
+try:
+    from yaml import cyaml
+
+    _LIBYAML: Any = vars(cyaml)["CParser"]  # the stubs do not export it
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    _LIBYAML = None
 
 if _LIBYAML is not None:
 

@@ -67,7 +67,7 @@ CASES = [
         "requests: {cpu: 32, memory: 128GB, gpu: 4}",
         "memory: 128GB",
         "128GB",
-        "teams[2].quota.requests.memory: '128GB' is not a Kubernetes quantity (e.g. 500m, 64, 256Gi, 1.5T)",
+        "teams[2].quota.requests.memory: '128GB' is not a Kubernetes quantity (e.g. 500m, 64, 256Gi, 1.5T); did you mean '128Gi'?",
     ),
     (
         "missing-field",

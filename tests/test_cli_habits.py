@@ -243,3 +243,17 @@ def test_pre_commit_hooks_install_and_pass_in_an_init_repository(tmp_path: Path)
     git(fleet, "add", ".")
     stale = subprocess.run([pre_commit, "run", "--all-files"], cwd=fleet, capture_output=True, text=True, check=False, env=env)
     assert stale.returncode == 1 and "Failed" in stale.stdout  # the hooks can fail
+
+
+def test_a_dedented_key_is_pointed_home_and_a_byte_unit_gets_its_binary_suffix(tmp_path: Path) -> None:
+    dedented = "    limits: {cpu: 64, memory: 256Gi}\n    pods: 30\n"
+    text = replace_once(EXAMPLE.read_text(), "      limits: {cpu: 64, memory: 256Gi}\n      pods: 30\n", dedented)
+    (tmp_path / "fleet.yaml").write_text(text)
+    done = run("validate", cwd=tmp_path)
+    line = line_of(text, "    limits: {cpu: 64, memory: 256Gi}")
+    assert done.returncode == 1
+    assert f"fleet.yaml:{line}:5: teams[2].limits: unknown field; it belongs under 'quota': indent it there" in done.stderr.splitlines()
+    text = replace_once(EXAMPLE.read_text(), "requests: {cpu: 32, memory: 128Gi, gpu: 4}", "requests: {cpu: 32, memory: 64Gb, gpu: 4}")
+    (tmp_path / "fleet.yaml").write_text(text)
+    done = run("validate", cwd=tmp_path)
+    assert done.returncode == 1 and "'64Gb' is not a Kubernetes quantity" in done.stderr and "did you mean '64Gi'?" in done.stderr

@@ -87,6 +87,7 @@ LabelValue = Annotated[
 ]
 
 _QUANTITY = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?")
+_BYTE_UNIT = re.compile(r"(\d+(?:\.\d+)?)\s*([kKMGTPE])i?[bB]")
 _SUFFIX = {
     "": Fraction(1),
     "n": Fraction(1, 10**9),
@@ -111,7 +112,9 @@ class Quantity:
     def __init__(self, text: str):
         match = _QUANTITY.fullmatch(text)
         if not match:
-            raise ValueError(f"{text!r} is not a Kubernetes quantity (e.g. 500m, 64, 256Gi, 1.5T)")
+            byte_unit = _BYTE_UNIT.fullmatch(text)  # 64Gb, 512MB: a habit from other tools
+            hint = f"; did you mean {byte_unit.group(1) + byte_unit.group(2).upper() + 'i'!r}?" if byte_unit else ""
+            raise ValueError(f"{text!r} is not a Kubernetes quantity (e.g. 500m, 64, 256Gi, 1.5T){hint}")
         number, suffix = match.group(1), match.group(2) or ""
         try:
             base = Fraction(Decimal(number))
