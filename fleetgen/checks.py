@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from fleetgen.compat import Facts, check_compatibility, check_fleet_policy
-from fleetgen.errors import Finding, Path, Severity
+from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import Fleet, Quota
 from fleetgen.sharing_checks import SHARING_CHECKS
 
@@ -16,7 +16,7 @@ Check = Callable[[Fleet], Iterator[Finding]]
 
 
 def check_unique_names(fleet: Fleet) -> Iterator[Finding]:
-    lists: list[tuple[Path, list[str]]] = [
+    lists: list[tuple[FieldPath, list[str]]] = [
         (("clusters",), [c.name for c in fleet.clusters]),
         (("teams",), [t.name for t in fleet.teams]),
         (("priorityClasses",), [p.name for p in fleet.priority_classes]),
@@ -36,7 +36,7 @@ def check_references(fleet: Fleet) -> Iterator[Finding]:
     clusters = {c.name: c for c in fleet.clusters}
     classes = {p.name for p in fleet.priority_classes}
     for i, cluster in enumerate(fleet.clusters):
-        here: Path = ("clusters", i)
+        here: FieldPath = ("clusters", i)
         if cluster.version_set not in fleet.version_sets:
             yield Finding(
                 here + ("versionSet",),
@@ -102,7 +102,7 @@ def check_quotas(fleet: Fleet) -> Iterator[Finding]:
 def check_gpu_limits(fleet: Fleet) -> Iterator[Finding]:
     """A GPU limit in a quota is accepted and ignored: only requests.nvidia.com/gpu is enforced."""
     for t, team in enumerate(fleet.teams):
-        places: list[tuple[Path, Quota]] = [(("teams", t, "quota"), team.quota)]
+        places: list[tuple[FieldPath, Quota]] = [(("teams", t, "quota"), team.quota)]
         places += [(("teams", t, "clusters", name), p) for name, p in team.clusters.items() if p]
         for where, quota in places:
             if quota.limits.gpu is not None:
@@ -114,7 +114,7 @@ def check_gpu_limits(fleet: Fleet) -> Iterator[Finding]:
                 )
 
 
-def _limits_cover_requests(quota: Quota, where: Path, resources: set[str]) -> Iterator[Finding]:
+def _limits_cover_requests(quota: Quota, where: FieldPath, resources: set[str]) -> Iterator[Finding]:
     for resource in ("cpu", "memory", "gpu"):
         request, limit = getattr(quota.requests, resource), getattr(quota.limits, resource)
         if resource in resources and request is not None and limit is not None and limit < request:
@@ -125,7 +125,7 @@ def check_node_pools(fleet: Fleet) -> Iterator[Finding]:
     for c, cluster in enumerate(fleet.clusters):
         selectors: dict[frozenset[tuple[str, str]], int] = {}
         for p, pool in enumerate(cluster.node_pools):
-            here: Path = ("clusters", c, "nodePools", p)
+            here: FieldPath = ("clusters", c, "nodePools", p)
             if pool.min_nodes > pool.max_nodes:
                 yield Finding(here + ("minNodes",), f"minNodes {pool.min_nodes} is above maxNodes {pool.max_nodes}")
             selector = frozenset(pool.labels.items())
@@ -199,5 +199,5 @@ def _known(names: object) -> str:
     return f" (known: {', '.join(listed)})" if listed else " (none defined)"
 
 
-def _dotted(prefix: Path) -> str:
+def _dotted(prefix: FieldPath) -> str:
     return ".".join(str(p) for p in prefix)

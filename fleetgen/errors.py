@@ -9,7 +9,7 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1  # invalid fleet, stale tree, diff or drift found
 EXIT_TROUBLE = 2  # usage or I/O trouble
 
-Path = tuple[str | int, ...]
+FieldPath = tuple[str | int, ...]  # a value path in fleet.yaml, such as ("teams", 1, "quota")
 
 
 class Severity(enum.Enum):
@@ -31,7 +31,7 @@ class Location:
 class Finding:
     """One problem with a fleet, at a value path such as ("teams", 1, "quota")."""
 
-    path: Path
+    path: FieldPath
     message: str
     severity: Severity = Severity.ERROR
     location: Location | None = None
@@ -41,7 +41,7 @@ class Finding:
         return format_path(self.path)
 
 
-def format_path(path: Path) -> str:
+def format_path(path: FieldPath) -> str:
     out = ""
     for part in path:
         if isinstance(part, int):

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from fleetgen.errors import Finding, Path
+from fleetgen.errors import FieldPath, Finding
 
 _CREDENTIALS = (
     ("a private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
@@ -45,7 +45,7 @@ def _random_looking(text: str) -> bool:
     return classes >= 3 and entropy(text) > 4.2
 
 
-def secret_findings(data: Any, path: Path = ()) -> Iterator[Finding]:
+def secret_findings(data: Any, path: FieldPath = ()) -> Iterator[Finding]:
     """Every string in the parsed fleet.yaml that looks like a secret."""
     if isinstance(data, dict):
         for key, value in data.items():

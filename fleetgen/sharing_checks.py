@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from fractions import Fraction
 
-from fleetgen.errors import Finding, Path, Severity
+from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import Cluster, Fleet, NodePool, Queue, Team
 from fleetgen.model.sharing import FIELDS, GPU, RESOURCES, PerFlavor, nominal
 
@@ -59,7 +59,7 @@ def lendable(cluster: Cluster, borrower: int, flavor: str, resource: str) -> Fra
     return total
 
 
-def _keys_are_flavors(here: Path, limits: dict[str, PerFlavor], allowed: tuple[str, ...], what: str) -> Iterator[Finding]:
+def _keys_are_flavors(here: FieldPath, limits: dict[str, PerFlavor], allowed: tuple[str, ...], what: str) -> Iterator[Finding]:
     for field, per_flavor in limits.items():
         for flavor in per_flavor:
             if flavor not in allowed:
@@ -75,7 +75,7 @@ def check_cohorts(fleet: Fleet) -> Iterator[Finding]:
         parents = {k.name: k.parent for k in cluster.cohorts}
         seen: set[str] = set()
         for k, cohort in enumerate(cluster.cohorts):
-            here: Path = ("clusters", c, "cohorts", k)
+            here: FieldPath = ("clusters", c, "cohorts", k)
             if cohort.name in seen:
                 yield Finding(here + ("name",), f"duplicate cohort {cohort.name!r}")
             seen.add(cohort.name)
@@ -94,7 +94,7 @@ def check_queue_limits(fleet: Fleet) -> Iterator[Finding]:
     for c, cluster in enumerate(fleet.clusters):
         pools = {p.name: p for p in cluster.node_pools}
         for q, queue in enumerate(cluster.queues):
-            here: Path = ("clusters", c, "queues", q)
+            here: FieldPath = ("clusters", c, "queues", q)
             flavors = tuple(f for f in _flavors(cluster, queue) if f in pools)
             limits = {"nominalQuota": queue.nominal_quota, "borrowingLimit": queue.borrowing_limit, "lendingLimit": queue.lending_limit}
             yield from _keys_are_flavors(here, limits, flavors, "queue")
@@ -157,7 +157,7 @@ def check_team_reaches_gpus(fleet: Fleet) -> Iterator[Finding]:
             index = next((q for q, qq in enumerate(cluster.queues) if qq.name == queue), None)
             pools = {p.name: p for p in cluster.node_pools}
             if index is not None and not _gpu_reachable(cluster, index, pools):
-                where: Path = ("teams", t, "clusters", name) + (("queue",) if placement and placement.queue else ())
+                where: FieldPath = ("teams", t, "clusters", name) + (("queue",) if placement and placement.queue else ())
                 yield Finding(
                     where,
                     f"team {team.name}'s queue {queue} on {name} cannot reach any GPU: its flavors hold no GPU "
@@ -171,7 +171,7 @@ def check_volcano(fleet: Fleet) -> Iterator[Finding]:
         volcano = cluster.volcano
         if volcano is None:
             continue
-        here: Path = ("clusters", c, "volcano")
+        here: FieldPath = ("clusters", c, "volcano")
         pools = {p.name: p for p in cluster.node_pools}
         for p, pool in enumerate(volcano.node_pools or ()):
             if pool not in pools:
@@ -197,7 +197,7 @@ def check_topology(fleet: Fleet) -> Iterator[Finding]:
     """Kueue's Topology rules: each level once, kubernetes.io/hostname only as the last level."""
     for c, cluster in enumerate(fleet.clusters):
         for p, pool in enumerate(cluster.node_pools):
-            here: Path = ("clusters", c, "nodePools", p, "topology")
+            here: FieldPath = ("clusters", c, "nodePools", p, "topology")
             for i, label in enumerate(pool.topology):
                 if label in pool.topology[:i]:
                     yield Finding(here + (i,), f"level {label!r} repeats")

@@ -19,7 +19,7 @@ from typing import Any, cast
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from fleetgen.errors import Finding, FindingsError, InputError, Location, Path
+from fleetgen.errors import FieldPath, Finding, FindingsError, InputError, Location
 
 MAX_BYTES = 16 * 1024 * 1024  # a 1,000-cluster fleet is a few MB; more is a mistake or an attack
 MAX_VALUES = 1_000_000  # bounds alias expansion ("billion laughs"); a 1,000-cluster fleet has ~100k
@@ -86,10 +86,10 @@ class Source:
     file: str
     data: Any
     text: str
-    values: dict[Path, Location] = field(default_factory=dict)
-    keys: dict[Path, Location] = field(default_factory=dict)
+    values: dict[FieldPath, Location] = field(default_factory=dict)
+    keys: dict[FieldPath, Location] = field(default_factory=dict)
 
-    def locate(self, path: Path, *, key: bool = False) -> Location:
+    def locate(self, path: FieldPath, *, key: bool = False) -> Location:
         """Position of `path`, or of its nearest ancestor that exists (a missing field's parent).
 
         A scalar is pointed at where its value stands; a mapping, list or empty value at its key.
@@ -102,7 +102,7 @@ class Source:
                 return found
         return Location(self.file, 1, 1)
 
-    def value_at(self, path: Path) -> Any:
+    def value_at(self, path: FieldPath) -> Any:
         value = self.data
         for part in path:
             try:
@@ -222,10 +222,10 @@ class _Builder:
     def where(self, node: Node) -> Location:
         return Location(self.source.file, node.start_mark.line + 1, node.start_mark.column + 1)
 
-    def fail(self, path: Path, node: Node, message: str) -> None:
+    def fail(self, path: FieldPath, node: Node, message: str) -> None:
         self.findings.append(Finding(path, message, location=self.where(node)))
 
-    def build(self, node: Node, path: Path) -> Any:
+    def build(self, node: Node, path: FieldPath) -> Any:
         self.source.values[path] = self.where(node)
         if isinstance(node, MappingNode):
             return self.mapping(node, path)
@@ -233,7 +233,7 @@ class _Builder:
             return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
         return self.scalar(cast(ScalarNode, node), path)
 
-    def mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
+    def mapping(self, node: MappingNode, path: FieldPath) -> dict[str, Any]:
         merged: dict[str, Any] = {}
         explicit: dict[str, Any] = {}
         for key_node, value_node in node.value:
@@ -259,7 +259,7 @@ class _Builder:
             explicit[key] = self.build(value_node, path + (key,))
         return {**merged, **explicit}
 
-    def scalar(self, node: ScalarNode, path: Path) -> Any:
+    def scalar(self, node: ScalarNode, path: FieldPath) -> Any:
         tag, text = node.tag, node.value
         if tag == _TAG + "str" or tag == _TAG + "timestamp":
             return text

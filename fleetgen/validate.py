@@ -26,7 +26,7 @@ from fleetgen.cel import CelRules
 from fleetgen.compat import removed_api
 from fleetgen.compat.gpu_operator import driver_findings
 from fleetgen.crdschema import GroupVersionKind, parse_shipped_name
-from fleetgen.errors import Finding, FindingsError, Path, Severity
+from fleetgen.errors import FieldPath, Finding, FindingsError, Severity
 from fleetgen.lint import lint_cluster
 from fleetgen.load import LoadedFleet
 from fleetgen.model import Version
@@ -165,7 +165,7 @@ def validate_rendered(rendered: Rendered, schemas: Schemas, *, strict: bool = Fa
     """Schema problems and policy lints of every object every cluster gets, at the field that made it.
 
     The same problem on several clusters (a shared base object) is reported once, naming them."""
-    seen: dict[tuple[Path, str, Severity], list[str]] = {}
+    seen: dict[tuple[FieldPath, str, Severity], list[str]] = {}
 
     def note(cluster: str, manifest: Manifest, message: str, severity: Severity) -> None:
         kind, namespace, name = manifest.key

@@ -14,9 +14,9 @@ import jsonschema
 import pytest
 from conftest import EXAMPLE, findings_of, line_of, replace_once
 
-from fleetgen.changes import fleet_changes
 from fleetgen.load import load_fleet_text
 from fleetgen.render import cluster_objects, files_of, plan
+from fleetgen.review.changes import fleet_changes
 from fleetgen.tree import Tree
 
 Build = Callable[[Path], list[dict[str, Any]]]

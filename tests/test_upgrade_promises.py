@@ -14,11 +14,11 @@ import pytest
 import yaml
 from conftest import EXAMPLE, replace_once
 
-from fleetgen.changes import fleet_changes
 from fleetgen.errors import InputError
 from fleetgen.live import read_live
 from fleetgen.load import LoadedFleet, load_fleet_text
 from fleetgen.model import Version
+from fleetgen.review.changes import fleet_changes
 from fleetgen.upgrade.apply import apply_wave
 from fleetgen.upgrade.fold import folds
 from fleetgen.upgrade.output import status_text

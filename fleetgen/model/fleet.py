@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 import re
 from functools import cached_property
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
@@ -272,8 +272,8 @@ class Pricing(Spec):
     """Price of one GPU for one hour, by VM SKU (a node pool's vmSize)."""
 
 
-COMPONENTS = ("containerd", "kubernetes", "driver", "cuda", "cudnn")  # the order a cluster upgrades in
-Component = Literal["containerd", "kubernetes", "driver", "cuda", "cudnn"]
+Component = Literal["containerd", "kubernetes", "driver", "cuda", "cudnn"]  # in the order a cluster upgrades them
+COMPONENTS: tuple[Component, ...] = get_args(Component)
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
 

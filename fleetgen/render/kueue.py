@@ -5,7 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from fleetgen.errors import Path
+from fleetgen.errors import FieldPath
 from fleetgen.model import COMPONENTS, GPU_RESOURCE, Cluster, Fleet, NodePool, Queue
 from fleetgen.model.sharing import FIELDS, RESOURCES, Cohort, FlavorResources, PerFlavor, nominal
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object, quantity_value
@@ -50,7 +50,7 @@ def version_labels(fleet: Fleet, cluster: Cluster) -> dict[str, str]:
     return {f"fleetgen/{c}": str(getattr(versions, c)) for c in COMPONENTS}
 
 
-def fleet_versions(fleet: Fleet, cluster: Cluster, at: Path) -> list[Manifest]:
+def fleet_versions(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Manifest]:
     """A ConfigMap any controller or person on the cluster can read: which versions it should run."""
     data = {c.removeprefix("fleetgen/"): v for c, v in version_labels(fleet, cluster).items()}
     data |= {"cluster": cluster.name, "versionSet": cluster.version_set, "environment": cluster.environment, "region": cluster.region}
@@ -58,7 +58,7 @@ def fleet_versions(fleet: Fleet, cluster: Cluster, at: Path) -> list[Manifest]:
     return [Manifest(body, at + ("versionSet",))]
 
 
-def resource_flavors(fleet: Fleet, cluster: Cluster, at: Path) -> list[Manifest]:
+def resource_flavors(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Manifest]:
     out = []
     for p, pool in enumerate(cluster.node_pools):
         spec: dict[str, Any] = {"nodeLabels": dict(sorted(pool.labels.items()))}
@@ -72,7 +72,7 @@ def resource_flavors(fleet: Fleet, cluster: Cluster, at: Path) -> list[Manifest]
     return out
 
 
-def topologies(fleet: Fleet, cluster: Cluster, at: Path) -> list[Manifest]:
+def topologies(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Manifest]:
     """A Kueue Topology per node pool that declares its network topology labels (named after the pool)."""
     out = []
     for p, pool in enumerate(cluster.node_pools):
@@ -140,7 +140,7 @@ def _cohort_resource(cohort: Cohort, flavor: str, resource: str) -> dict[str, An
     return entry | _limits(resource, flavor, cohort.borrowing_limit, cohort.lending_limit)
 
 
-def cohorts(fleet: Fleet, cluster: Cluster, at: Path) -> list[Manifest]:
+def cohorts(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Manifest]:
     """A Kueue Cohort per cohort the cluster lists: its parent, its own quota and limits, its fair-sharing weight."""
     out = []
     for c, cohort in enumerate(cluster.cohorts):
@@ -175,7 +175,7 @@ def _namespace_selector(fleet: Fleet, cluster: Cluster, queue: Queue) -> dict[st
     return {"matchExpressions": [{"key": "team", "operator": "In", "values": teams}]}
 
 
-def cluster_queues(fleet: Fleet, cluster: Cluster, at: Path) -> list[Manifest]:
+def cluster_queues(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Manifest]:
     """One ClusterQueue per queue, with its cohort, quotas and limits, preemption and fair-sharing weight."""
     pools = {p.name: p for p in cluster.node_pools}
     out = []

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fleetgen.errors import Path
+from fleetgen.errors import FieldPath
 from fleetgen.model import Cluster, Fleet, Queue, Quota, Team
 from fleetgen.render import kueue as kueue_objects
 from fleetgen.render import observability
@@ -38,12 +38,12 @@ class TeamContext:
     """What a team's objects depend on besides the team: its quota and queue on one cluster."""
 
     quota: Quota
-    quota_at: Path
+    quota_at: FieldPath
     queue: str
     role_rules: tuple[dict[str, Any], ...] = ()  # beyond the seed's Role: Volcano's on a Volcano cluster
 
 
-TeamBuilder = Callable[[Fleet, Team, Path, TeamContext], list[Manifest]]
+TeamBuilder = Callable[[Fleet, Team, FieldPath, TeamContext], list[Manifest]]
 
 # base/<folder>/<team>/<file>: one part of what the seed's onboarding module gives a team.
 # The last field says whether the part depends on the cluster (its quota or queue): only those
@@ -79,11 +79,11 @@ LOCAL_FILES: tuple[tuple[str, Callable[[Fleet, int], list[Manifest]]], ...] = (
 )
 
 
-def base_context(team: Team, at: Path) -> TeamContext:
+def base_context(team: Team, at: FieldPath) -> TeamContext:
     return TeamContext(team.quota, at + ("quota",), DEFAULT_QUEUE)
 
 
-def cluster_context(team: Team, at: Path, cluster: Cluster) -> TeamContext:
+def cluster_context(team: Team, at: FieldPath, cluster: Cluster) -> TeamContext:
     placement = team.clusters.get(cluster.name)
     quota_at = at + ("clusters", cluster.name) if placement else at + ("quota",)
     queue = placement.queue if placement and placement.queue else cluster.queues[0].name
@@ -136,14 +136,14 @@ def plan(fleet: Fleet) -> list[OutputFile]:
     return files
 
 
-def _folder(path: str, filename: str, manifests: list[Manifest], at: Path) -> list[OutputFile]:
+def _folder(path: str, filename: str, manifests: list[Manifest], at: FieldPath) -> list[OutputFile]:
     return [
         OutputFile(f"{path}/kustomization.yaml", (_kustomization(at, resources=[filename]),)),
         OutputFile(f"{path}/{filename}", tuple(manifests)),
     ]
 
 
-def _kustomization(at: Path, **fields: Any) -> Manifest:
+def _kustomization(at: FieldPath, **fields: Any) -> Manifest:
     return Manifest({"apiVersion": KUSTOMIZE_API, "kind": "Kustomization", **fields}, at)
 
 

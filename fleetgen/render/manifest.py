@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from fleetgen.errors import Path
+from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet, Quantity, Team
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "fleetgen"}
@@ -34,7 +34,7 @@ class Manifest:
     """One Kubernetes object and the fleet.yaml path of the value that produced it."""
 
     body: dict[str, Any]
-    source: Path
+    source: FieldPath
 
     @property
     def key(self) -> ObjectKey:

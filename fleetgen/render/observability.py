@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from fleetgen.errors import Path
+from fleetgen.errors import FieldPath
 from fleetgen.model import Cluster, Fleet, Team
 from fleetgen.model.fleet import AlertOverride
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object, team_labels
@@ -208,7 +208,7 @@ def overview_dashboard(fleet: Fleet, index: int) -> list[Manifest]:
     return [Manifest(body, ("clusters", index))]
 
 
-def team_dashboard(fleet: Fleet, team: Team, at: Path) -> list[Manifest]:
+def team_dashboard(fleet: Fleet, team: Team, at: FieldPath) -> list[Manifest]:
     """The team's own view: its namespace is fixed into every query."""
     ns = {"namespace": team.namespace}
     used = _sel("kube_resourcequota", {**ns, "resource": GPU_QUOTA, "type": "used"})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fleetgen.errors import Path
+from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet
 from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, Kueue, Platform, cluster_platform
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
@@ -27,14 +27,16 @@ def platform_of(fleet: Fleet, index: int) -> Platform:
     return cluster_platform(fleet.platform, fleet.clusters[index].platform)
 
 
-def add_ons(fleet: Fleet, index: int) -> list[tuple[str, AddOn, Path]]:
+def add_ons(fleet: Fleet, index: int) -> list[tuple[str, AddOn, FieldPath]]:
     """(fleet.yaml name, settings, where they are written) of the cluster's enabled add-ons, in install order."""
     platform, own = platform_of(fleet, index), fleet.clusters[index].platform
-    found: list[tuple[str, AddOn, Path]] = []
+    found: list[tuple[str, AddOn, FieldPath]] = []
     for name, attr in ADD_ONS:
         addon: AddOn = getattr(platform, attr)
         if addon.enabled:
-            at: Path = ("clusters", index, "platform", name) if own is not None and attr in own.model_fields_set else ("platform", name)
+            at: FieldPath = (
+                ("clusters", index, "platform", name) if own is not None and attr in own.model_fields_set else ("platform", name)
+            )
             found.append((name, addon, at))
     return found
 

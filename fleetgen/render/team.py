@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fleetgen.errors import Path
+from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet, Quota, Team
 from fleetgen.render.manifest import Manifest, k8s_object, team_labels
 
@@ -29,11 +29,11 @@ def local_queue_name(team: Team) -> str:
     return f"team-{team.name}-queue"
 
 
-def namespace(fleet: Fleet, team: Team, at: Path) -> list[Manifest]:
+def namespace(fleet: Fleet, team: Team, at: FieldPath) -> list[Manifest]:
     return [Manifest(k8s_object("v1", "Namespace", team.namespace, team_labels(fleet, team)), at + ("name",))]
 
 
-def rbac(fleet: Fleet, team: Team, at: Path, extra_rules: tuple[dict[str, Any], ...] = ()) -> list[Manifest]:
+def rbac(fleet: Fleet, team: Team, at: FieldPath, extra_rules: tuple[dict[str, Any], ...] = ()) -> list[Manifest]:
     """The team's Role and RoleBinding; `extra_rules` adds what the cluster's own schedulers need (Volcano jobs)."""
     labels, ns = team_labels(fleet, team), team.namespace
     rules = [dict(r) for r in ROLE_RULES + extra_rules]
@@ -63,7 +63,7 @@ def quota_hard(quota: Quota) -> dict[str, str]:
     return hard
 
 
-def resource_quotas(fleet: Fleet, team: Team, at: Path, quota: Quota, quota_at: Path) -> list[Manifest]:
+def resource_quotas(fleet: Fleet, team: Team, at: FieldPath, quota: Quota, quota_at: FieldPath) -> list[Manifest]:
     labels, ns = team_labels(fleet, team), team.namespace
     hard = {"hard": quota_hard(quota)}
     out = [Manifest(k8s_object("v1", "ResourceQuota", QUOTA, labels, namespace=ns, spec=hard), quota_at)]
@@ -84,7 +84,7 @@ def resource_quotas(fleet: Fleet, team: Team, at: Path, quota: Quota, quota_at: 
     return out
 
 
-def network_policy(fleet: Fleet, team: Team, at: Path) -> list[Manifest]:
+def network_policy(fleet: Fleet, team: Team, at: FieldPath) -> list[Manifest]:
     peers: list[dict[str, Any]] = [{"podSelector": {}}]
     peers += [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": other}}} for other in team.allowed_ingress_namespaces]
     spec = {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": [{"from": peers}]}
@@ -94,7 +94,7 @@ def network_policy(fleet: Fleet, team: Team, at: Path) -> list[Manifest]:
     return [Manifest(body, at + ("allowedIngressNamespaces",))]
 
 
-def local_queue(fleet: Fleet, team: Team, cluster_queue: str, at: Path) -> list[Manifest]:
+def local_queue(fleet: Fleet, team: Team, cluster_queue: str, at: FieldPath) -> list[Manifest]:
     body = k8s_object(
         "kueue.x-k8s.io/v1beta2",
         "LocalQueue",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fleetgen.errors import Path
+from fleetgen.errors import FieldPath
 from fleetgen.model import GPU_RESOURCE, Cluster, Fleet
 from fleetgen.render.manifest import Manifest, k8s_object, quantity_value, team_labels
 
@@ -21,7 +21,7 @@ def queue_name(team_name: str) -> str:
     return f"team-{team_name}"
 
 
-def volcano_queues(fleet: Fleet, cluster: Cluster, at: Path) -> list[Manifest]:
+def volcano_queues(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Manifest]:
     """Guarantee: the team's quota requests on the cluster; capability: its limits where set (GPUs: requests, the only enforced ones)."""
     if cluster.volcano is None:
         return []

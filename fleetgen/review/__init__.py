@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fleetgen.approvals import Approval, required_approvals
-from fleetgen.changes import Change, fleet_changes
-from fleetgen.errors import Path
+from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet, Team
 from fleetgen.objdiff import ObjectChange, diff_objects
 from fleetgen.rendered import Rendered
+from fleetgen.review.approvals import Approval, required_approvals
+from fleetgen.review.changes import Change, fleet_changes
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def diff_fleets(base_render: Rendered, head_render: Rendered, base_name: str, he
     return FleetDiff(base_name, head_name, changes, approvals, clusters, warnings)
 
 
-def change_path(change: Change, fleet: Fleet) -> Path:
+def change_path(change: Change, fleet: Fleet) -> FieldPath:
     """The fleet.yaml path a change stands at in `fleet` (the head): the team, cluster, set or field it names.
 
     A change whose subject is gone from the head (a removed team) points at the list it left."""
@@ -73,7 +73,7 @@ def change_path(change: Change, fleet: Fleet) -> Path:
         if change.team not in teams:
             return ("teams",)
         index = teams.index(change.team)
-        at: Path = ("teams", index)
+        at: FieldPath = ("teams", index)
         if change.kind == "quota" and change.cluster is not None and change.field:
             return _quota_path(fleet.teams[index], at, change.cluster, change.field)
         return (*at, "clusters", change.cluster) if change.cluster is not None else at
@@ -88,12 +88,12 @@ def change_path(change: Change, fleet: Fleet) -> Path:
     return ()
 
 
-def _quota_path(team: Team, at: Path, cluster: str, field: str) -> Path:
+def _quota_path(team: Team, at: FieldPath, cluster: str, field: str) -> FieldPath:
     """A quota value comes from the team's placement on the cluster when it sets it, else from the team's default."""
     scope, _, name = field.partition(".")
     placement = team.clusters.get(cluster)
     overridden = getattr(placement, scope, None) if placement is not None else None
     if name:
         overridden = getattr(overridden, name, None) if overridden is not None else None
-    parts: Path = (scope, name) if name else (scope,)
+    parts: FieldPath = (scope, name) if name else (scope,)
     return (*at, "clusters", cluster, *parts) if overridden is not None else (*at, "quota", *parts)

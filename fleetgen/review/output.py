@@ -18,12 +18,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from fleetgen.changes import Change
 from fleetgen.drift_format import Impacts, impact_text
 from fleetgen.errors import Location
 from fleetgen.findings_format import escape_github
 from fleetgen.objdiff import json_value, object_lines, show
 from fleetgen.review import FleetDiff
+from fleetgen.review.changes import Change
 
 MARKER = "<!-- fleetgen-diff -->"
 COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body

@@ -10,10 +10,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from fleetgen.model import Cluster, Fleet, Queue, Quota, Team
+from fleetgen.model import COMPONENTS, Cluster, Fleet, Queue, Quota, Team
 from fleetgen.sharing_checks import team_queue
 
-VERSION_FIELDS = ("kubernetes", "driver", "cuda", "cudnn", "containerd")
 QUOTA_FIELDS = (
     ("requests", "gpu", "nvidia.com/gpu quota"),
     ("requests", "cpu", "cpu request quota"),
@@ -123,7 +122,7 @@ def _cluster(base: Fleet, a: Cluster, head: Fleet, b: Cluster) -> Iterator[Chang
     attrs = ("region", "environment", "purpose", "dr_partner")
     yield from _attribute_changes("cluster", f"cluster {b.name}:", a, b, attrs, cluster=b.name, production=production)
     versions = (base.version_sets[a.version_set], head.version_sets[b.version_set])
-    yield from _attribute_changes("versions", f"cluster {b.name}:", *versions, VERSION_FIELDS, cluster=b.name, production=production)
+    yield from _attribute_changes("versions", f"cluster {b.name}:", *versions, COMPONENTS, cluster=b.name, production=production)
     pools_a, pools_b = {p.name: p for p in a.node_pools}, {p.name: p for p in b.node_pools}
     for pool in pools_a.keys() - pools_b.keys():
         yield Change("node-pool", f"cluster {b.name}: node pool {pool} removed", cluster=b.name, field=pool, production=production)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fleetgen.changes import Change
 from fleetgen.model import ApprovalCondition, ApprovalRule
+from fleetgen.review.changes import Change
 
 
 @dataclass(frozen=True)
