@@ -43,7 +43,7 @@ def _load(source: Source) -> LoadedFleet:
     if secrets:  # before anything else: a secret must not reach a rendered file or an error message
         raise FindingsError(_sorted(secrets))
     try:
-        fleet = Fleet.model_validate(source.data)
+        fleet = Fleet.model_validate(source.data, by_alias=True, by_name=False)  # fleet.yaml's names only: maxNodes, not max_nodes
     except ValidationError as exc:
         raise FindingsError(_sorted([_from_pydantic(source, error) for error in exc.errors()])) from None
     data = fleet_facts(fleet, source)  # the shipped facts merged with the fleet's own facts file; its errors raise here
@@ -62,6 +62,10 @@ def _from_pydantic(source: Source, error: Any) -> Finding:
         close = difflib.get_close_matches(str(path[-1]), fields_at(path[:-1]), n=1, cutoff=0.6)
         home = _home_of(source, path)
         message += f"; it belongs under {home!r}: indent it there" if home else f"; did you mean {close[0]!r}?" if close else ""
+    if error["type"] == "duplicate_item":  # a repeat in a keyed list: say where the first one stands
+        at = max(i for i, part in enumerate(path) if isinstance(part, int))
+        first = source.locate((*path[:at], error["ctx"]["first"], *path[at + 1 :]))
+        message += f" (first at line {first.line})"
     return Finding(path, message, location=source.locate(path, key=on_key))
 
 
@@ -83,7 +87,9 @@ def _message(error: Any) -> str:
     msg = msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
     if kind.startswith(("literal_", "enum", "int_", "float_", "bool_", "string_", "greater_", "less_", "too_")):
         shown = value.text if isinstance(value, SourceFloat) else value
-        if isinstance(shown, (str, int, float, bool)) and len(repr(shown)) <= 80:
+        if isinstance(shown, bool):  # as YAML writes it
+            msg += f", got {str(shown).lower()} (a boolean)"
+        elif isinstance(shown, (str, int, float)) and len(repr(shown)) <= 80:
             msg += f", got {shown!r}"
     return str(msg)
 

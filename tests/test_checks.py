@@ -33,7 +33,7 @@ CASES = [
         "gpusPerNode: eight\n        cpuPerNode: 88",
         "gpusPerNode: eight",
         "eight",
-        "clusters[2].nodePools[2].gpusPerNode: Input should be a valid integer, unable to parse string as an integer, got 'eight'",
+        "clusters[2].nodePools[2].gpusPerNode: Input should be a valid integer, got 'eight'",
     ),
     (
         "enum",
@@ -91,7 +91,7 @@ CASES = [
         "  - name: nlp",
         "  - name: nlp#2",
         "nlp",
-        "teams[2].name: duplicate name 'nlp' (also teams[1])",
+        "teams[2].name: duplicate name 'nlp' (first at line 207)",
     ),
     (
         "unknown-version-set",

@@ -17,6 +17,7 @@ from fleetgen.model.compat import Compatibility
 from fleetgen.model.platform import Platform
 from fleetgen.model.sharing import Cohort, Queue, Scheduling, Volcano
 from fleetgen.model.spec import Spec
+from fleetgen.model.strict import Bool, Float, Identifier, Int, unique_by
 from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelKey, LabelValue, Line, Quantity, Text, Version, as_text
 
 API_VERSION = "fleetgen/v1alpha1"
@@ -37,9 +38,9 @@ class Metadata(Spec):
 class GitOps(Spec):
     engine: Literal["flux", "argocd"]
     """Which GitOps engine syncs the rendered tree: Flux objects or Argo CD Applications are rendered for it."""
-    repository: Line = Field(pattern=r"^(https://|ssh://|git@)\S+$")
+    repository: Identifier = Field(pattern=r"^(https://|ssh://|git@)\S+$")
     """URL of the Git repository that holds the rendered tree."""
-    branch: Line = "main"
+    branch: Identifier = "main"
     """Branch the clusters follow."""
     path: Line = Field(default=".", pattern=r"^\.?[^.\s][^\s]*$|^\.$")
     """Folder in the repository that holds base/ and clusters/ ("." for the top)."""
@@ -63,11 +64,11 @@ class VersionSet(Spec):
 class PriorityClass(Spec):
     name: DnsSubdomain
     """Name pods use in priorityClassName."""
-    value: int = Field(ge=-2_147_483_648, le=1_000_000_000)
+    value: Int = Field(ge=-2_147_483_648, le=1_000_000_000)
     """Scheduling priority; values above one billion are reserved for Kubernetes' own classes."""
     preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
     """Never: pods of this class wait rather than preempt others."""
-    global_default: bool = False
+    global_default: Bool = False
     """The class of pods that name none; at most one class may be the default."""
     description: Text = ""
     """What the class is for; shown by kubectl describe."""
@@ -85,19 +86,19 @@ class Taint(Spec):
 class NodePool(Spec):
     name: DnsLabel
     """Node pool name; also the name of its Kueue ResourceFlavor."""
-    vm_size: Line
+    vm_size: Identifier
     """Cloud VM SKU, e.g. Standard_NC24ads_A100_v4."""
-    gpu_model: Line = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*$")
+    gpu_model: Identifier = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*$")
     """GPU model of the nodes: T4, A10G, A100, L4, H100, H200, B200 ..."""
-    gpus_per_node: int = Field(ge=0, le=64)
+    gpus_per_node: Int = Field(ge=0, le=64)
     """GPUs on each node (nvidia.com/gpu)."""
     cpu_per_node: Quantity
     """CPU a node offers to workloads (allocatable), e.g. 64."""
     memory_per_node: Quantity
     """Memory a node offers to workloads (allocatable), e.g. 256Gi."""
-    min_nodes: int = Field(default=0, ge=0, le=5000)
+    min_nodes: Int = Field(default=0, ge=0, le=5000)
     """Fewest nodes the autoscaler keeps."""
-    max_nodes: int = Field(ge=1, le=5000)
+    max_nodes: Int = Field(ge=1, le=5000)
     """Most nodes the pool can grow to; capacity and Kueue quotas count these."""
     scaling: Literal["spot", "on-demand", "reserved"]
     """How the nodes are bought: spot (preemptible), on-demand, or reserved capacity."""
@@ -105,7 +106,7 @@ class NodePool(Spec):
     """Node labels that select this pool's nodes; Kueue's ResourceFlavor uses them."""
     taints: tuple[Taint, ...] = ()
     """Taints on the pool's nodes; workloads admitted to its flavor get matching tolerations."""
-    topology: tuple[LabelKey, ...] = ()
+    topology: Annotated[tuple[LabelKey, ...], unique_by()] = ()
     """Node labels of the pool's network topology, broadest first (e.g. block, rack, kubernetes.io/hostname): a Kueue Topology."""
 
 
@@ -122,11 +123,11 @@ class Cluster(Spec):
     """Name of an entry of versionSets: the cluster's row of the compatibility matrix."""
     dr_partner: DnsLabel | None = None
     """The cluster that takes over this one's traffic in a disaster (both name each other)."""
-    node_pools: tuple[NodePool, ...] = Field(min_length=1)
+    node_pools: Annotated[tuple[NodePool, ...], unique_by("name")] = Field(min_length=1)
     """GPU node pools; each becomes a Kueue ResourceFlavor."""
-    queues: tuple[Queue, ...] = (Queue(),)
+    queues: Annotated[tuple[Queue, ...], unique_by("name")] = (Queue(),)
     """Kueue ClusterQueues; one queue over all node pools when left out. A team's LocalQueue feeds the first unless it names another."""
-    cohorts: tuple[Cohort, ...] = ()
+    cohorts: Annotated[tuple[Cohort, ...], unique_by("name")] = ()
     """Kueue Cohorts the queues share quota in (a queue may also name a cohort not listed here)."""
     volcano: Volcano | None = None
     """Volcano as the gang scheduler for distributed training, on the node pools Kueue does not hand out."""
@@ -141,7 +142,7 @@ class Resources(Spec):
     """CPU, e.g. 64 or 500m."""
     memory: Quantity | None = None
     """Memory, e.g. 256Gi."""
-    gpu: int | None = Field(default=None, ge=0)
+    gpu: Int | None = Field(default=None, ge=0)
     """GPUs (nvidia.com/gpu)."""
 
 
@@ -150,7 +151,7 @@ class Quota(Spec):
     """Sum of the requests of the namespace's pods."""
     limits: Resources = Resources()
     """Sum of the limits of the namespace's pods (a GPU limit is not enforced)."""
-    pods: int | None = Field(default=None, ge=0)
+    pods: Int | None = Field(default=None, ge=0)
     """Number of pods."""
 
     def over(self, override: Quota) -> Quota:
@@ -176,7 +177,7 @@ class Placement(Quota):
 class Team(Spec):
     name: DnsLabel = Field(max_length=58)
     """Team name; its namespace is team-<name>."""
-    group: Line = Field(min_length=1)
+    group: Identifier
     """Identity-provider group (e.g. a Microsoft Entra ID group object id) bound to the team's Role."""
     cost_center: LabelValue
     """Cost centre label on every object of the team."""
@@ -186,9 +187,9 @@ class Team(Spec):
     """Default quota on every cluster the team is on."""
     clusters: dict[DnsLabel, Placement | None]
     """Clusters the team is on, each with the quota values that differ there (or nothing)."""
-    priority_classes: tuple[DnsSubdomain, ...] | None = None
+    priority_classes: Annotated[tuple[DnsSubdomain, ...], unique_by()] | None = None
     """Priority classes the team's pods may use; all when left out."""
-    allowed_ingress_namespaces: tuple[DnsLabel, ...] = ()
+    allowed_ingress_namespaces: Annotated[tuple[DnsLabel, ...], unique_by()] = ()
     """Namespaces, besides the team's own, whose pods may reach the team's pods."""
     alerts: dict[TeamAlertName, AlertOverride] = {}
     """Changes to the team-scoped alerts for this team (on every cluster it is on)."""
@@ -205,15 +206,15 @@ class Team(Spec):
 class ApprovalCondition(Spec):
     """Which changes a rule gates; exactly one condition per rule."""
 
-    gpu_quota_at_least: int | None = Field(default=None, ge=1)
+    gpu_quota_at_least: Int | None = Field(default=None, ge=1)
     """A team's GPU quota on a cluster raised to (or added at) this many GPUs or more."""
-    new_cluster: bool = False
+    new_cluster: Bool = False
     """A cluster added to the fleet."""
-    removed_cluster: bool = False
+    removed_cluster: Bool = False
     """A cluster removed from the fleet."""
-    production_versions: bool = False
+    production_versions: Bool = False
     """Any version (Kubernetes, driver, CUDA, cuDNN, containerd) of a production cluster."""
-    priority_classes: bool = False
+    priority_classes: Bool = False
     """A priority class added, removed or changed."""
 
     @model_validator(mode="after")
@@ -233,7 +234,7 @@ class ApprovalRule(Spec):
     """Why the gate exists."""
     when: ApprovalCondition
     """The changes the rule gates."""
-    approvers: tuple[Line, ...] = Field(min_length=1)
+    approvers: Annotated[tuple[Identifier, ...], unique_by()] = Field(min_length=1)
     """Groups that must approve such a change (e.g. GitHub teams)."""
 
 
@@ -246,12 +247,12 @@ TeamAlertName = Literal["gpuUnderutilized", "gpuMemoryFull", "quotaConsumption"]
 class AlertOverride(Spec):
     """Changes to one alert's defaults; anything left out keeps the value from the level above."""
 
-    threshold: float | None = None
+    threshold: Float | None = None
     """The alert's threshold, in the alert's own unit (percent, degrees C, workloads)."""
     for_: Annotated[str | None, Field(alias="for", pattern=r"^\d+[smh]$")] = None
     """How long the condition must hold, e.g. 5m or 1h."""
     severity: Literal["info", "warning", "critical"] | None = None
-    enabled: bool | None = None
+    enabled: Bool | None = None
     """false turns the alert off at this level."""
 
 
@@ -267,8 +268,8 @@ class Alerts(Spec):
 
 
 class Pricing(Spec):
-    currency: Line = "USD"
-    gpu_hour: dict[Line, float] = {}
+    currency: Identifier = "USD"
+    gpu_hour: dict[Identifier, Float] = {}
     """Price of one GPU for one hour, by VM SKU (a node pool's vmSize)."""
 
 
@@ -296,7 +297,7 @@ ClockTime = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]
 class Window(Spec):
     """A maintenance window in UTC: a wave may start only inside one."""
 
-    days: tuple[Weekday, ...] = Field(min_length=1)
+    days: Annotated[tuple[Weekday, ...], unique_by()] = Field(min_length=1)
     """Weekdays the window opens on."""
     start: ClockTime
     """Opening time, HH:MM UTC."""
@@ -315,7 +316,7 @@ class Freeze(Spec):
 class Rollout(Spec):
     soak: Duration = Field(default="48h", validate_default=True, le=datetime.timedelta(days=365))
     """How long a wave runs before the next may start (the seed's 48 hours; at most 365d)."""
-    max_wave_size: int = Field(default=2, ge=1)
+    max_wave_size: Int = Field(default=2, ge=1)
     """Most production clusters upgraded in one wave."""
     windows: tuple[Window, ...] = ()
     """Maintenance windows; a wave starts only inside one. Any time when left out."""
@@ -324,10 +325,10 @@ class Rollout(Spec):
 
 
 class UpgradeWave(Spec):
-    wave: int = Field(ge=1)
+    wave: Int = Field(ge=1)
     step: dict[Component, Version] = Field(min_length=1)
     """The versions this wave sets."""
-    clusters: tuple[DnsLabel, ...] = Field(min_length=1)
+    clusters: Annotated[tuple[DnsLabel, ...], unique_by()] = Field(min_length=1)
     applied_at: datetime.datetime | None = None
     """When `fleetgen upgrade apply` wrote this wave (set it to the merge time if that differs)."""
     override_soak: Line | None = None
@@ -338,7 +339,7 @@ class Upgrade(Spec):
     """An upgrade in progress, written by `fleetgen upgrade apply`; `fleetgen upgrade status` reads it."""
 
     target: dict[Component, Version] = Field(min_length=1)
-    waves: tuple[UpgradeWave, ...] = Field(min_length=1)
+    waves: Annotated[tuple[UpgradeWave, ...], unique_by("wave")] = Field(min_length=1)
     closed_at: datetime.datetime | None = None
     """When the last wave was applied and the interim version sets folded back; a closed upgrade is history."""
 
@@ -348,7 +349,7 @@ class Upgrade(Spec):
 
 
 class Capacity(Spec):
-    gpu_overcommit: float | None = Field(default=None, ge=1.0, le=100.0)
+    gpu_overcommit: Float | None = Field(default=None, ge=1.0, le=100.0)
     """Allow team GPU quotas on a cluster to add up to this many times its GPUs; without it they must fit."""
 
 
@@ -366,13 +367,13 @@ class Fleet(Spec):
     """Fleet-wide scheduling options."""
     version_sets: dict[DnsLabel, VersionSet] = Field(min_length=1)
     """Named rows of the compatibility matrix; clusters refer to them by name."""
-    priority_classes: tuple[PriorityClass, ...] = ()
+    priority_classes: Annotated[tuple[PriorityClass, ...], unique_by("name")] = ()
     """PriorityClasses rendered on every cluster."""
-    clusters: tuple[Cluster, ...] = Field(min_length=1)
+    clusters: Annotated[tuple[Cluster, ...], unique_by("name")] = Field(min_length=1)
     """The clusters of the fleet."""
-    teams: tuple[Team, ...] = ()
+    teams: Annotated[tuple[Team, ...], unique_by("name")] = ()
     """The teams and where they run."""
-    approvals: tuple[ApprovalRule, ...] = ()
+    approvals: Annotated[tuple[ApprovalRule, ...], unique_by("name")] = ()
     """Changes that need approval beyond self-service; a pull request is gated by its base branch's rules."""
     alerts: Alerts = Alerts()
     """GPU alerts and dashboards rendered for every cluster."""

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from fleetgen.model.spec import Spec
+from fleetgen.model.strict import Bool, Int
 from fleetgen.model.types import DnsLabel, Line
 
 ChartRepository = Line  # an https:// Helm repository or an oci:// registry path
@@ -21,7 +22,7 @@ _CHART = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 
 
 class AddOn(Spec):
-    enabled: bool = True
+    enabled: Bool = True
     """false leaves the add-on out (the cluster runs it some other way)."""
     repository: Line = Field(default="", pattern=_REPOSITORY)
     """Helm repository (https://...) or OCI registry path (oci://...) that serves the chart."""
@@ -47,20 +48,20 @@ class Kueue(AddOn):
 
 
 class Drain(Spec):
-    enabled: bool = True
+    enabled: Bool = True
     """Drain a node (kubectl drain) before its driver is replaced, not only delete its GPU pods."""
-    timeout_seconds: int = Field(default=300, ge=1, le=86_400)
+    timeout_seconds: Int = Field(default=300, ge=1, le=86_400)
     """How long a drain may take before the upgrade of that node is marked failed."""
-    delete_empty_dir: bool = True
+    delete_empty_dir: Bool = True
     """Evict pods that use emptyDir volumes (their scratch data is lost)."""
-    force: bool = False
+    force: Bool = False
     """Also delete pods no controller manages."""
 
 
 class DriverUpgrade(Spec):
     """How the GPU Operator rolls a new driver over a cluster's nodes (its `driver.upgradePolicy`)."""
 
-    max_parallel_upgrades: int = Field(default=1, ge=1, le=100)
+    max_parallel_upgrades: Int = Field(default=1, ge=1, le=100)
     """Most nodes whose driver is replaced at the same time (the chart's 0, all at once, is not allowed)."""
     max_unavailable: Line = Field(default="25%", pattern=r"^(\d+|\d{1,2}%|100%)$")
     """Most GPU nodes unavailable during the upgrade: a number or a percentage."""
@@ -86,7 +87,7 @@ class GpuOperator(AddOn):
 class PrometheusOperatorCrds(AddOn):
     """The Prometheus Operator CRDs (monitoring.coreos.com) the alerts and the DCGM ServiceMonitor need."""
 
-    enabled: bool = False
+    enabled: Bool = False
     """true when the clusters do not already run the Prometheus Operator (e.g. kube-prometheus-stack)."""
     repository: Line = Field(default="oci://ghcr.io/prometheus-community/charts", pattern=_REPOSITORY)
     """OCI registry path that serves the chart."""

@@ -9,11 +9,12 @@ fleetgen.sharing_checks.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
 from fleetgen.model.spec import Spec
+from fleetgen.model.strict import Bool, Int, unique_by
 from fleetgen.model.types import DnsLabel, DnsSubdomain, Quantity
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ FIELDS = {"cpu": "cpu", "memory": "memory", GPU: "gpu"}  # resource -> field of 
 class FlavorResources(Spec):
     """Amounts of one flavor (node pool); a resource left out is not limited by this entry."""
 
-    gpu: int | None = Field(default=None, ge=0)
+    gpu: Int | None = Field(default=None, ge=0)
     """GPUs (nvidia.com/gpu)."""
     cpu: Quantity | None = None
     """CPU, e.g. 64."""
@@ -45,7 +46,7 @@ PerFlavor = dict[DnsLabel, FlavorResources]
 class BorrowWithinCohort(Spec):
     policy: Literal["Never", "LowerPriority"] = "Never"
     """LowerPriority: a workload that must borrow may preempt lower-priority workloads of other queues in the cohort."""
-    max_priority_threshold: int | None = None
+    max_priority_threshold: Int | None = None
     """Only workloads at or below this priority may be preempted so that another can borrow."""
 
 
@@ -72,7 +73,7 @@ class FlavorFungibility(Spec):
 class Queue(Spec):
     name: DnsSubdomain = "gpu-cluster-queue"
     """Name of the Kueue ClusterQueue."""
-    flavors: tuple[DnsLabel, ...] | None = None
+    flavors: Annotated[tuple[DnsLabel, ...], unique_by()] | None = None
     """Node pools whose capacity the queue hands out, in order of preference; all pools when left out."""
     cohort: DnsSubdomain | None = None
     """Kueue cohort for borrowing unused quota between queues."""
@@ -112,16 +113,16 @@ class Cohort(Spec):
 class Volcano(Spec):
     """Volcano as the cluster's gang scheduler: one Volcano Queue per team on the cluster."""
 
-    node_pools: tuple[DnsLabel, ...] | None = None
+    node_pools: Annotated[tuple[DnsLabel, ...], unique_by()] | None = None
     """Node pools Volcano schedules on; Kueue queues may not hand out these pools. All pools when left out."""
-    weights: dict[DnsLabel, int] = {}
+    weights: dict[DnsLabel, Int] = {}
     """Share of each team's Volcano queue under contention, by team name (1-65535); 1 when left out."""
-    reclaimable: bool = True
+    reclaimable: Bool = True
     """Whether other queues may reclaim resources a team's queue uses beyond its guarantee."""
 
 
 class Scheduling(Spec):
-    workload_priority_classes: bool = False
+    workload_priority_classes: Bool = False
     """Render a Kueue WorkloadPriorityClass beside every priority class (same name and value)."""
 
 

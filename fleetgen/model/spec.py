@@ -7,4 +7,6 @@ from pydantic.alias_generators import to_camel
 
 
 class Spec(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, use_attribute_docstrings=True
+    )

@@ -156,11 +156,21 @@ class Quantity:
         return f"Quantity({self.text!r})"
 
     @classmethod
+    def size(cls, raw: Any) -> Quantity:
+        """A quantity that is a size, count or quota: never negative (what the model holds)."""
+        if isinstance(raw, bool):
+            raise ValueError("must be a Kubernetes quantity such as 64, 500m or 256Gi, not a boolean")
+        quantity = cls.parse(raw)
+        if quantity.value < 0:
+            raise ValueError(f"{quantity.text!r} is negative; a size or quota is 0 or more")
+        return quantity
+
+    @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_plain_validator_function(
-            cls.parse,
+            cls.size,
             json_schema_input_schema=core_schema.union_schema(
-                [core_schema.str_schema(pattern=f"^{_QUANTITY.pattern}$"), core_schema.float_schema(ge=0)]
+                [core_schema.str_schema(pattern=f"^{_QUANTITY.pattern.replace('[+-]?', '[+]?', 1)}$"), core_schema.float_schema(ge=0)]
             ),
             serialization=core_schema.plain_serializer_function_ser_schema(str),
         )
