@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from subprocess import CompletedProcess
@@ -100,6 +101,8 @@ TEXT = st.lists(
     min_size=1,
     max_size=8,
 ).map("".join)
+# Identifiers (a group id, a VM size) may hold anything visible, but no control or line-break character (fleetgen.model.strict).
+IDENTIFIER = LINE.map(lambda s: "".join(c for c in s if unicodedata.category(c) not in ("Cc", "Cf", "Cs", "Zl", "Zp")).strip() or "g")
 DNS_HOSTILE = st.sampled_from(["on", "off", "yes", "no", "y", "n", "true", "null", "0777", "1e3", "0x1f", "nan", "inf", "12", "a-b"])
 LABEL_VALUE = st.one_of(DNS_HOSTILE, st.sampled_from(["True", "NO", "0o17", "1_000", "12.10", "a.b_c-d", ""]))
 
@@ -157,8 +160,8 @@ def small_fleet(
     text=TEXT,
     purpose=LINE,
     cluster=DNS_HOSTILE,
-    vm=LINE,
-    group=LINE,
+    vm=IDENTIFIER,
+    group=IDENTIFIER,
     cost=LABEL_VALUE,
     project=LABEL_VALUE,
     label=LABEL_VALUE,
