@@ -45,7 +45,9 @@ def server_view(obj: dict[str, Any], number: int) -> dict[str, Any]:
     meta.update(uid=f"6f1c2d3e-0000-4000-8000-{number:012d}", resourceVersion=str(100000 + number), generation=1)
     meta["creationTimestamp"] = "2026-11-01T10:00:00Z"
     fields = {f"f:{k}": {} for k in obj.get("spec", {})}
-    meta["managedFields"] = [{"apiVersion": obj["apiVersion"], "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": fields}, "manager": "kustomize"}]
+    meta["managedFields"] = [
+        {"apiVersion": obj["apiVersion"], "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": fields}, "manager": "kustomize"}
+    ]
     meta.setdefault("annotations", {})["kubectl.kubernetes.io/last-applied-configuration"] = json.dumps(obj)
     if obj["kind"] == "ResourceQuota":
         live["status"] = {"hard": dict(obj["spec"]["hard"]), "used": {"pods": "3"}}

@@ -74,7 +74,9 @@ def test_malformed_live_objects_are_refused_at_their_line_and_field(item: Any, e
 
 
 def test_live_yaml_problems_are_one_line_at_their_position() -> None:
-    assert live_problem("items: [\n  a: b\n") == "live.yaml:3:1: YAML syntax: did not find expected ',' or ']' (a flow sequence from line 1)"
+    assert (
+        live_problem("items: [\n  a: b\n") == "live.yaml:3:1: YAML syntax: did not find expected ',' or ']' (a flow sequence from line 1)"
+    )
     assert live_problem("a: " + "[" * 200 + "]" * 200) == "live.yaml:1:1: nested more than 128 levels deep"
     assert live_problem("kind: List\nitems:\n- kind: A\n  metadata: {name: x}\n  kind: B\n") == (
         "live.yaml:5:3: items[0].kind: duplicate key 'kind' (first at line 3)"
