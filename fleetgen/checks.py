@@ -15,23 +15,6 @@ from fleetgen.sharing_checks import SHARING_CHECKS
 Check = Callable[[Fleet], Iterator[Finding]]
 
 
-def check_unique_names(fleet: Fleet) -> Iterator[Finding]:
-    lists: list[tuple[FieldPath, list[str]]] = [
-        (("clusters",), [c.name for c in fleet.clusters]),
-        (("teams",), [t.name for t in fleet.teams]),
-        (("priorityClasses",), [p.name for p in fleet.priority_classes]),
-    ]
-    for i, cluster in enumerate(fleet.clusters):
-        lists.append((("clusters", i, "nodePools"), [p.name for p in cluster.node_pools]))
-        lists.append((("clusters", i, "queues"), [q.name for q in cluster.queues]))
-    for prefix, names in lists:
-        seen: dict[str, int] = {}
-        for index, name in enumerate(names):
-            if name in seen:
-                yield Finding(prefix + (index, "name"), f"duplicate name {name!r} (also {_dotted(prefix)}[{seen[name]}])")
-            seen.setdefault(name, index)
-
-
 def check_references(fleet: Fleet) -> Iterator[Finding]:
     clusters = {c.name: c for c in fleet.clusters}
     classes = {p.name for p in fleet.priority_classes}
@@ -174,7 +157,6 @@ def check_rollout(fleet: Fleet) -> Iterator[Finding]:
 
 
 CHECKS: tuple[Check, ...] = (
-    check_unique_names,
     check_references,
     check_priority_classes,
     check_quotas,
@@ -197,7 +179,3 @@ def run_checks(fleet: Fleet, data: Facts | None = None) -> list[Finding]:
 def _known(names: object) -> str:
     listed = sorted(names)  # type: ignore[call-overload]
     return f" (known: {', '.join(listed)})" if listed else " (none defined)"
-
-
-def _dotted(prefix: FieldPath) -> str:
-    return ".".join(str(p) for p in prefix)
