@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from fleetgen.crdschema import read_crds
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
@@ -157,15 +158,15 @@ class Review:
     impacts: dict[str, list[QuotaImpact]] = field(default_factory=dict)
 
 
-def parse_live_option(values: tuple[str, ...]) -> dict[str, list[Path]]:
-    """`--live CLUSTER=PATH`, repeatable, grouped by cluster."""
-    out: dict[str, list[Path]] = {}
+def cluster_dumps(values: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
+    """`--live CLUSTER=PATH`, repeatable: each cluster's live objects, read from its dumps."""
+    paths: dict[str, list[Path]] = {}
     for value in values:
         cluster, sep, path = value.partition("=")
         if not sep or not cluster or not path:
             raise InputError(f"--live {value!r}: expected CLUSTER=FILE_OR_FOLDER")
-        out.setdefault(cluster, []).append(Path(path))
-    return out
+        paths.setdefault(cluster, []).append(Path(path))
+    return {cluster: read_live(files) for cluster, files in paths.items()}
 
 
 def review(fleet: Path, base_ref: str, head_ref: str | None, live: tuple[str, ...] = ()) -> Review:
@@ -175,8 +176,8 @@ def review(fleet: Path, base_ref: str, head_ref: str | None, live: tuple[str, ..
     head = _revision(read_at(fleet, head_ref) if head_ref else read_fleet_bytes(fleet), head_name)
     result = diff_fleets(base.rendered, head.rendered, base_ref, head_ref or "working tree")
     impacts = {
-        cluster: quota_impacts(head.rendered.keyed(cluster_index(head.fleet, cluster, f"--live {cluster}")), read_live(paths))
-        for cluster, paths in parse_live_option(live).items()
+        cluster: quota_impacts(head.rendered.keyed(cluster_index(head.fleet, cluster, f"--live {cluster}")), objects)
+        for cluster, objects in cluster_dumps(live).items()
     }
     return Review(result, head, impacts)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pty
 import shutil
 import subprocess
 import sys
@@ -92,3 +93,44 @@ def cli_run(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
         return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd or tmp_path, check=False, env=environment)
 
     return run
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in `repo` with a fixed identity; fail the test when git fails."""
+    identity = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env={**os.environ, **identity}).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A fleet repository: the example committed on main."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
+    git(tmp_path, "add", "fleet.yaml")
+    git(tmp_path, "commit", "-qm", "fleet")
+    return tmp_path
+
+
+def on_terminal(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, bytes]:
+    """Run the installed fleetgen with its output on a pseudo-terminal, as a person would; (exit code, bytes shown)."""
+    exe = _tool("fleetgen")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child runs fleetgen on the terminal
+        os.chdir(cwd)
+        os.execve(exe, [exe, *args], env)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # the terminal closes when the child exits
+            break
+        if not chunk:
+            break
+        output += chunk
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), output

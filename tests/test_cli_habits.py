@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +19,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from conftest import EXAMPLE, REPO, line_of, replace_once
+from conftest import EXAMPLE, REPO, git, line_of, on_terminal, replace_once
 
 from fleetgen.cli import cli
 
@@ -31,27 +29,6 @@ FINDINGS_FORMATS = "[text|json|github]"
 
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([FLEETGEN, *args], cwd=cwd, capture_output=True, text=True, check=False, env={**os.environ, **(env or {})})
-
-
-def git(repo: Path, *args: str) -> str:
-    identity = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    done = subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env={**os.environ, **identity})
-    return done.stdout
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """The example fleet committed in a fresh git repository."""
-    git(tmp_path, "init", "-q", "-b", "main")
-    shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
-    git(tmp_path, "add", "fleet.yaml")
-    git(tmp_path, "commit", "-qm", "fleet")
-    return tmp_path
 
 
 def leaf_commands() -> list[list[str]]:
@@ -73,27 +50,6 @@ def test_dash_h_works_like_help_on_every_command(command: str, tmp_path: Path) -
     assert short.stdout == long.stdout
 
 
-def on_terminal(args: list[str], cwd: Path, extra_env: dict[str, str]) -> tuple[int, bytes]:
-    """Run fleetgen with standard error (and output) on a pseudo-terminal, as a person would."""
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "NO_COLOR", "TERM")}
-    env.update(extra_env)
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.chdir(cwd)
-        os.execve(FLEETGEN, [FLEETGEN, *args], env)
-    output = b""
-    while True:
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        output += chunk
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), output
-
-
 def screen_lines(raw: bytes) -> list[str]:
     """What a terminal shows: each line after its last carriage return, escape codes dropped."""
     text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", raw.decode())
@@ -104,7 +60,8 @@ def screen_lines(raw: bytes) -> list[str]:
 def test_progress_is_cleared_before_an_error_and_plain_where_asked(tmp_path: Path, env: dict[str, str]) -> None:
     text = replace_once(EXAMPLE.read_text(), "  name: contoso-ai", "  name: Contoso AI")
     (tmp_path / "fleet.yaml").write_text(text)
-    code, raw = on_terminal(["validate"], tmp_path, env)
+    plain_env = {k: v for k, v in os.environ.items() if k not in ("CI", "NO_COLOR", "TERM")}
+    code, raw = on_terminal(["validate"], tmp_path, {**plain_env, **env})
     assert code == 1
     assert b"reading fleet.yaml (" in raw  # progress was shown ...
     errors = [line for line in screen_lines(raw) if "metadata.name" in line]

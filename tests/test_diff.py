@@ -10,15 +10,13 @@ import copy
 import json
 import os
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
 from typing import Any
 
-import pytest
 import yaml
-from conftest import EXAMPLE, replace_once
+from conftest import EXAMPLE, git, replace_once
 
 from fleetgen.live import compare, normalize
 from fleetgen.load import load_fleet_text
@@ -33,27 +31,6 @@ RAISE_NLP = (
     "      training-eastus:\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
     "      training-eastus: {requests: {gpu: 12}}\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
 )
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env).stdout
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A fleet repository: the example committed on main, then a branch with more commits."""
-    git(tmp_path, "init", "-q", "-b", "main")
-    shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
-    git(tmp_path, "add", "fleet.yaml")
-    git(tmp_path, "commit", "-qm", "fleet")
-    return tmp_path
 
 
 def commit(repo: Path, text: str, message: str) -> None:

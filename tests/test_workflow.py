@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import pty
 import shutil
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from subprocess import CompletedProcess
 
 import pytest
 import yaml
-from conftest import EXAMPLE, REPO
+from conftest import EXAMPLE, REPO, on_terminal
 
 from fleetgen.cli import cli
 from fleetgen.docs import REFERENCE_PATH, reference_markdown
@@ -184,22 +183,7 @@ def test_progress_shows_on_a_terminal_and_not_in_a_pipe(tmp_path: Path, cli_run:
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
     piped = cli_run("render")
     assert "rendering (" not in piped.stderr
-    exe = str(Path(sys.executable).parent / "fleetgen")
-    env = {k: v for k, v in os.environ.items() if k != "CI"}
-    pid, fd = pty.fork()
-    if pid == 0:  # the child runs fleetgen on the terminal
-        os.chdir(tmp_path)
-        os.execve(exe, [exe, "render"], env)
-    output = b""
-    while True:
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        output += chunk
-    os.waitpid(pid, 0)
+    _, output = on_terminal(["render"], tmp_path, {k: v for k, v in os.environ.items() if k != "CI"})
     assert b"checking what 4 cluster(s) get (" in output and b"writing " in output
 
 

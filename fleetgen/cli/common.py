@@ -79,6 +79,11 @@ def console() -> Console:
     return obj["console"]  # type: ignore[no-any-return]
 
 
+def cluster_dumps_option(purpose: str) -> Callable[[F], F]:
+    """`--live CLUSTER=PATH`, repeatable: a cluster's `kubectl get ... -o yaml` dump, for `purpose`."""
+    return click.option("--live", "live", multiple=True, metavar="CLUSTER=PATH", help=f"Live dump of a cluster, {purpose}.")
+
+
 def checking_options(command: F) -> F:
     """--crd, --strict and --fail-on: how rendered objects are checked before anything is trusted."""
     options = [

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from fleetgen import workflows
-from fleetgen.cli.common import console, fleet_argument, reports_errors
+from fleetgen.cli.common import cluster_dumps_option, console, fleet_argument, reports_errors
 from fleetgen.drift_format import drift_json, drift_text
 from fleetgen.errors import DifferencesFound
 from fleetgen.findings_format import FORMATS, escape_github
@@ -20,9 +20,7 @@ from fleetgen.review.output import diff_json, diff_markdown, diff_text, github_a
 @click.option("--base", "base_ref", required=True, help="Git revision to compare against, e.g. origin/main or the merge base.")
 @click.option("--head", "head_ref", default=None, help="Git revision of the new state (default: FLEET as it is on disk).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "github"]), default="text", show_default=True)
-@click.option(
-    "--live", "live", multiple=True, metavar="CLUSTER=PATH", help="Live dump of a cluster, to show quotas lowered below current use."
-)
+@cluster_dumps_option("to show quotas lowered below current use")
 @reports_errors
 def diff(fleet: Path, base_ref: str, head_ref: str | None, fmt: str, live: tuple[str, ...]) -> None:
     """What a change to FLEET does to each cluster, and the approvals it needs (exit 1 when it changes anything)."""

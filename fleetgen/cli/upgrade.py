@@ -7,9 +7,8 @@ from pathlib import Path
 import click
 
 from fleetgen import workflows
-from fleetgen.cli.common import console, fleet_argument, reports_errors
+from fleetgen.cli.common import cluster_dumps_option, console, fleet_argument, reports_errors
 from fleetgen.errors import InputError
-from fleetgen.live import read_live
 from fleetgen.load import load_fleet
 from fleetgen.upgrade.apply import apply_wave
 from fleetgen.upgrade.arguments import override_reason, parse_moment, requested_versions
@@ -75,19 +74,13 @@ def upgrade_apply(
 @upgrade.command("status", epilog="Example: fleetgen upgrade status")
 @fleet_argument
 @click.option("--now", default=None, help="The time to judge soaks by (UTC; default now).")
-@click.option(
-    "--live",
-    "live",
-    multiple=True,
-    metavar="CLUSTER=PATH",
-    help="Live dump holding a cluster's fleet-versions ConfigMap; shows clusters that lag.",
-)
+@cluster_dumps_option("holding its fleet-versions ConfigMap, to show clusters that lag fleet.yaml")
 @reports_errors
 def upgrade_status_command(fleet: Path, now: str | None, live: tuple[str, ...]) -> None:
     """Which wave the fleet is in, which clusters are behind, and when the current soak ends."""
     moment = parse_moment(now, "--now") or workflows.utc_now()
     model = load_fleet(fleet).fleet
-    states = live_versions(model, {cluster: read_live(paths) for cluster, paths in workflows.parse_live_option(live).items()})
+    states = live_versions(model, workflows.cluster_dumps(live))
     console().out(status_text(upgrade_status(model, moment), moment, states))
 
 
