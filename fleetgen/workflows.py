@@ -8,7 +8,6 @@ command that needs the rendered objects gets the same ones, computed once. Nothi
 
 from __future__ import annotations
 
-import datetime
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -229,7 +228,3 @@ def init_repository(folder: Path, name: str | None, engine: str | None, reposito
         replace_file(target, data)
     Tree(folder).write(tree)
     return len(files) + len(tree)
-
-
-def utc_now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC).replace(microsecond=0)

@@ -12,6 +12,7 @@ from fleetgen.errors import InputError
 from fleetgen.load import load_fleet
 from fleetgen.upgrade.apply import apply_wave
 from fleetgen.upgrade.arguments import override_reason, parse_moment, requested_versions
+from fleetgen.upgrade.moments import utc_now
 from fleetgen.upgrade.output import plan_json, plan_markdown, plan_text, status_text
 from fleetgen.upgrade.plan import plan_upgrade
 from fleetgen.upgrade.status import live_versions, upgrade_status
@@ -66,7 +67,7 @@ def upgrade_apply(
     Refused until the previous wave's soak ends, outside rollout windows and inside freezes."""
     loaded = load_fleet(fleet)
     requested = requested_versions(loaded.fleet, sets, to) or None
-    moment = parse_moment(at, "--at") or workflows.utc_now()
+    moment = parse_moment(at, "--at") or utc_now()
     edited = apply_wave(loaded, number, requested, moment, override_reason(override_soak))
     console().err(workflows.write_validated(fleet, edited, render=not no_render))
 
@@ -78,7 +79,7 @@ def upgrade_apply(
 @reports_errors
 def upgrade_status_command(fleet: Path, now: str | None, live: tuple[str, ...]) -> None:
     """Which wave the fleet is in, which clusters are behind, and when the current soak ends."""
-    moment = parse_moment(now, "--now") or workflows.utc_now()
+    moment = parse_moment(now, "--now") or utc_now()
     model = load_fleet(fleet).fleet
     states = live_versions(model, workflows.cluster_dumps(live))
     console().out(status_text(upgrade_status(model, moment), moment, states))

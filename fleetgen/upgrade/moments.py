@@ -29,3 +29,8 @@ def later(moment: datetime.datetime, delta: datetime.timedelta, what: str) -> da
 
 def when(moment: datetime.datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else "-"
+
+
+def utc_now() -> datetime.datetime:
+    """Now, to the second: what `apply --at` and `status --now` default to."""
+    return datetime.datetime.now(datetime.UTC).replace(microsecond=0)
