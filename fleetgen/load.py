@@ -45,12 +45,19 @@ def _load(source: Source) -> LoadedFleet:
     try:
         fleet = Fleet.model_validate(source.data, by_alias=True, by_name=False)  # fleet.yaml's names only: maxNodes, not max_nodes
     except ValidationError as exc:
-        raise FindingsError(_sorted([_from_pydantic(source, error) for error in exc.errors()])) from None
+        raise FindingsError(_sorted([_from_pydantic(source, error) for error in _causes(exc.errors())])) from None
     data = fleet_facts(fleet, source)  # the shipped facts merged with the fleet's own facts file; its errors raise here
     findings = _sorted([source.place(f) for f in run_checks(fleet, data.facts)] + list(data.findings))
     if any(f.severity is Severity.ERROR for f in findings):
         raise FindingsError(findings)
     return LoadedFleet(source, fleet, tuple(findings))
+
+
+def _causes(errors: list[Any]) -> list[Any]:
+    """The errors without their echoes: pydantic counts a list's length after dropping the items that failed,
+    so a list whose every item is wrong also reads as too short. That follows from the item errors."""
+    failed = {tuple(e["loc"][:end]) for e in errors for end in range(len(e["loc"]))}  # every container an error sits in
+    return [e for e in errors if not (e["type"] == "too_short" and tuple(e["loc"]) in failed)]
 
 
 def _from_pydantic(source: Source, error: Any) -> Finding:

@@ -72,3 +72,11 @@ def test_missing_file_and_folder_are_input_errors(tmp_path) -> None:  # type: ig
         read_fleet(tmp_path / "nope.yaml")
     with pytest.raises(InputError, match="is a folder"):
         read_fleet(tmp_path)
+
+
+def test_a_list_whose_every_item_fails_is_not_also_reported_too_short() -> None:
+    from conftest import EXAMPLE, findings_of
+
+    text = EXAMPLE.read_text().replace("        gpusPerNode: 8\n", "        gpusPerNode: true\n")
+    found = findings_of(text)
+    assert found and all("gpusPerNode: Input should be a valid integer, got true" in f for f in found), found
