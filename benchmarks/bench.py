@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kubernetes_validate
 from synth import size_arguments, synthetic_fleet
 
+from fleetgen.errors import Severity
 from fleetgen.load import load_fleet_text
 from fleetgen.model import Fleet, Version
 from fleetgen.render import cluster_objects
@@ -36,7 +37,7 @@ def measure(clusters: int, teams: int, per_team: int) -> dict[str, float]:
     fleet = load_fleet_text(raw).fleet
     loaded = time.perf_counter()
     render = Rendered(fleet)  # one render, shared by validation and the tree, as the workflows do
-    problems = validate_rendered(render, Schemas())
+    problems = [f for f in validate_rendered(render, Schemas()) if f.severity is not Severity.NOTE]
     validated = time.perf_counter()
     assert not problems, problems[:3]
     files = render.files

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from fleetgen.model import Cluster, Fleet
+from fleetgen.model.sharing import GPU, nominal
+from fleetgen.render.volcano import queue_name
+from fleetgen.sharing_checks import lendable, team_queue
 
 HOURS_PER_MONTH = 730
 COMPONENT_TITLES = {
@@ -60,6 +64,46 @@ class TeamCost:
 
 
 @dataclass(frozen=True)
+class FlavorShare:
+    """A queue's GPUs of one flavor: what it owns, may borrow from its cohort (None: no cohort) and lends at most."""
+
+    flavor: str
+    gpu_model: str
+    nominal: int
+    borrow: int | None
+    lend: int | None
+
+
+@dataclass(frozen=True)
+class QueueShare:
+    cluster: str
+    queue: str
+    teams: tuple[str, ...]
+    cohort: str | None
+    weight: str | None
+    flavors: tuple[FlavorShare, ...]
+
+    def sentences(self) -> list[str]:
+        """In the teams' words: "data-science may borrow up to 8 A100s from the training cohort"."""
+        who = ", ".join(self.teams) or f"queue {self.queue}"
+        return [
+            f"{who} may borrow up to {f.borrow} {f.gpu_model}s ({f.flavor}) from the {self.cohort} cohort on {self.cluster}"
+            for f in self.flavors
+            if f.borrow
+        ]
+
+
+@dataclass(frozen=True)
+class VolcanoShare:
+    cluster: str
+    queue: str
+    team: str
+    weight: int
+    guarantee: int | None
+    capability: int | None
+
+
+@dataclass(frozen=True)
 class Report:
     fleet: str
     currency: str
@@ -67,18 +111,51 @@ class Report:
     teams: tuple[TeamCost, ...]
     matrix: tuple[tuple[str, tuple[str, ...]], ...]  # component title, value per cluster
     unpriced: tuple[str, ...]  # VM SKUs without a price
+    queues: tuple[QueueShare, ...] = ()
+    volcano: tuple[VolcanoShare, ...] = ()
 
 
 def _price(fleet: Fleet, cluster: Cluster, queue: str | None) -> float | None:
-    """Average price per GPU-hour of the pools a queue hands out, weighted by their GPUs."""
+    """Average price per GPU-hour of the pools a team reaches (its queue's, and Volcano's), weighted by their GPUs."""
     chosen = next((q for q in cluster.queues if q.name == queue), cluster.queues[0])
-    names = chosen.flavors if chosen.flavors is not None else tuple(p.name for p in cluster.node_pools)
+    names = set(chosen.flavors if chosen.flavors is not None else (p.name for p in cluster.node_pools))
+    if cluster.volcano:
+        names |= set(cluster.volcano.node_pools if cluster.volcano.node_pools is not None else (p.name for p in cluster.node_pools))
     pools = [p for p in cluster.node_pools if p.name in names and p.gpus_per_node]
     gpus = sum(p.max_nodes * p.gpus_per_node for p in pools)
     prices = [fleet.pricing.gpu_hour.get(p.vm_size) for p in pools]
     if not gpus or any(price is None for price in prices):
         return None
     return sum(p.max_nodes * p.gpus_per_node * price for p, price in zip(pools, prices, strict=True) if price is not None) / gpus
+
+
+def _queue_shares(fleet: Fleet, cluster: Cluster) -> Iterator[QueueShare]:
+    pools = {p.name: p for p in cluster.node_pools}
+    for q, queue in enumerate(cluster.queues):
+        flavors = []
+        for name in queue.flavors if queue.flavors is not None else tuple(pools):
+            if name not in pools or not pools[name].gpus_per_node:
+                continue
+            borrow = None
+            if queue.cohort:
+                limit = queue.borrowing_limit[name].gpu if name in queue.borrowing_limit else None
+                can = int(lendable(cluster, q, name, GPU))
+                borrow = can if limit is None else min(limit, can)
+            lend = queue.lending_limit[name].gpu if queue.cohort and name in queue.lending_limit else None
+            owned = int(nominal(pools[name], queue.nominal_quota.get(name), GPU))
+            flavors.append(FlavorShare(name, pools[name].gpu_model, owned, borrow, owned if queue.cohort and lend is None else lend))
+        teams = tuple(team.name for _, team in fleet.placements[cluster.name] if team_queue(team, cluster) == queue.name)
+        weight = None if queue.fair_sharing_weight is None else str(queue.fair_sharing_weight)
+        yield QueueShare(cluster.name, queue.name, teams, queue.cohort, weight, tuple(flavors))
+
+
+def _volcano_shares(fleet: Fleet, cluster: Cluster) -> Iterator[VolcanoShare]:
+    if cluster.volcano is None:
+        return
+    for _, team in fleet.placements[cluster.name]:
+        gpus = team.quota_on(cluster.name).requests.gpu
+        weight = cluster.volcano.weights.get(team.name, 1)
+        yield VolcanoShare(cluster.name, queue_name(team.name), team.name, weight, gpus, gpus)
 
 
 def build_report(fleet: Fleet) -> Report:
@@ -114,11 +191,59 @@ def build_report(fleet: Fleet) -> Report:
         for component in COMPONENT_TITLES
     )
     unpriced = tuple(sorted({p.vm_size for c in fleet.clusters for p in c.node_pools if p.vm_size not in fleet.pricing.gpu_hour}))
-    return Report(fleet.metadata.name, fleet.pricing.currency, tuple(clusters), tuple(teams), matrix, unpriced)
+    queues = tuple(share for cluster in fleet.clusters for share in _queue_shares(fleet, cluster))
+    volcano = tuple(share for cluster in fleet.clusters for share in _volcano_shares(fleet, cluster))
+    return Report(fleet.metadata.name, fleet.pricing.currency, tuple(clusters), tuple(teams), matrix, unpriced, queues, volcano)
 
 
 def _money(value: float | None, currency: str) -> str:
     return "n/a" if value is None else f"{value:,.0f} {currency}"
+
+
+def _gpus(shares: tuple[FlavorShare, ...], amount: str) -> str:
+    """ "16 A100 (a100-spot), 8 A100 (a100-ondemand)" for one column of a queue's flavors; an em dash for none."""
+    cells = [f"{getattr(f, amount)} {f.gpu_model} ({f.flavor})" for f in shares if getattr(f, amount) is not None]
+    return ", ".join(cells) or "—"
+
+
+SHARING_HEAD = ["Cluster", "Queue", "Teams", "Cohort", "Owns", "May borrow", "Lends at most", "Fair-sharing weight"]
+VOLCANO_HEAD = ["Cluster", "Volcano queue", "Team", "Weight", "Guaranteed GPUs", "GPU capability"]
+
+
+def _sharing_rows(report: Report) -> list[list[str]]:
+    return [
+        [
+            q.cluster,
+            q.queue,
+            ", ".join(q.teams) or "—",
+            q.cohort or "—",
+            _gpus(q.flavors, "nominal"),
+            _gpus(q.flavors, "borrow"),
+            _gpus(q.flavors, "lend"),
+            q.weight or "—",
+        ]
+        for q in report.queues
+    ]
+
+
+def _volcano_rows(report: Report) -> list[list[str]]:
+    return [[v.cluster, v.queue, v.team, str(v.weight), str(v.guarantee or 0), str(v.capability or 0)] for v in report.volcano]
+
+
+def _markdown_table(head: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def _sharing_markdown(report: Report) -> list[str]:
+    lines = ["", "## Sharing GPUs", "", "Kueue queues: what each owns, may borrow from its cohort and lends to it (GPUs).", ""]
+    lines += _markdown_table(SHARING_HEAD, _sharing_rows(report))
+    sentences = [s for q in report.queues for s in q.sentences()]
+    if sentences:
+        lines += ["", *(f"- {s}" for s in sentences)]
+    if report.volcano:
+        lines += ["", "Volcano queues (gang scheduling): each team's guarantee and capability come from its quota on the cluster.", ""]
+        lines += _markdown_table(VOLCANO_HEAD, _volcano_rows(report))
+    return lines
 
 
 def report_markdown(report: Report) -> str:
@@ -138,6 +263,7 @@ def report_markdown(report: Report) -> str:
         held = {h.cluster: h.gpus for h in team.holdings}
         cells = " | ".join(str(held.get(n, "")) for n in names)
         lines.append(f"| {team.team} | {team.cost_center} | {cells} | {team.gpus} | {_money(team.monthly_cost, cur)} |")
+    lines += _sharing_markdown(report)
     lines += ["", "## Fleet compatibility matrix", "", "| Component | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     lines += [f"| {title} | " + " | ".join(values) + " |" for title, values in report.matrix]
     if report.unpriced:
@@ -172,6 +298,38 @@ def report_json(report: Report) -> str:
                     "clusters": [{"cluster": h.cluster, "gpus": h.gpus, "monthlyCost": h.monthly_cost} for h in t.holdings],
                 }
                 for t in report.teams
+            ],
+            "queues": [
+                {
+                    "cluster": q.cluster,
+                    "queue": q.queue,
+                    "teams": list(q.teams),
+                    "cohort": q.cohort,
+                    "fairSharingWeight": q.weight,
+                    "flavors": [
+                        {
+                            "flavor": f.flavor,
+                            "gpuModel": f.gpu_model,
+                            "nominalGpus": f.nominal,
+                            "mayBorrowGpus": f.borrow,
+                            "lendsAtMostGpus": f.lend,
+                        }
+                        for f in q.flavors
+                    ],
+                    "summary": q.sentences(),
+                }
+                for q in report.queues
+            ],
+            "volcano": [
+                {
+                    "cluster": v.cluster,
+                    "queue": v.queue,
+                    "team": v.team,
+                    "weight": v.weight,
+                    "guaranteeGpus": v.guarantee,
+                    "capabilityGpus": v.capability,
+                }
+                for v in report.volcano
             ],
             "matrix": {title: dict(zip([c.name for c in report.clusters], values, strict=True)) for title, values in report.matrix},
             "unpriced": list(report.unpriced),
@@ -227,6 +385,10 @@ def report_html(report: Report) -> str:
         ],
     )
     matrix = table(["Component", *names], [[title, *values] for title, values in report.matrix])
+    sentences = "".join(f"<li>{html.escape(s)}</li>" for q in report.queues for s in q.sentences())
+    sharing = table(SHARING_HEAD, _sharing_rows(report)) + (f"<ul>{sentences}</ul>" if sentences else "")
+    if report.volcano:
+        sharing += table(VOLCANO_HEAD, _volcano_rows(report))
     title = html.escape(f"GPU fleet report: {report.fleet}")
     style = (
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px}"
@@ -236,5 +398,5 @@ def report_html(report: Report) -> str:
         f"<body><h1>{title}</h1><h2>Capacity and committed quotas</h2>{_capacity_chart(report)}"
         "<p>Light bar: GPUs the node pools can grow to. Dark bar: GPUs committed to teams (red when above capacity).</p>"
         f"{capacity}"
-        f"<h2>GPUs held by team</h2>{teams}<h2>Fleet compatibility matrix</h2>{matrix}</body></html>\n"
+        f"<h2>GPUs held by team</h2>{teams}<h2>Sharing GPUs</h2>{sharing}<h2>Fleet compatibility matrix</h2>{matrix}</body></html>\n"
     )

@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterator
 from fleetgen.compat import Facts, check_compatibility, check_fleet_policy
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import Fleet, Quota
+from fleetgen.model.naming import name_source, object_names
 from fleetgen.sharing_checks import SHARING_CHECKS
+from fleetgen.slo_checks import SLO_CHECKS
 
 Check = Callable[[Fleet], Iterator[Finding]]
 
@@ -80,6 +82,20 @@ def check_quotas(fleet: Fleet) -> Iterator[Finding]:
                     if getattr(placement.requests, r) is not None or getattr(placement.limits, r) is not None
                 }
                 yield from _limits_cover_requests(team.quota_on(cluster), ("teams", t, "clusters", cluster), own)
+
+
+def check_object_names(fleet: Fleet) -> Iterator[Finding]:
+    """A team's two ResourceQuotas (its quota and the zero quota on barred priority classes) need two names."""
+    classes = [p.name for p in fleet.priority_classes]
+    for t, team in enumerate(fleet.teams):
+        barred = team.priority_classes is not None and any(c not in team.priority_classes for c in classes)
+        names = object_names(fleet, team)
+        if barred and names.resource_quota == names.priority_class_quota:
+            yield Finding(
+                name_source(fleet, t, "priority_class_quota"),
+                f"ResourceQuota name {names.resource_quota!r} in {team.namespace} is also the team's resourceQuota; "
+                "two objects of one kind in a namespace need different names",
+            )
 
 
 def check_gpu_limits(fleet: Fleet) -> Iterator[Finding]:
@@ -160,6 +176,7 @@ CHECKS: tuple[Check, ...] = (
     check_references,
     check_priority_classes,
     check_quotas,
+    check_object_names,
     check_gpu_limits,
     check_node_pools,
     check_gpu_capacity,
@@ -167,6 +184,7 @@ CHECKS: tuple[Check, ...] = (
     check_fleet_policy,
     check_rollout,
     *SHARING_CHECKS,
+    *SLO_CHECKS,
 )
 
 

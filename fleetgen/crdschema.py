@@ -28,7 +28,7 @@ SHIPPED_GROUPS = (
     "monitoring.coreos.com",
     "scheduling.volcano.sh",
 )
-SHIPPED_KINDS = {("argoproj.io", "Application"), ("argoproj.io", "AppProject")}
+SHIPPED_KINDS = {("argoproj.io", "Application"), ("argoproj.io", "AppProject"), ("batch.volcano.sh", "Job")}
 
 
 def schemas_from_crds(documents: Iterable[Any]) -> dict[GroupVersionKind, dict[str, Any]]:

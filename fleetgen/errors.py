@@ -15,6 +15,7 @@ FieldPath = tuple[str | int, ...]  # a value path in fleet.yaml, such as ("teams
 class Severity(enum.Enum):
     ERROR = "error"
     WARNING = "warning"
+    NOTE = "note"  # what fleetgen cannot check and the reader should know; never fails, not even --fail-on warning
 
 
 @dataclass(frozen=True, order=True)
@@ -59,6 +60,12 @@ class FleetgenError(Exception):
 
 class InputError(FleetgenError):
     """A file could not be read or written, or an argument makes no sense."""
+
+
+class RefusedAsk(FleetgenError):
+    """A request the fleet does not allow, such as a job above the team's GPU quota (exit 1); the message says what is allowed."""
+
+    exit_code = EXIT_FINDINGS
 
 
 class DifferencesFound(FleetgenError):

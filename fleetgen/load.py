@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
 
@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from fleetgen.checks import run_checks
 from fleetgen.compat.extra import fleet_facts
+from fleetgen.compat.facts import Facts, facts
 from fleetgen.errors import Finding, FindingsError, Location, Severity
 from fleetgen.model import Fleet
 from fleetgen.schema import fields_at
@@ -26,6 +27,8 @@ class LoadedFleet:
     source: Source
     fleet: Fleet
     warnings: tuple[Finding, ...] = ()
+    facts: Facts = field(default_factory=facts)
+    """The facts the fleet was checked against: the shipped ones merged with its own facts file; plan with these too."""
 
 
 def load_fleet(path: str | FsPath) -> LoadedFleet:
@@ -50,7 +53,7 @@ def _load(source: Source) -> LoadedFleet:
     findings = _sorted([source.place(f) for f in run_checks(fleet, data.facts)] + list(data.findings))
     if any(f.severity is Severity.ERROR for f in findings):
         raise FindingsError(findings)
-    return LoadedFleet(source, fleet, tuple(findings))
+    return LoadedFleet(source, fleet, tuple(findings), data.facts)
 
 
 def _causes(errors: list[Any]) -> list[Any]:

@@ -8,7 +8,7 @@ their changes from here.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from deepdiff import DeepDiff
@@ -27,6 +27,7 @@ class FieldChange:
     path: str
     old: Any
     new: Any
+    parts: tuple[Any, ...] = field(default=(), compare=False)  # the path's steps; a named list's items by name
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,8 @@ def object_diff(old: dict[str, Any], new: dict[str, Any]) -> list[FieldChange]:
         for item in items:
             t1 = ABSENT if "added" in report else item.t1
             t2 = ABSENT if "removed" in report else item.t2
-            changes.append(FieldChange(_path(item.path(output_format="list")), t1, t2))
+            parts = item.path(output_format="list")
+            changes.append(FieldChange(_path(parts), t1, t2, tuple(parts)))
     return sorted(changes, key=lambda c: c.path)
 
 

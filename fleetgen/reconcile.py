@@ -2,7 +2,8 @@
 
 Every folder a Flux Kustomization or an Argo CD Application (with the fleet's repository as its
 source) points at must be in the rendered tree with a kustomization.yaml whose resources and
-patches exist, so `kubectl kustomize` can build it. Every `dependsOn` of a Flux Kustomization or
+patches exist, so `kubectl kustomize` can build it (a cluster's hand-written extraResources are
+not in the plan: render checks that they exist on disk). Every `dependsOn` of a Flux Kustomization or
 HelmRelease must name an object of its kind that the same cluster gets, without cycles, and every
 chart source a HelmRelease names must be there too. Findings point at fleet.yaml's `gitops` field.
 """
@@ -10,6 +11,7 @@ chart source a HelmRelease names must be there too. Findings point at fleet.yaml
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from posixpath import join, normpath, relpath
 from typing import Any
 
@@ -24,14 +26,21 @@ AT = ("gitops",)
 def reconcile_findings(fleet: Fleet, files: list[OutputFile]) -> list[Finding]:
     """Problems that would stop Flux or Argo CD from reconciling the planned tree."""
     by_path = {f.path: f for f in files}
+    hand_written = {normpath(f"clusters/{c.name}/{p}") for c in fleet.clusters for p in c.extra_resources}
+    # The objects of each cluster's entry-point files (clusters/<name>/<folder>/<file>), grouped in one
+    # pass over the plan rather than one pass per cluster.
+    entry_objects: dict[str, list[dict[str, Any]]] = {}
+    for f in files:
+        parts = f.path.split("/")
+        if parts[0] == "clusters" and len(parts) == 4:
+            entry_objects.setdefault(parts[1], []).extend(m.body for m in f.manifests if "metadata" in m.body)
+    folders: dict[str, _Folder] = {}  # what each folder lists, read once: base/ folders are shared by clusters
     findings: list[Finding] = []
     for cluster in fleet.clusters:
-        prefix = f"clusters/{cluster.name}/"
-        objects = [
-            m.body for f in files if f.path.startswith(prefix) and f.path.count("/") == 3 for m in f.manifests if "metadata" in m.body
-        ]
+        objects = entry_objects.get(cluster.name, [])
         for what, path in _synced_paths(fleet, objects):
-            findings += [Finding(AT, f"{cluster.name}: {what}: {problem}") for problem in _folder_problems(fleet, path, by_path)]
+            problems = _folder_problems(fleet, path, by_path, folders, hand_written)
+            findings += [Finding(AT, f"{cluster.name}: {what}: {problem}") for problem in problems]
         findings += [Finding(AT, f"{cluster.name}: {problem}") for problem in _reference_problems(objects)]
     return findings
 
@@ -45,8 +54,36 @@ def _synced_paths(fleet: Fleet, objects: list[dict[str, Any]]) -> Iterator[tuple
             yield f"Argo CD Application {name}", spec["source"].get("path", "")
 
 
-def _folder_problems(fleet: Fleet, path: str, by_path: dict[str, OutputFile]) -> list[str]:
-    """Why the repository folder `path` would not build, or nothing."""
+@dataclass(frozen=True)
+class _Folder:
+    """One folder of the tree as kustomize would read it: the folders it includes and its missing entries."""
+
+    found: bool  # has a kustomization.yaml
+    children: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()  # entries listed that the tree does not have
+
+
+def _read_folder(folder: str, by_path: dict[str, OutputFile]) -> _Folder:
+    kustomization = by_path.get(normpath(join(folder, KUSTOMIZATION)))
+    if kustomization is None:
+        return _Folder(False)
+    body = kustomization.manifests[0].body
+    entries = [str(r) for r in body.get("resources", [])] + [str(p["path"]) for p in body.get("patches", []) if "path" in p]
+    children, missing = [], []
+    for entry in entries:
+        target = normpath(join(folder, entry))
+        if normpath(join(target, KUSTOMIZATION)) in by_path:
+            children.append(target)
+        elif target not in by_path:
+            missing.append(entry)
+    return _Folder(True, tuple(children), tuple(missing))
+
+
+def _folder_problems(
+    fleet: Fleet, path: str, by_path: dict[str, OutputFile], folders: dict[str, _Folder], hand_written: set[str]
+) -> list[str]:
+    """Why the repository folder `path` would not build, or nothing (`folders`: each folder read so far;
+    `hand_written`: the clusters' extraResources, which are the user's files, not the plan's)."""
     inside = relpath(normpath(path), normpath(fleet.gitops.path))
     if inside == ".." or inside.startswith("../"):
         return [f"path {path} is outside the rendered tree ({fleet.gitops.path})"]
@@ -57,18 +94,16 @@ def _folder_problems(fleet: Fleet, path: str, by_path: dict[str, OutputFile]) ->
         if folder in seen:
             continue
         seen.add(folder)
-        kustomization = by_path.get(normpath(join(folder, KUSTOMIZATION)))
-        if kustomization is None:
+        if folder not in folders:
+            folders[folder] = _read_folder(folder, by_path)
+        read = folders[folder]
+        if not read.found:
             problems.append(f"path {path}: {folder} has no {KUSTOMIZATION} in the rendered tree")
             continue
-        body = kustomization.manifests[0].body
-        entries = [str(r) for r in body.get("resources", [])] + [str(p["path"]) for p in body.get("patches", []) if "path" in p]
-        for entry in entries:
-            target = normpath(join(folder, entry))
-            if normpath(join(target, KUSTOMIZATION)) in by_path:
-                pending.append(target)
-            elif target not in by_path:
-                problems.append(f"path {path}: {folder}/{KUSTOMIZATION} lists {entry}, which the rendered tree does not have")
+        pending.extend(read.children)
+        lists = f"path {path}: {folder}/{KUSTOMIZATION} lists"
+        missing = [entry for entry in read.missing if normpath(join(folder, entry)) not in hand_written]
+        problems += [f"{lists} {entry}, which the rendered tree does not have" for entry in missing]
     return problems
 
 

@@ -2,7 +2,9 @@
 
 Each cluster's objects (as `kustomize build clusters/<name>` gives them) and the files of the
 tree are computed on first use and kept, so a workflow that validates and then writes, or diffs
-and then annotates, renders once. FLEET.md is assembled here, beside the tree, not inside render:
+and then annotates, renders once. A render of another revision (`diff`'s base) lends its objects
+for each cluster whose input fingerprint (fingerprint.py) is the same, so a one-line change
+builds only the clusters it touches. FLEET.md is assembled here, beside the tree, not inside render:
 it is a report about the fleet, not a Kubernetes object.
 """
 
@@ -12,9 +14,12 @@ from functools import cached_property
 from typing import Any
 
 from fleetgen.capacity_report import build_report, report_markdown
+from fleetgen.fingerprint import cluster_fingerprints
 from fleetgen.model import Fleet
 from fleetgen.render import Manifest, ObjectKey, OutputFile, cluster_objects, files_of, plan
 from fleetgen.render.gitops import entry_point
+from fleetgen.render.provenance import Provenance
+from fleetgen.reuse import EmitCache
 
 REPORT_PATH = "FLEET.md"
 
@@ -22,28 +27,55 @@ REPORT_PATH = "FLEET.md"
 class Rendered:
     """The render of `fleet`, lazily: nothing is built until a stage asks for it, nothing twice."""
 
-    def __init__(self, fleet: Fleet, source_name: str = "fleet.yaml"):
+    def __init__(self, fleet: Fleet, source_name: str = "fleet.yaml", emitted: EmitCache | None = None, lender: Rendered | None = None):
         self.fleet = fleet
         self.source_name = source_name
+        self.emitted = emitted  # files already emitted by an earlier render, to take instead of emitting again
+        self.lender = lender  # a render of another revision, whose unchanged clusters are taken as they are
         self._objects: dict[int, list[Manifest]] = {}
         self._entry_points: dict[int, list[Manifest]] = {}
+        self._explained: dict[int, tuple[dict[ObjectKey, dict[str, Any]], Provenance]] = {}
+
+    @cached_property
+    def fingerprints(self) -> list[str]:
+        """Each cluster's input fingerprint: equal fingerprints, equal objects."""
+        return cluster_fingerprints(self.fleet)
+
+    def same_as(self, other: Rendered, index: int) -> bool:
+        """Does cluster `index` get the same objects in `other` (checked by input fingerprint, not by building)?"""
+        return index < len(other.fleet.clusters) and other.fingerprints[index] == self.fingerprints[index]
 
     def objects(self, index: int) -> list[Manifest]:
         """What cluster `index` runs, without its GitOps entry point."""
         if index not in self._objects:
-            self._objects[index] = cluster_objects(self.fleet, index)
+            lender = self.lender
+            same = lender is not None and self.same_as(lender, index)
+            self._objects[index] = lender.objects(index) if lender is not None and same else cluster_objects(self.fleet, index)
         return self._objects[index]
 
     def entry_point(self, index: int) -> list[Manifest]:
         """The GitOps objects that sync cluster `index`."""
         if index not in self._entry_points:
-            self._entry_points[index] = entry_point(self.fleet, index)
+            lender = self.lender
+            same = lender is not None and self.same_as(lender, index)
+            self._entry_points[index] = lender.entry_point(index) if lender is not None and same else entry_point(self.fleet, index)
         return self._entry_points[index]
 
     def keyed(self, index: int, *, with_entry_point: bool = True) -> dict[ObjectKey, dict[str, Any]]:
         """Cluster `index`'s objects by key (plus its entry point unless told otherwise)."""
         manifests = self.objects(index) + (self.entry_point(index) if with_entry_point else [])
         return {m.key: m.body for m in manifests}
+
+    def explained(self, index: int) -> tuple[dict[ObjectKey, dict[str, Any]], Provenance]:
+        """Cluster `index`'s objects (with its entry point) rendered again, recording where each field comes from.
+
+        Only `explain` and the markdown diff ask for it, for the clusters they show: the render every
+        other stage shares records nothing."""
+        if index not in self._explained:
+            why = Provenance()
+            manifests = cluster_objects(self.fleet, index, why) + entry_point(self.fleet, index, why)
+            self._explained[index] = ({m.key: m.body for m in manifests}, why)
+        return self._explained[index]
 
     @cached_property
     def plan(self) -> list[OutputFile]:
@@ -53,6 +85,8 @@ class Rendered:
     @cached_property
     def files(self) -> dict[str, bytes]:
         """The bytes of every file of the tree, keyed by relative path."""
+        if self.emitted is not None:
+            return self.emitted.files_of(self.plan, self.source_name)
         return files_of(self.plan, self.source_name)
 
 

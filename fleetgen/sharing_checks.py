@@ -12,7 +12,7 @@ from fractions import Fraction
 
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import Cluster, Fleet, NodePool, Queue, Team
-from fleetgen.model.sharing import FIELDS, GPU, RESOURCES, PerFlavor, nominal
+from fleetgen.model.sharing import FIELDS, GPU, RESOURCES, PerFlavor, nominal, pool_total
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -60,12 +60,11 @@ def lendable(cluster: Cluster, borrower: int, flavor: str, resource: str) -> Fra
 
 
 def _keys_are_flavors(here: FieldPath, limits: dict[str, PerFlavor], allowed: tuple[str, ...], what: str) -> Iterator[Finding]:
+    """`what`: "a flavor of this queue" or "a node pool of <cluster>"; the message lists the allowed names."""
     for field, per_flavor in limits.items():
         for flavor in per_flavor:
             if flavor not in allowed:
-                yield Finding(
-                    here + (field, flavor), f"{flavor!r} is not a flavor of this {what} (its flavors: {', '.join(allowed) or 'none'})"
-                )
+                yield Finding(here + (field, flavor), f"{flavor!r} is not {what} (known: {', '.join(allowed) or 'none'})")
 
 
 def check_cohorts(fleet: Fleet) -> Iterator[Finding]:
@@ -86,7 +85,7 @@ def check_cohorts(fleet: Fleet) -> Iterator[Finding]:
             if name is not None and name == cohort.name:
                 yield Finding(here + ("parent",), f"cohort cycle: {' -> '.join([*chain, name])}; a cohort tree needs a top")
             limits = {"nominalQuota": cohort.nominal_quota, "borrowingLimit": cohort.borrowing_limit, "lendingLimit": cohort.lending_limit}
-            yield from _keys_are_flavors(here, limits, pools, f"cluster ({cluster.name} node pools)")
+            yield from _keys_are_flavors(here, limits, pools, f"a node pool of {cluster.name}")
 
 
 def check_queue_limits(fleet: Fleet) -> Iterator[Finding]:
@@ -97,7 +96,7 @@ def check_queue_limits(fleet: Fleet) -> Iterator[Finding]:
             here: FieldPath = ("clusters", c, "queues", q)
             flavors = tuple(f for f in _flavors(cluster, queue) if f in pools)
             limits = {"nominalQuota": queue.nominal_quota, "borrowingLimit": queue.borrowing_limit, "lendingLimit": queue.lending_limit}
-            yield from _keys_are_flavors(here, limits, flavors, "queue")
+            yield from _keys_are_flavors(here, limits, flavors, "a flavor of this queue")
             for flavor, lend in queue.lending_limit.items():
                 for resource in RESOURCES if flavor in flavors else ():
                     amount, own = lend.amount(resource), nominal(pools[flavor], queue.nominal_quota.get(flavor), resource)
@@ -183,6 +182,7 @@ def check_volcano(fleet: Fleet) -> Iterator[Finding]:
             elif not 1 <= weight <= 65535:
                 yield Finding(here + ("weights", team), f"weight {weight} is outside Volcano's 1-65535")
         mine = set(volcano.node_pools) if volcano.node_pools is not None else set(pools)
+        yield from _volcano_guarantees(fleet, cluster, here, [pools[p] for p in sorted(mine) if p in pools])
         for queue in cluster.queues:
             shared = [f for f in _flavors(cluster, queue) if f in mine and f in pools and pools[f].gpus_per_node]
             if shared:
@@ -193,23 +193,48 @@ def check_volcano(fleet: Fleet) -> Iterator[Finding]:
                 )
 
 
+def _volcano_guarantees(fleet: Fleet, cluster: Cluster, here: FieldPath, pools: list[NodePool]) -> Iterator[Finding]:
+    """Each team's Volcano queue guarantees its quota on the cluster: together they must fit Volcano's node pools.
+
+    GPUs are allowed capacity.gpuOvercommit, as quotas are; GPU quotas above the whole cluster are the capacity check's finding.
+    """
+    at = here + (("nodePools",) if cluster.volcano and cluster.volcano.node_pools is not None else ())
+    teams = fleet.placements[cluster.name]
+    ratio = Fraction(fleet.capacity.gpu_overcommit or 1)
+    for resource in RESOURCES:
+        amounts = [(team.name, getattr(team.quota_on(cluster.name).requests, FIELDS[resource])) for _, team in teams]
+        given = [(name, Fraction(v) if isinstance(v, int) else v.value) for name, v in amounts if v is not None]
+        total, held = sum((v for _, v in given), Fraction(0)), sum((pool_total(p, resource) for p in pools), Fraction(0))
+        if resource == GPU:
+            if total > ratio * sum((pool_total(p, GPU) for p in cluster.node_pools), Fraction(0)):
+                continue
+        shown = _show(resource, held)
+        if resource == GPU and ratio != 1:
+            shown, held = f"{shown} x overcommit {float(ratio):g}", held * ratio
+        if total > held:
+            each = ", ".join(f"{name} {_show(resource, v)}" for name, v in given)
+            yield Finding(
+                at,
+                f"the teams' Volcano queues on {cluster.name} guarantee {_show(resource, total)} {resource} ({each}), more than "
+                f"Volcano's node pools hold ({shown}): give Volcano more pools or lower the teams' quotas here",
+            )
+
+
 def check_topology(fleet: Fleet) -> Iterator[Finding]:
-    """Kueue's Topology rules: each level once, kubernetes.io/hostname only as the last level."""
+    """Kueue's Topology rule: kubernetes.io/hostname only as the last level (a repeated level is the model's finding)."""
     for c, cluster in enumerate(fleet.clusters):
         for p, pool in enumerate(cluster.node_pools):
             here: FieldPath = ("clusters", c, "nodePools", p, "topology")
             for i, label in enumerate(pool.topology):
-                if label in pool.topology[:i]:
-                    yield Finding(here + (i,), f"level {label!r} repeats")
-                elif label == HOSTNAME and i != len(pool.topology) - 1:
+                if label == HOSTNAME and i != len(pool.topology) - 1:
                     yield Finding(here + (i,), f"{HOSTNAME} must be the last (narrowest) level")
 
 
 def check_admission(fleet: Fleet) -> Iterator[Finding]:
-    """A queue that admits only placed teams but has none placed admits nothing."""
+    """A queue set to admit only placed teams that has none admits nothing (by default this stays quiet: a new cluster has no teams)."""
     for c, cluster in enumerate(fleet.clusters):
         for q, queue in enumerate(cluster.queues):
-            if queue.admits != "placed-teams":
+            if queue.admits != "placed-teams" or "admits" not in queue.model_fields_set:
                 continue
             placed = [team for _, team in fleet.placements[cluster.name] if team_queue(team, cluster) == queue.name]
             if not placed:

@@ -210,3 +210,31 @@ def replace_file(path: Path, data: bytes) -> None:
     except OSError as exc:
         pending.unlink(missing_ok=True)
         raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+def write_new_files(root: Path, files: dict[str, bytes]) -> None:
+    """Write files fleetgen hands over once and then never owns (import's kept hand-written files).
+
+    Each goes only where no file stands or the same bytes already do; nothing is written unless
+    every one can be. Paths are relative and '/'-separated, and are never written through a link."""
+    tree = Tree(root)
+    to_write: dict[str, bytes] = {}
+    for rel, data in sorted(files.items()):
+        try:
+            current = tree.checked(rel).read_bytes()
+        except FileNotFoundError:
+            to_write[rel] = data
+            continue
+        except InputError:
+            raise InputError(f"{root / rel}: refusing to write through a symbolic link or outside {root}") from None
+        except OSError as exc:
+            raise InputError(f"{root / rel}: cannot read: {exc.strerror or exc}") from None
+        if current != data:
+            raise InputError(f"{root / rel}: exists with other content; move it away to keep the unmodelled objects there")
+    for rel, data in to_write.items():
+        target = tree.checked(rel)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"{target.parent}: cannot create: {exc.strerror or exc}") from None
+        replace_file(target, data)

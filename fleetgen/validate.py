@@ -12,6 +12,7 @@ cel.py) and the Go validation rules of apirules.yaml (apirules.py), compiled onc
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from typing import Any
 import jsonschema_rs
 
 from fleetgen.apirules import ApiRuleBook, ServerChecks
-from fleetgen.cel import CelRules
+from fleetgen.cel import CelRules, Rule
 from fleetgen.compat import removed_api
 from fleetgen.compat.gpu_operator import driver_findings
 from fleetgen.crdschema import GroupVersionKind, parse_shipped_name
@@ -33,6 +34,7 @@ from fleetgen.model import Version
 from fleetgen.reconcile import reconcile_findings
 from fleetgen.render import Manifest
 from fleetgen.rendered import Rendered
+from fleetgen.verdicts import ClusterVerdict, ClusterVerdicts
 
 Minor = tuple[int, int]
 _CORE = resources.files("kubernetes_validate") / "kubernetes-json-schema"
@@ -60,6 +62,12 @@ class Schemas:
             if entry.name.endswith(".json"):
                 self._crds[parse_shipped_name(entry.name)] = json.loads(entry.read_text(encoding="utf-8"))
         self._crds.update(crds or {})
+        # Names the schema set beyond fleetgen's own files (which verdicts.py's salt covers): the --crd CRDs.
+        self.digest = hashlib.sha256(repr(sorted((crds or {}).items())).encode()).hexdigest()
+        # A CEL rule fleetgen cannot evaluate is warned about once a run, at the first object that
+        # reaches it, so what validating one cluster says then depends on the clusters before it.
+        # fleetgen's own CRDs have none (a test says so); a --crd CRD may.
+        self.warns_once = any(CelRules(schema).unsupported for schema in (crds or {}).values() if schema is not None)
         self._minors = sorted((int(m.group(1)), int(m.group(2))) for d in _CORE.iterdir() if (m := _STRICT_DIR.fullmatch(d.name)))
         self._definitions: dict[Minor, dict[str, Any]] = {}
         self._minor_of: dict[Minor, Minor] = {}
@@ -105,6 +113,16 @@ class Schemas:
     def _with_server_rules(self, schema: Any, kind: str, cel: CelRules | None) -> Lookup:
         server = ServerChecks(self._api_rules, kind, cel, self._warned)
         return Lookup(jsonschema_rs.validator_for(server.combined(schema)), server=server)
+
+    def transition_rules_of(self, api_version: str, kind: str) -> list[Rule]:
+        """The transition rules of one kind: a custom resource's, from its compiled lookup when there is one."""
+        if (api_version, kind) not in self._crds:
+            return []  # core kinds carry no CEL rules
+        compiled = self._compiled.get(("crd", api_version, kind))
+        if compiled is not None:
+            return compiled.server.transition if compiled.server is not None else []
+        schema = self._crds[(api_version, kind)]
+        return CelRules(schema).transition if schema is not None else []
 
     def transition_rules(self) -> list[str]:
         """The CRDs' transition rules (reading `oldSelf`): the server checks them on update only, so offline never."""
@@ -152,7 +170,8 @@ def _problems(lookup: Lookup, body: dict[str, Any], strict: bool) -> Iterator[tu
         severity = Severity.ERROR if strict else lookup.severity
         yield lookup.note, severity
         return
-    errors = list(lookup.validator.iter_errors(body))
+    # is_valid() costs two thirds of iter_errors(), and nearly every object is valid.
+    errors = [] if lookup.validator.is_valid(body) else list(lookup.validator.iter_errors(body))
     for error in errors:
         if lookup.server is None or not lookup.server.owns(error):
             where = ".".join(str(p) for p in error.instance_path) or "(object)"
@@ -161,40 +180,82 @@ def _problems(lookup: Lookup, body: dict[str, Any], strict: bool) -> Iterator[tu
         yield from lookup.server.problems(body, errors)
 
 
-def validate_rendered(rendered: Rendered, schemas: Schemas, *, strict: bool = False) -> list[Finding]:
+def validate_rendered(rendered: Rendered, schemas: Schemas, *, strict: bool = False, known: ClusterVerdicts | None = None) -> list[Finding]:
     """Schema problems and policy lints of every object every cluster gets, at the field that made it.
 
-    The same problem on several clusters (a shared base object) is reported once, naming them."""
+    The same problem on several clusters (a shared base object) is reported once, naming them.
+    `known`: verdicts of earlier runs by cluster fingerprint; a cluster found there is neither
+    built nor validated again, and each cluster's verdict is kept there."""
     seen: dict[tuple[FieldPath, str, Severity], list[str]] = {}
-
-    def note(cluster: str, manifest: Manifest, message: str, severity: Severity) -> None:
-        kind, namespace, name = manifest.key
-        text = f"rendered {kind} {namespace + '/' if namespace else ''}{name}: {message}"
-        seen.setdefault((manifest.source, text, severity), []).append(cluster)
-
     fleet = rendered.fleet
+    used: set[tuple[str, str]] = set()
     for index, cluster in enumerate(fleet.clusters):
         kubernetes = fleet.version_sets[cluster.version_set].kubernetes
-        objects = rendered.objects(index)
-        for manifest in objects + rendered.entry_point(index):
-            body = manifest.body
-            for message, severity in _problems(schemas.lookup(body["apiVersion"], body["kind"], kubernetes), body, strict):
-                note(cluster.name, manifest, message, severity)
-        for manifest, message, severity in lint_cluster(objects):
-            note(cluster.name, manifest, message, severity)
+        fingerprint = rendered.fingerprints[index] if known is not None else ""
+        verdict = known.get(fingerprint) if known is not None else None
+        if verdict is None:
+            verdict = _validate_cluster(rendered, index, schemas, kubernetes, strict)
+        if known is not None:
+            known.keep(fingerprint, verdict)
+        for source, text, severity in verdict.findings:
+            seen.setdefault((source, text, severity), []).append(cluster.name)
+        used.update(verdict.kinds)
     findings = []
     for (source, text, severity), clusters in seen.items():
         where = clusters[0] if len(clusters) == 1 else f"{len(clusters)} clusters: {', '.join(clusters)}"
         findings.append(Finding(source, f"{text} (on {where})", severity))
-    return findings
+    return findings + _transition_note(schemas, used)
+
+
+def _validate_cluster(rendered: Rendered, index: int, schemas: Schemas, kubernetes: Version, strict: bool) -> ClusterVerdict:
+    """Build cluster `index` and check each of its objects (schema, server rules) and its lints."""
+    found: list[tuple[FieldPath, str, Severity]] = []
+
+    def note(manifest: Manifest, message: str, severity: Severity) -> None:
+        kind, namespace, name = manifest.key
+        found.append((manifest.source, f"rendered {kind} {namespace + '/' if namespace else ''}{name}: {message}", severity))
+
+    objects = rendered.objects(index)
+    lookups: dict[tuple[str, str], Lookup] = {}  # by (apiVersion, kind)
+    for manifest in objects + rendered.entry_point(index):
+        body = manifest.body
+        kind = (body["apiVersion"], body["kind"])
+        lookup = lookups.get(kind)
+        if lookup is None:
+            lookup = lookups[kind] = schemas.lookup(*kind, kubernetes)
+        for message, severity in _problems(lookup, body, strict):
+            note(manifest, message, severity)
+    for manifest, message, severity in lint_cluster(objects):
+        note(manifest, message, severity)
+    return ClusterVerdict(tuple(found), tuple(lookups))
+
+
+def _transition_note(schemas: Schemas, used: set[tuple[str, str]]) -> list[Finding]:
+    """One note naming the transition rules of the kinds rendered: the server checks them on update only."""
+    transitions = [(kind, schemas.transition_rules_of(api_version, kind)) for api_version, kind in sorted(used)]
+    rules = [f"{kind} {rule.where}: {rule.label}" for kind, found in transitions for rule in found]
+    if not rules:
+        return []
+    kinds = sorted({kind for kind, found in transitions if found})
+    message = (
+        f"{len(rules)} CEL transition rule(s) (oldSelf) of {', '.join(kinds)} cannot be checked offline: "
+        f"they compare with the object already in the cluster ({'; '.join(rules)})"
+    )
+    return [Finding((), message, Severity.NOTE)]
 
 
 def check_loaded(
-    loaded: LoadedFleet, schemas: Schemas, rendered: Rendered, *, strict: bool = False, fail_on: Severity = Severity.ERROR
+    loaded: LoadedFleet,
+    schemas: Schemas,
+    rendered: Rendered,
+    *,
+    strict: bool = False,
+    fail_on: Severity = Severity.ERROR,
+    known: ClusterVerdicts | None = None,
 ) -> list[Finding]:
     """The model's warnings and the rendered objects' problems, placed and sorted; raises on failure."""
     gitops = reconcile_findings(rendered.fleet, rendered.plan) + driver_findings(rendered.fleet)  # reconcile.py, compat/gpu_operator.py
-    problems = [loaded.source.place(f) for f in validate_rendered(rendered, schemas, strict=strict) + gitops]
+    problems = [loaded.source.place(f) for f in validate_rendered(rendered, schemas, strict=strict, known=known) + gitops]
     findings = sorted([*loaded.warnings, *problems], key=lambda f: (f.location, f.dotted_path, f.message))
     failing = {Severity.ERROR} if fail_on is Severity.ERROR else {Severity.ERROR, Severity.WARNING}
     if any(f.severity in failing for f in findings):

@@ -16,18 +16,22 @@ from typing import Any
 
 from fleetgen.crdschema import read_crds
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
+from fleetgen.explain import Explained, explain_object, find_object, select
 from fleetgen.freshness import Discrepancy, check_tree
 from fleetgen.gitrev import read_at
 from fleetgen.live import Drift, QuotaImpact, compare, live_from_context, quota_impacts, read_live
 from fleetgen.load import LoadedFleet, load_fleet, load_fleet_text
 from fleetgen.model import Fleet
+from fleetgen.render import ObjectKey
 from fleetgen.rendered import Rendered
+from fleetgen.reuse import EmitCache
 from fleetgen.review import FleetDiff, diff_fleets
 from fleetgen.scaffold import init_files, refuse_overwrites
 from fleetgen.schema import SCHEMA_PATH, fleet_json_schema
 from fleetgen.source import read_fleet_bytes
 from fleetgen.tree import LEDGER, Tree, TreeChanges, replace_file
 from fleetgen.validate import Schemas, check_loaded
+from fleetgen.verdicts import ClusterVerdicts, Verdicts
 
 Stage = Callable[[str], None]
 
@@ -65,19 +69,53 @@ def _schemas(options: CheckOptions) -> Schemas:
         raise InputError(f"--crd: cannot read CRDs: {exc}") from None
 
 
-def checked(loaded: LoadedFleet, options: CheckOptions = CheckOptions(), stage: Stage = _quiet) -> Checked:
-    """Render `loaded` once and check it and every object it renders; raises FindingsError when it fails."""
+def checked(
+    loaded: LoadedFleet,
+    options: CheckOptions = CheckOptions(),
+    stage: Stage = _quiet,
+    emitted: EmitCache | None = None,
+    lender: Rendered | None = None,
+    cache: Path | None = None,
+) -> Checked:
+    """Render `loaded` once and check it and every object it renders; raises FindingsError when it fails.
+
+    `emitted`: files an earlier render emitted; `lender`: another revision's render, whose clusters
+    with unchanged inputs are taken as they are; `cache`: the folder whose .fleetgen-cache holds
+    per-cluster verdicts, so clusters whose inputs did not change are not validated again (never
+    for a fleet with its own facts file, which is read beside it, nor with a --crd CEL rule that is
+    warned about once a run)."""
     schemas = _schemas(options)
     stage(f"checking what {len(loaded.fleet.clusters)} cluster(s) get")
-    rendered = Rendered(loaded.fleet, loaded.source.file)
-    findings = check_loaded(loaded, schemas, rendered, strict=options.strict, fail_on=options.fail_on)
+    rendered = Rendered(loaded.fleet, loaded.source.file, emitted, lender)
+    # Per-cluster verdicts only where each cluster's verdict depends on that cluster's inputs alone.
+    own_facts = loaded.fleet.compatibility.facts_file is not None
+    alone = cache is not None and not own_facts and not schemas.warns_once
+    known = ClusterVerdicts(cache, schemas.digest, options.strict) if alone else None
+    findings = check_loaded(loaded, schemas, rendered, strict=options.strict, fail_on=options.fail_on, known=known)
+    if known is not None:
+        known.save()  # only after a pass: a failing fleet is judged afresh next time
     return Checked(loaded, rendered, findings)
 
 
-def load_checked(fleet: Path, options: CheckOptions = CheckOptions(), stage: Stage = _quiet) -> Checked:
+def _judged(
+    loaded: LoadedFleet, verdicts: Verdicts, stage: Stage = _quiet, emitted: EmitCache | None = None, lender: Rendered | None = None
+) -> Checked:
+    """`checked` with the default options, skipped when `verdicts` knows this text passed them.
+
+    For `check` and `diff`, which print no warnings: a skipped check has only the model's."""
+    if verdicts.passed(loaded):
+        return Checked(loaded, Rendered(loaded.fleet, loaded.source.file, emitted, lender), list(loaded.warnings))
+    result = checked(loaded, stage=stage, emitted=emitted, lender=lender)
+    verdicts.record(loaded)
+    return result
+
+
+def load_checked(
+    fleet: Path, options: CheckOptions = CheckOptions(), stage: Stage = _quiet, emitted: EmitCache | None = None, cache: Path | None = None
+) -> Checked:
     """Load FLEET from disk, render it once and check everything (`validate`)."""
     stage(f"reading {fleet}")
-    return checked(load_fleet(fleet), options, stage)
+    return checked(load_fleet(fleet), options, stage, emitted, cache=cache)
 
 
 @dataclass(frozen=True)
@@ -90,12 +128,32 @@ class RenderResult:
 
 def render_tree(fleet: Path, out: Path | None, options: CheckOptions = CheckOptions(), stage: Stage = _quiet) -> RenderResult:
     """Write the tree of FLEET; nothing is written unless FLEET and every object it renders are valid."""
-    result = load_checked(fleet, options, stage)
     root = out if out is not None else fleet.parent
+    emitted = EmitCache(root)
+    result = load_checked(fleet, options, stage, emitted, cache=root)
+    refuse_missing_hand_written(result.loaded, root)
     stage("rendering")
     files = result.rendered.files
     stage(f"writing {len(files)} files")
-    return RenderResult(root, len(files), Tree(root).write(files), result.findings)
+    changes = Tree(root).write(files)
+    emitted.save()
+    if options == CheckOptions():
+        Verdicts(root).record(result.loaded)
+    return RenderResult(root, len(files), changes, result.findings)
+
+
+def refuse_missing_hand_written(loaded: LoadedFleet, root: Path) -> None:
+    """Every cluster's extraResources must exist in the tree: kustomize would fail on the cluster instead."""
+    missing = [
+        loaded.source.place(
+            Finding(("clusters", c, "extraResources", r), f"{path}: no such file or folder in {root / 'clusters' / cluster.name}")
+        )
+        for c, cluster in enumerate(loaded.fleet.clusters)
+        for r, path in enumerate(cluster.extra_resources)
+        if not os.path.lexists(root / "clusters" / cluster.name / path)
+    ]
+    if missing:
+        raise FindingsError(missing)
 
 
 @dataclass(frozen=True)
@@ -108,14 +166,17 @@ class Freshness:
 
 def freshness(fleet: Path, out: Path | None, *, fix: bool = False, stage: Stage = _quiet) -> Freshness:
     """Is the committed tree a fresh render of FLEET (`check`)? With `fix`, make it one."""
-    result = load_checked(fleet, stage=stage)
     tree = Tree(out if out is not None else fleet.parent)
+    emitted = EmitCache(tree.root)
+    stage(f"reading {fleet}")
+    result = _judged(load_fleet(fleet), Verdicts(tree.root), stage, emitted)
+    refuse_missing_hand_written(result.loaded, tree.root)
     tree.recover()  # a render interrupted after its commit point is finished first
     rendered = result.rendered
     found = check_tree(tree, rendered.files, rendered.plan, result.loaded.source)
-    if fix and found:
-        return Freshness(tree.root, len(rendered.files), found, tree.write(rendered.files))
-    return Freshness(tree.root, len(rendered.files), found)
+    fixed = tree.write(rendered.files) if fix and found else None
+    emitted.save()
+    return Freshness(tree.root, len(rendered.files), found, fixed)
 
 
 def write_validated(fleet: Path, text: str, *, render: bool = True) -> str:
@@ -123,6 +184,8 @@ def write_validated(fleet: Path, text: str, *, render: bool = True) -> str:
 
     Returns the line that says what was written."""
     result = checked(load_fleet_text(text.encode(), fleet.name))
+    if render:
+        refuse_missing_hand_written(result.loaded, fleet.parent)
     replace_file(fleet, text.encode())
     if not render:
         return f"{fleet}: updated"
@@ -138,10 +201,10 @@ def cluster_index(fleet: Fleet, name: str, where: str) -> int:
     raise InputError(f"{where}: no such cluster (known: {', '.join(c.name for c in fleet.clusters)})")
 
 
-def _revision(raw: bytes, name: str) -> Checked:
+def _revision(raw: bytes, name: str, verdicts: Verdicts, lender: Rendered | None = None) -> Checked:
     """A side of a diff, judged exactly as `render` judges it: one that would not render is trouble (exit 2)."""
     try:
-        return checked(load_fleet_text(raw, name))
+        return _judged(load_fleet_text(raw, name), verdicts, lender=lender)
     except FindingsError as exc:
         errors = [f for f in exc.findings if f.severity is Severity.ERROR] or exc.findings
         first = errors[0]
@@ -170,15 +233,33 @@ def cluster_dumps(values: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
 
 def review(fleet: Path, base_ref: str, head_ref: str | None, live: tuple[str, ...] = ()) -> Review:
     """What a change to FLEET does to each cluster, and the approvals it needs (`diff`)."""
-    base = _revision(read_at(fleet, base_ref), f"{fleet.name}@{base_ref}")
+    verdicts = Verdicts(fleet.parent)
+    base = _revision(read_at(fleet, base_ref), f"{fleet.name}@{base_ref}", verdicts)
     head_name = f"{fleet.name}@{head_ref}" if head_ref else fleet.name
-    head = _revision(read_at(fleet, head_ref) if head_ref else read_fleet_bytes(fleet), head_name)
+    head = _revision(read_at(fleet, head_ref) if head_ref else read_fleet_bytes(fleet), head_name, verdicts, base.rendered)
     result = diff_fleets(base.rendered, head.rendered, base_ref, head_ref or "working tree")
     impacts = {
         cluster: quota_impacts(head.rendered.keyed(cluster_index(head.fleet, cluster, f"--live {cluster}")), objects)
         for cluster, objects in cluster_dumps(live).items()
     }
     return Review(result, head, impacts)
+
+
+@dataclass(frozen=True)
+class Explanation:
+    cluster: str
+    key: ObjectKey
+    fields: list[Explained]
+
+
+def explain(fleet: Path, cluster: str, ref: str, field_path: str | None = None) -> Explanation:
+    """Where each field of object `ref` on CLUSTER comes from in FLEET (`explain`)."""
+    loaded = load_fleet(fleet)
+    index = cluster_index(loaded.fleet, cluster, cluster)
+    objects, provenance = Rendered(loaded.fleet, loaded.source.file).explained(index)
+    key = find_object(list(objects), ref, cluster)
+    fields = explain_object(provenance, key, objects[key], loaded.source)
+    return Explanation(cluster, key, select(fields, field_path))
 
 
 def drift(fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None) -> Drift:

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import pytest
+from conftest import EXAMPLE, findings_of, line_of, replace_once
 
 from fleetgen.apirules import load_rules
 from fleetgen.errors import Severity
@@ -274,3 +275,51 @@ def test_every_rule_names_its_source_and_is_exercised() -> None:
         assert re.search(r"\S+\.go [A-Za-z]+", source), rule
         parts = [p["message"] for p in named["parts"]] if named else [rule["message"]]
         assert any(p in messages for p in parts), rule
+
+
+# The same rules one level up: where a fleet.yaml value alone would make the server reject a rendered
+# object, the model refuses it at the value, before anything is rendered. (anchor, its replacement, the
+# bad value in it, the error)
+LONG_CENTER = "cc-" + "1" * 61
+FLEET_CASES = [
+    (
+        "    value: 1000000\n",
+        "    value: 1000000001\n",
+        "1000000001",
+        "priorityClasses[0].value: Input should be less than or equal to 1000000000",
+    ),
+    (
+        "  - name: production-inference\n",
+        "  - name: system-inference\n",
+        "system-inference",
+        "priorityClasses[0].name: priority class names with 'system-' prefix are reserved for system use only",
+    ),
+    (
+        "    value: 1000000\n",
+        "    value: 1000000\n    preemptionPolicy: Always\n",
+        "Always",
+        "priorityClasses[0].preemptionPolicy: Input should be 'PreemptLowerPriority' or 'Never', got 'Always'",
+    ),
+    (
+        "  costCenter: cc-1000\n",
+        f"  costCenter: {LONG_CENTER}\n",
+        LONG_CENTER,
+        f"metadata.costCenter: '{LONG_CENTER}' is not a Kubernetes label value",
+    ),
+    ("  - name: data-science\n", f"  - name: {'data-' * 12}x\n", "data-", "teams[0].name: String should have at most 58 characters"),
+    (
+        "{accelerator: nvidia-a100}",
+        "{accelerator: -a100}",
+        "-a100",
+        "clusters[0].nodePools[0].labels.accelerator: '-a100' is not a Kubernetes label value",
+    ),
+]
+
+
+@pytest.mark.parametrize(("anchor", "replacement", "value", "expected"), FLEET_CASES, ids=[c[3].split(":")[0] for c in FLEET_CASES])
+def test_fleet_values_the_server_would_reject_are_refused_at_their_line(anchor: str, replacement: str, value: str, expected: str) -> None:
+    text = replace_once(EXAMPLE.read_text(), anchor, replacement)
+    line = line_of(text, replacement.strip().splitlines()[-1])
+    column = text.splitlines()[line - 1].index(value) + 1
+    found = findings_of(text)
+    assert any(f.startswith(f"{line}:{column}: {expected}") for f in found), found

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
@@ -298,20 +299,54 @@ def test_the_example_and_a_synthetic_fleet_pass_every_rule() -> None:
     sys.path.insert(0, str(EXAMPLE.parent / "benchmarks"))
     from synth import synthetic_fleet
 
-    assert validate_rendered(Rendered(load_fleet(EXAMPLE).fleet), Schemas(), strict=True) == []
-    synthetic = load_fleet_text(synthetic_fleet(4, 6, 2).encode()).fleet
-    assert validate_rendered(Rendered(synthetic), Schemas(), strict=True) == []
+    example = validate_rendered(Rendered(load_fleet(EXAMPLE).fleet), Schemas(), strict=True)
+    synthetic = validate_rendered(Rendered(load_fleet_text(synthetic_fleet(4, 6, 2).encode()).fleet), Schemas(), strict=True)
+    # nothing but the one note on the transition rules nobody can check offline; only the example has a Topology
+    for found, kinds in ((example, "3 ... of LocalQueue, ResourceFlavor, Topology"), (synthetic, "2 ... of LocalQueue, ResourceFlavor")):
+        assert [f.severity for f in found] == [Severity.NOTE], found
+        count, kinds = kinds.split(" ... ")
+        assert found[0].message.startswith(f"{count} CEL transition rule(s) (oldSelf) {kinds} cannot be checked offline")
+
+
+def _transition_notes(text: str) -> list[str]:
+    return [line for line in text.splitlines() if "CEL transition rule" in line]
+
+
+def test_transition_rules_are_one_note_per_run_that_never_fails(tmp_path: Path, cli_run: Run) -> None:
+    (tmp_path / "fleet.yaml").write_text(EXAMPLE.read_text())
+    done = cli_run("validate")
+    assert done.returncode == 0, done.stderr
+    [note] = _transition_notes(done.stderr)  # once, though every cluster renders LocalQueues
+    assert (
+        ": note: (document): 3 CEL transition rule(s) (oldSelf) of LocalQueue, ResourceFlavor, Topology cannot be checked offline" in note
+    )
+    assert "LocalQueue spec.clusterQueue: field is immutable" in note
+    assert "0 error(s), 8 warning(s)" in done.stdout  # a note is not a warning
+    as_json = cli_run("validate", "--format", "json")
+    notes = [f for f in json.loads(as_json.stdout)["findings"] if f["severity"] == "note"]
+    assert len(notes) == 1 and notes[0]["path"] == "(document)"
+    annotations = cli_run("validate", "--format", "github").stdout
+    assert len([line for line in annotations.splitlines() if line.startswith("::notice ")]) == 1
 
 
 def test_a_user_crd_rule_the_render_breaks_fails_validate(tmp_path: Path, cli_run: Run) -> None:
+    """A --crd rule fails at the fleet.yaml queue that rendered the object; its transition rule joins the one note."""
     crd = yaml.safe_load((UPSTREAM_CRDS / "kueue" / "kueue.x-k8s.io_clusterqueues.yaml").read_text())
     for version in crd["spec"]["versions"]:
         spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
-        spec.setdefault("x-kubernetes-validations", []).append(
-            {"rule": "self.queueingStrategy == 'StrictFIFO'", "message": "only StrictFIFO queues here"}
+        spec.setdefault("x-kubernetes-validations", []).extend(
+            [
+                {"rule": "self.queueingStrategy == 'StrictFIFO'", "message": "only StrictFIFO queues here"},
+                {"rule": "self.queueingStrategy == oldSelf.queueingStrategy", "message": "queueingStrategy is immutable"},
+            ]
         )
     (tmp_path / "x.yaml").write_text(yaml.safe_dump(crd))
     (tmp_path / "fleet.yaml").write_text(EXAMPLE.read_text())
     done = cli_run("validate", "--crd", "x.yaml")
     assert done.returncode == 1, done.stderr
-    assert "rendered ClusterQueue gpu-cluster-queue: spec: only StrictFIFO queues here" in done.stderr
+    queue = load_fleet(EXAMPLE).source.locate(("clusters", 0, "queues", 0))
+    rendered = "rendered ClusterQueue gpu-cluster-queue: spec: only StrictFIFO queues here (on prod-inference-eastus)"
+    assert f"fleet.yaml:{queue.line}:{queue.column}: clusters[0].queues[0]: {rendered}" in done.stderr.splitlines(), done.stderr
+    [note] = _transition_notes(done.stderr)
+    assert "4 CEL transition rule(s) (oldSelf) of ClusterQueue, LocalQueue, ResourceFlavor, Topology" in note
+    assert "ClusterQueue spec: queueingStrategy is immutable" in note

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import findings_of, line_of, replace_once
+from conftest import EXAMPLE, findings_of, line_of, replace_once
 
 
 def at(text: str, needle: str, token: str, nth: int = 1) -> str:
@@ -91,7 +91,7 @@ CASES = [
         "  - name: nlp",
         "  - name: nlp#2",
         "nlp",
-        "teams[2].name: duplicate name 'nlp' (first at line 207)",
+        f"teams[2].name: duplicate name 'nlp' (first at line {line_of(EXAMPLE.read_text(), '  - name: nlp')})",
     ),
     (
         "unknown-version-set",
@@ -103,9 +103,9 @@ CASES = [
     ),
     (
         "unknown-cluster",
-        "      training-eastus: {queue: h100-queue}",
-        "      training-westus: {queue: h100-queue}",
-        "training-westus: {queue",
+        "      training-eastus:\n      dev-eastus:\n    priorityClasses: [scheduled-training, exploratory]",
+        "      training-westus:\n      dev-eastus:\n    priorityClasses: [scheduled-training, exploratory]",
+        "      training-westus:",
         "training-westus",
         "teams[2].clusters.training-westus: unknown cluster 'training-westus' "
         "(known: dev-eastus, prod-inference-eastus, prod-inference-westeu, training-eastus)",
@@ -120,20 +120,20 @@ CASES = [
     ),
     (
         "unknown-flavor",
-        "flavors: [h100-ondemand]",
-        "flavors: [h100-spot]",
-        "flavors: [h100-spot]",
+        "flavors: [a100-spot]\n        cohort: training\n        lendingLimit",
+        "flavors: [a100-spot, h100-spot]\n        cohort: training\n        lendingLimit",
+        "flavors: [a100-spot, h100-spot]",
         "h100-spot",
-        "clusters[2].queues[2].flavors[0]: unknown node pool 'h100-spot' of training-eastus "
+        "clusters[2].queues[0].flavors[1]: unknown node pool 'h100-spot' of training-eastus "
         "(known: a100-ondemand, a100-spot, h100-ondemand)",
     ),
     (
         "unknown-queue",
-        "{queue: h100-queue}",
+        "{queue: data-science-queue}",
         "{queue: b200-queue}",
         "b200-queue",
         "b200-queue",
-        "teams[2].clusters.training-eastus.queue: unknown queue 'b200-queue' on training-eastus (known: data-science-queue, gpu-cluster-queue, h100-queue)",
+        "teams[0].clusters.training-eastus.queue: unknown queue 'b200-queue' on training-eastus (known: data-science-queue, gpu-cluster-queue)",
     ),
     (
         "dr-partner-one-sided",
@@ -206,7 +206,11 @@ def test_yaml_syntax_error_points_at_the_problem(example_text: str) -> None:
     ("old", "new", "expected"),
     [
         ("        maxNodes: 8\n", "        maxnodes: 8\n", "clusters[3].nodePools[0].maxnodes: unknown field; did you mean 'maxNodes'?"),
-        ("{queue: h100-queue}", "{queu: h100-queue}", "teams[2].clusters.training-eastus.queu: unknown field; did you mean 'queue'?"),
+        (
+            "{queue: data-science-queue}",
+            "{queu: data-science-queue}",
+            "teams[0].clusters.training-eastus.queu: unknown field; did you mean 'queue'?",
+        ),
         ("  costCenter: cc-1000", "  costcentre: cc-1000", "metadata.costcentre: unknown field; did you mean 'costCenter'?"),
     ],
 )
@@ -219,7 +223,7 @@ def test_an_indentation_slip_names_the_block_and_the_likely_cause(example_text: 
     broken = replace_once(example_text, "        maxNodes: 8\n", "        maxNodes: 8\n      maxnodes: 9\n")
     [finding] = findings_of(broken)
     line = line_of(broken, "      maxnodes: 9")
-    start = line_of(broken, "    nodePools:", 4)  # dev-eastus's pools: the block the slip breaks
+    start = line_of(broken, "    nodePools:", 5)  # dev-eastus's pools (after training-eastus' volcano.nodePools): the block the slip breaks
     assert finding == (
         f"{line}:7: (document): YAML syntax: did not find expected '-' indicator "
         f"(a block collection from line {start + 1}); check this line's indentation"
@@ -252,7 +256,10 @@ def test_overcommit_ratio_allows_more_quota_than_gpus(example_text: str) -> None
         "      training-eastus:\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
         "      training-eastus: {requests: {gpu: 30}}\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
     )
-    assert findings_of(replace_once(heavy, "# capacity:\n#   gpuOvercommit: 1.5", "capacity:\n  gpuOvercommit: 1.5")) == []
+    relaxed = replace_once(heavy, "# capacity:\n#   gpuOvercommit: 1.5", "capacity:\n  gpuOvercommit: 1.5")
+    # the cluster's 40 GPUs x 1.5 hold the 42; the Volcano queues' guarantees of them do not fit its 24 GPUs x 1.5
+    [volcano] = findings_of(relaxed)
+    assert "Volcano queues on training-eastus guarantee 42 nvidia.com/gpu" in volcano and "(24 x overcommit 1.5)" in volcano
     tight = replace_once(heavy, "# capacity:\n#   gpuOvercommit: 1.5", "capacity:\n  gpuOvercommit: 1.02")
     [finding] = findings_of(tight)
     assert "add up to 42" in finding and "above its 40 GPUs" in finding and "x overcommit 1.02 = 40.8" in finding

@@ -95,3 +95,50 @@ def test_help_shows_examples_and_exit_codes(cli_run: Run) -> None:
     assert "Example:" in top and "Exit codes: 0 fine, 1 findings" in top
     for command in ("validate", "render"):
         assert "Example: fleetgen " + command in cli_run(command, "--help").stdout
+
+
+def test_repeated_findings_are_counted_in_text_and_kept_in_json(tmp_path: Path, cli_run: Run) -> None:
+    """The benchmark fleet repeats one warning 2,400 times: text lists a few and counts the rest; --all and JSON keep each."""
+    import sys
+
+    sys.path.insert(0, str(EXAMPLE.parent / "benchmarks"))
+    from synth import synthetic_fleet
+
+    (tmp_path / "fleet.yaml").write_text(synthetic_fleet(100, 400, 10))
+    text = cli_run("validate", "fleet.yaml", cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    lines = text.stderr.splitlines()
+    assert len(lines) < 300
+    gpu_limit = [line for line in lines if "drop the GPU limit" in line]
+    assert len(gpu_limit) == 3 + 1  # the first three, then the one-line summary of the rule
+    assert "  ... and 2,397 more like this; --all to list" in lines
+    assert lines[-1].startswith("2,400 warnings of this kind: limits.nvidia.com/gpu is accepted")
+    assert lines[-1].endswith("(first at fleet.yaml:3223:12: teams[0].quota.limits.gpu)")
+    every = cli_run("validate", "fleet.yaml", "--all", cwd=tmp_path)
+    assert len(every.stderr.splitlines()) == 2404 + 1  # and the one note on transition rules
+    as_json = cli_run("validate", "fleet.yaml", "--format", "json", cwd=tmp_path)
+    severities = [f["severity"] for f in json.loads(as_json.stdout)["findings"]]
+    assert (severities.count("warning"), severities.count("note"), len(severities)) == (2404, 1, 2405)
+    assert "valid (100 clusters, 400 teams; 0 error(s), 2404 warning(s))" in text.stdout
+
+
+def test_failing_findings_are_counted_too_and_a_few_repeats_are_listed() -> None:
+    from fleetgen.errors import Finding, Location
+    from fleetgen.findings_format import format_findings
+
+    def at(line: int, message: str) -> Finding:
+        return Finding(("teams", line), message, location=Location("fleet.yaml", line, 3))
+
+    many = [at(n, f"quota {n} exceeds 16 GPUs") for n in range(1, 8)]
+    few = [at(n, "unknown field") for n in range(20, 24)]
+    lines = format_findings(many + few, "text").splitlines()
+    assert lines == [
+        "fleet.yaml:1:3: teams[1]: quota 1 exceeds 16 GPUs",
+        "fleet.yaml:2:3: teams[2]: quota 2 exceeds 16 GPUs",
+        "fleet.yaml:3:3: teams[3]: quota 3 exceeds 16 GPUs",
+        "  ... and 4 more like this; --all to list",
+        *(f"fleet.yaml:{n}:3: teams[{n}]: unknown field" for n in range(20, 24)),
+        "7 errors of this kind: quota 1 exceeds 16 GPUs (first at fleet.yaml:1:3: teams[1])",
+    ]
+    assert len(format_findings(many + few, "text", every=True).splitlines()) == 11
+    assert len(format_findings(many + few, "github").splitlines()) == 11

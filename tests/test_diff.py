@@ -56,6 +56,8 @@ def test_diff_across_several_commits_with_a_renamed_team_and_a_removed_cluster(r
     west = text[text.index("  - name: prod-inference-westeu") : text.index("  - name: training-eastus")]
     text = text.replace("  - name: robotics", "  - name: robots").replace(west, "")
     text = text.replace("    drPartner: prod-inference-westeu\n", "").replace("      prod-inference-westeu: {requests: {gpu: 4}}\n", "")
+    moderation = text[text.index("      - name: moderation") : text.index("  - name: robots")]  # served only in West Europe
+    text = text.replace(moderation, "\n").replace("[prod-inference-eastus, prod-inference-westeu]", "[prod-inference-eastus]")
     commit(repo, text, "retire West Europe")
     done = cli_run("diff", "--base", "main~2", "--head", "main", "--format", "json", cwd=repo)
     assert done.returncode == 1, done.stderr
@@ -97,6 +99,13 @@ def test_quantities_and_named_lists_compare_by_meaning() -> None:
     same = replace_once(text, "memoryPerNode: 256Gi\n        maxNodes: 1", "memoryPerNode: 262144Mi\n        maxNodes: 1")
     assert (
         diff_fleets(Rendered(load_fleet_text(text.encode()).fleet), Rendered(load_fleet_text(same.encode()).fleet), "a", "b").clusters == []
+    )
+    # the shared queue over both A100 pools (Volcano off): a list of two named flavors
+    text = text.replace(text[text.index("    volcano:\n") : text.index("  - name: dev-eastus")], "\n")
+    text = replace_once(
+        text,
+        "flavors: [a100-spot]\n        cohort: training\n        lendingLimit",
+        "flavors: [a100-spot, a100-ondemand]\n        cohort: training\n        lendingLimit",
     )
     reordered = replace_once(text, "flavors: [a100-spot, a100-ondemand]", "flavors: [a100-ondemand, a100-spot]")
     result = diff_fleets(Rendered(load_fleet_text(text.encode()).fleet), Rendered(load_fleet_text(reordered.encode()).fleet), "a", "b")

@@ -177,7 +177,8 @@ def test_hostile_scalars_are_errors_at_their_line(example_text: str, old: str, n
 
 
 def test_a_flavor_listed_twice_is_an_error_at_the_repeat(example_text: str) -> None:
-    text = replace_once(example_text, "flavors: [a100-spot]\n", "flavors: [a100-spot, a100-spot]\n")
+    borrower = "        flavors: [a100-spot]\n        cohort: training\n        nominalQuota: {a100-spot: {gpu: 0}}"  # data-science-queue
+    text = replace_once(example_text, borrower, borrower.replace("[a100-spot]", "[a100-spot, a100-spot]"))
     line = line_of(text, "flavors: [a100-spot, a100-spot]")
     column = text.splitlines()[line - 1].rindex("a100-spot") + 1
     assert findings_of(text) == [f"{line}:{column}: clusters[2].queues[1].flavors[1]: duplicate entry 'a100-spot' (first at line {line})"]

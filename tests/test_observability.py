@@ -30,14 +30,20 @@ def objects(fleet: Any, cluster: str, kind: str) -> list[dict[str, Any]]:
     return [m.body for m in cluster_objects(fleet, index) if m.body["kind"] == kind]
 
 
+def gpu_rule(fleet: Any, cluster: str) -> dict[str, Any]:
+    """The GPU alerts' PrometheusRule (the SLO rules of inference endpoints are tests/test_slo.py's)."""
+    [rule] = [r for r in objects(fleet, cluster, "PrometheusRule") if r["metadata"]["name"] == "fleetgen-gpu-alerts"]
+    return rule
+
+
 def rules_of(fleet: Any, cluster: str) -> list[dict[str, Any]]:
-    [rule] = objects(fleet, cluster, "PrometheusRule")
+    rule = gpu_rule(fleet, cluster)
     return [r for group in rule["spec"]["groups"] for r in group["rules"]]
 
 
 def test_every_rule_parses_as_promql_and_matches_the_crd(crd_schemas: dict[tuple[str, str], dict[str, Any]]) -> None:
     for cluster in FLEET.clusters:
-        [rule] = objects(FLEET, cluster.name, "PrometheusRule")
+        rule = gpu_rule(FLEET, cluster.name)
         jsonschema.Draft7Validator(crd_schemas[("monitoring.coreos.com/v1", "PrometheusRule")]).validate(rule)
         for entry in rules_of(FLEET, cluster.name):
             promql_parser.parse(entry["expr"])  # raises on a syntax error
@@ -99,7 +105,8 @@ def test_report_totals_match_the_quotas_in_fleet_yaml() -> None:
     # 4 GPUs on a queue over 4 A100 (3.67) and 4 A10 (3.20) GPUs: average 3.435 per GPU-hour
     assert westeu.monthly_cost == pytest.approx(4 * 3.435 * HOURS_PER_MONTH)
     robotics_training = next(h for h in teams["robotics"].holdings if h.cluster == "training-eastus")
-    assert robotics_training.monthly_cost == pytest.approx(4 * 12.29 * HOURS_PER_MONTH)  # its queue: H100 only
+    # its queue's 16 spot A100s (3.40) and Volcano's 8 on-demand A100s (3.40) and 16 H100s (12.29)
+    assert robotics_training.monthly_cost == pytest.approx(4 * (24 * 3.40 + 16 * 12.29) / 40 * HOURS_PER_MONTH)
     assert report.matrix[0] == ("Kubernetes", ("1.29.4", "1.29.4", "1.29.4", "1.30.1"))
     assert report.matrix[-1][1][0] == "containerd 1.7"
 

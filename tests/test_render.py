@@ -15,9 +15,10 @@ from ruamel.yaml import YAML
 
 from fleetgen.errors import InputError
 from fleetgen.load import load_fleet, load_fleet_text
+from fleetgen.model.types import RENDERED_IN_CLUSTER
 from fleetgen.render import cluster_objects
 from fleetgen.rendered import render_files
-from fleetgen.tree import JOURNAL, LEDGER, Tree
+from fleetgen.tree import JOURNAL, LEDGER, Tree, write_new_files
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +93,12 @@ def test_seed_labels_role_binding_and_network_policy(files: dict[str, bytes]) ->
 
 
 def test_seed_priority_classes(files: dict[str, bytes]) -> None:
-    classes = {d["metadata"]["name"]: d for d in docs(files, "base/priority-classes/priority-classes.yaml")}
+    written = docs(files, "base/priority-classes/priority-classes.yaml")
+    classes = {d["metadata"]["name"]: d for d in written if d["kind"] == "PriorityClass"}
+    # Kueue orders and preempts workloads by a WorkloadPriorityClass of the same name and value
+    assert {d["metadata"]["name"]: d["value"] for d in written if d["kind"] == "WorkloadPriorityClass"} == {
+        name: c["value"] for name, c in classes.items()
+    }
     assert [(c["value"], c["globalDefault"], c["preemptionPolicy"]) for c in classes.values()] == [
         (1000000, False, "PreemptLowerPriority"),
         (100000, False, "PreemptLowerPriority"),
@@ -106,7 +112,9 @@ def test_seed_cluster_queue_on_training(files: dict[str, bytes]) -> None:
     queues = {d["metadata"]["name"]: d for d in docs(files, "clusters/training-eastus/cluster.yaml") if d["kind"] == "ClusterQueue"}
     queue = queues["gpu-cluster-queue"]
     assert queue["apiVersion"] == "kueue.x-k8s.io/v1beta2"
-    assert queue["spec"]["namespaceSelector"] == {}
+    # it admits only the namespaces of the teams placed on it
+    assert queue["spec"]["namespaceSelector"] == {"matchExpressions": [{"key": "team", "operator": "In", "values": ["nlp", "robotics"]}]}
+    assert queue["spec"]["cohortName"] == "training"
     assert queue["spec"]["preemption"]["withinClusterQueue"] == "LowerPriority"
     assert queue["spec"]["resourceGroups"] == [
         {
@@ -117,15 +125,7 @@ def test_seed_cluster_queue_on_training(files: dict[str, bytes]) -> None:
                     "resources": [
                         {"name": "cpu", "nominalQuota": 128},
                         {"name": "memory", "nominalQuota": "512Gi"},
-                        {"name": "nvidia.com/gpu", "nominalQuota": 16},
-                    ],
-                },
-                {
-                    "name": "a100-ondemand",
-                    "resources": [
-                        {"name": "cpu", "nominalQuota": 64},
-                        {"name": "memory", "nominalQuota": "256Gi"},
-                        {"name": "nvidia.com/gpu", "nominalQuota": 8},
+                        {"name": "nvidia.com/gpu", "nominalQuota": 16, "lendingLimit": 8},
                     ],
                 },
             ],
@@ -148,7 +148,8 @@ def test_each_cluster_gets_only_its_teams_with_its_values() -> None:
     assert (quota["requests.nvidia.com/gpu"], quota["requests.cpu"]) == ("4", "64")  # override, then default
     assert westeu[("Namespace", "", "team-nlp")]["metadata"]["labels"]["environment"] == "production"
     training = cluster("training-eastus")
-    assert training[("LocalQueue", "team-robotics", "team-robotics-queue")]["spec"] == {"clusterQueue": "h100-queue"}
+    assert training[("LocalQueue", "team-robotics", "team-robotics-queue")]["spec"] == {"clusterQueue": "gpu-cluster-queue"}
+    assert training[("LocalQueue", "team-data-science", "team-data-science-queue")]["spec"] == {"clusterQueue": "data-science-queue"}
     assert training[("LocalQueue", "team-nlp", "team-nlp-queue")]["spec"] == {"clusterQueue": "gpu-cluster-queue"}
     barred = training[("ResourceQuota", "team-robotics", "disallowed-priority-classes")]["spec"]
     assert barred["hard"] == {"pods": "0"}
@@ -289,3 +290,77 @@ def test_interrupted_render_is_finished_by_the_next_command(tmp_path: Path) -> N
     Tree(tmp_path).recover()
     assert not (tmp_path / JOURNAL).exists() and not list(tmp_path.glob(".fleetgen-staging-*"))
     assert Tree(tmp_path).changes(new_files)[0].empty
+
+
+WESTEU_POOLS = "nodePools: [*a100-reserved, *a10g-reserved]   # YAML anchors: same pools as East US\n"
+
+
+def _with_extra(path: str) -> str:
+    return replace_once(EXAMPLE.read_text(), WESTEU_POOLS, f"{WESTEU_POOLS}    extraResources: [{path}]\n")
+
+
+def test_extra_resources_are_listed_built_and_never_owned(tmp_path: Path, cli_run: Any, kustomize: Any) -> None:
+    (tmp_path / "fleet.yaml").write_text(_with_extra("hand-written/limits.yaml"))
+    missing = cli_run("render", "fleet.yaml")
+    assert missing.returncode == 1 and not (tmp_path / LEDGER).exists()
+    line = _with_extra("hand-written/limits.yaml").splitlines().index("    extraResources: [hand-written/limits.yaml]") + 1
+    assert missing.stderr.startswith(
+        f"fleet.yaml:{line}:22: clusters[1].extraResources[0]: hand-written/limits.yaml: no such file or folder in clusters/prod-inference-westeu"
+    )
+    refused = cli_run("check", "fleet.yaml")
+    assert refused.returncode == 1 and "extraResources[0]: hand-written/limits.yaml: no such file or folder" in refused.stderr
+    mine = tmp_path / "clusters/prod-inference-westeu/hand-written/limits.yaml"
+    mine.parent.mkdir(parents=True)
+    mine.write_text(
+        "# mine\napiVersion: v1\nkind: LimitRange\nmetadata: {name: defaults, namespace: team-nlp}\nspec: {limits: [{type: Container}]}\n"
+    )
+    assert cli_run("render", "fleet.yaml").returncode == 0
+    overlay = yaml.safe_load((tmp_path / "clusters/prod-inference-westeu/kustomization.yaml").read_text())
+    assert overlay["resources"][-1] == "hand-written/limits.yaml"
+    assert "hand-written" not in (tmp_path / LEDGER).read_text()
+    built = {(o["kind"], o["metadata"]["name"]): o for o in kustomize(tmp_path / "clusters/prod-inference-westeu")}
+    assert built[("LimitRange", "defaults")]["metadata"]["labels"] == {"environment": "production"}
+    assert cli_run("check", "fleet.yaml").returncode == 0
+    (tmp_path / "fleet.yaml").write_text(EXAMPLE.read_text())  # dropped from fleet.yaml: still never removed
+    assert cli_run("render", "fleet.yaml").returncode == 0 and cli_run("check", "fleet.yaml").returncode == 0
+    assert mine.read_text().startswith("# mine\n")
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("../x.yaml", "is not a path inside the cluster's folder"),
+        ("/etc/passwd", "is not a path inside the cluster's folder"),
+        ("a//b.yaml", "is not a path inside the cluster's folder"),
+        ("a/./b.yaml", "is not a path inside the cluster's folder"),
+        ("cluster.yaml", "cluster.yaml is render's; keep hand-written files elsewhere, e.g. hand-written/"),
+        ("patches/x.yaml", "patches is render's"),
+    ],
+)
+def test_extra_resources_outside_the_cluster_folder_or_render_s_are_refused(tmp_path: Path, cli_run: Any, path: str, message: str) -> None:
+    (tmp_path / "fleet.yaml").write_text(_with_extra(path))
+    done = cli_run("validate", "fleet.yaml")
+    assert done.returncode == 1
+    [error] = [line for line in done.stderr.splitlines() if "extraResources" in line]
+    assert error.startswith("fleet.yaml:") and "clusters[1].extraResources[0]:" in error and message in error
+
+
+def test_render_s_names_in_a_cluster_folder_are_the_ones_extra_resources_may_not_use(files: dict[str, bytes]) -> None:
+    assert {p.split("/")[2] for p in files if p.startswith("clusters/")} <= set(RENDERED_IN_CLUSTER)
+    assert {"flux-system", "argocd", "patches"} <= set(RENDERED_IN_CLUSTER)
+
+
+def test_kept_files_are_written_only_where_nothing_else_stands_and_never_through_a_link(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo = tmp_path / "repo"
+    (repo / "clusters/a").mkdir(parents=True)
+    (repo / "clusters/a/hand-written").symlink_to(outside)
+    files = {"clusters/b/hand-written/x.yaml": b"kind: X\n", "clusters/a/hand-written/y.yaml": b"kind: Y\n"}
+    with pytest.raises(InputError, match="refusing to write through a symbolic link"):
+        write_new_files(repo, files)
+    assert not list(outside.iterdir()) and not (repo / "clusters/b").exists()  # nothing written
+    del files["clusters/a/hand-written/y.yaml"]
+    write_new_files(repo, files)
+    write_new_files(repo, files)  # the same bytes again: fine
+    assert (repo / "clusters/b/hand-written/x.yaml").read_bytes() == b"kind: X\n"

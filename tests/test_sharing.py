@@ -6,73 +6,68 @@ Volcano CRDs; every new check is pinned to its line and column.
 
 from __future__ import annotations
 
+import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
-from conftest import EXAMPLE, findings_of, line_of, replace_once
+from conftest import EXAMPLE, REPO, findings_of, git, line_of, replace_once
 
+from fleetgen.errors import Severity
 from fleetgen.load import load_fleet_text
 from fleetgen.render import cluster_objects, files_of, plan
+from fleetgen.rendered import Rendered
 from fleetgen.review.changes import fleet_changes
 from fleetgen.tree import Tree
+from fleetgen.validate import Schemas, validate_rendered
 
 Build = Callable[[Path], list[dict[str, Any]]]
+Run = Callable[..., subprocess.CompletedProcess[str]]
 TEXT = EXAMPLE.read_text(encoding="utf-8")
-TRAINING_QUEUES = """    queues:
-      - name: gpu-cluster-queue
-        flavors: [a100-spot, a100-ondemand]   # spot first, on-demand when spot is full
-        cohort: training
-        fairSharingWeight: 2
-        preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}
-"""
-# training-eastus with every sharing field: a cohort tree with its own quota, limits both ways,
-# fungibility, borrowWithinCohort, topology, and Volcano on the H100 pool (the H100 queue moved off it).
-SHARED = (
-    replace_once(
-        replace_once(
-            replace_once(
-                TEXT,
-                TRAINING_QUEUES,
-                TRAINING_QUEUES
-                + """        lendingLimit: {a100-spot: {gpu: 12}}
-        borrowingLimit: {a100-ondemand: {gpu: 4, cpu: 32}}
-        flavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: TryNextFlavor, preference: BorrowingOverPreemption}
-      - name: nlp-queue
-        flavors: [a100-ondemand]
-        cohort: research
-        nominalQuota: {a100-ondemand: {gpu: 4}}
-        preemption: {reclaimWithinCohort: LowerPriority, borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 1000}}
-        admits: placed-teams
-""",
-            ),
-            "      - name: training\n",
-            """      - name: training
+EXAMPLE_SHARING = TEXT[TEXT.index("    cohorts:\n      - name: training\n") : TEXT.index("  - name: dev-eastus")]
+# training-eastus with every sharing field: a cohort tree with its own quota, limits both ways, fungibility,
+# borrowWithinCohort, a queue open to any namespace, and Volcano (weights, not reclaimable) on the on-demand pools.
+SHARED = replace_once(
+    TEXT,
+    EXAMPLE_SHARING,
+    """    cohorts:
+      - name: training
         parent: research
         fairSharingWeight: 3
         lendingLimit: {a100-spot: {gpu: 4}}
       - name: research
-        nominalQuota: {a100-ondemand: {gpu: 2}}
+        nominalQuota: {a100-spot: {gpu: 2}}
+    queues:
+      - name: gpu-cluster-queue
+        flavors: [a100-spot]
+        cohort: training
+        lendingLimit: {a100-spot: {gpu: 12}}
+        fairSharingWeight: 2
+        preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}
+        flavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: TryNextFlavor, preference: BorrowingOverPreemption}
+      - name: data-science-queue
+        flavors: [a100-spot]
+        cohort: training
+        nominalQuota: {a100-spot: {gpu: 0}}
+        borrowingLimit: {a100-spot: {gpu: 8, cpu: 32}}
+      - name: nlp-queue
+        flavors: [a100-spot]
+        cohort: research
+        nominalQuota: {a100-spot: {gpu: 4}}
+        preemption: {reclaimWithinCohort: LowerPriority, borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 1000}}
+        admits: placed-teams
+      - name: open-queue
+        flavors: [a100-spot]
+        admits: any-namespace
+    volcano: {nodePools: [a100-ondemand, h100-ondemand], weights: {nlp: 3}, reclaimable: false}
+
 """,
-        ),
-        "      - name: h100-queue\n        flavors: [h100-ondemand]\n",
-        """      - name: h100-queue
-        flavors: [a100-ondemand]
-    volcano: {nodePools: [h100-ondemand], weights: {nlp: 3}, reclaimable: false}
-""",
-    )
-    .replace(
-        "        labels: {accelerator: nvidia-h100}\n",
-        "        labels: {accelerator: nvidia-h100}\n        topology: [example.com/block, kubernetes.io/hostname]\n",
-    )
-    .replace(
-        "      training-eastus:\n      prod-inference-eastus: {requests: {gpu: 4}}",
-        "      training-eastus: {queue: nlp-queue}\n      prod-inference-eastus: {requests: {gpu: 4}}",
-    )
-    .replace("capacity:\n", "capacity:\n")
-    .replace("versionSets:\n", "scheduling: {workloadPriorityClasses: true}\n\nversionSets:\n", 1)
+).replace(
+    "      training-eastus:\n      prod-inference-eastus: {requests: {gpu: 4}}",
+    "      training-eastus: {queue: nlp-queue}\n      prod-inference-eastus: {requests: {gpu: 4}}",
 )
 
 
@@ -91,6 +86,12 @@ def _by_key(objects: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[st
     return {(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): o for o in objects}
 
 
+def _crd_and_cel_problems(fleet: Any, crd_schemas: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
+    """Every problem the upstream CRDs (structural schema and CEL rules) find in what the fleet renders."""
+    found = validate_rendered(Rendered(fleet), Schemas(crds=crd_schemas), strict=True)
+    return [f.message for f in found if f.severity is not Severity.NOTE]  # the transition-rule note is not a problem
+
+
 def test_sharing_objects_build_with_kustomize_and_pass_the_upstream_crds(
     shared_tree: Path, kustomize: Build, crd_schemas: dict[tuple[str, str], dict[str, Any]]
 ) -> None:
@@ -105,6 +106,38 @@ def test_sharing_objects_build_with_kustomize_and_pass_the_upstream_crds(
             jsonschema.Draft7Validator(crd_schemas[(obj["apiVersion"], obj["kind"])]).validate(obj)
             checked.add(obj["kind"])
     assert checked == kinds
+    assert _crd_and_cel_problems(fleet, crd_schemas) == []
+
+
+def test_the_example_shows_every_sharing_object_and_each_passes_its_crd_and_cel_rules(
+    tmp_path: Path, kustomize: Build, crd_schemas: dict[tuple[str, str], dict[str, Any]]
+) -> None:
+    fleet = _load(TEXT)
+    Tree(tmp_path).write(files_of(plan(fleet)))
+    training = _by_key(kustomize(tmp_path / "clusters" / "training-eastus"))
+    kinds = {kind for kind, _, _ in training}
+    assert {"Cohort", "ClusterQueue", "Topology", "WorkloadPriorityClass", "Queue"} <= kinds
+    # a WorkloadPriorityClass for every PriorityClass, same value, on every cluster
+    for cluster in fleet.clusters:
+        objects = _by_key(kustomize(tmp_path / "clusters" / cluster.name))
+        classes = {name: o["value"] for (kind, _, name), o in objects.items() if kind == "PriorityClass"}
+        assert {name: o["value"] for (kind, _, name), o in objects.items() if kind == "WorkloadPriorityClass"} == classes
+        assert len(classes) == 3
+    # the multi-node spot A100 pool declares its topology: a Kueue Topology, and its flavor names it
+    assert training[("Topology", "", "a100-spot")]["spec"]["levels"] == [
+        {"nodeLabel": "topology.kubernetes.io/zone"},
+        {"nodeLabel": "kubernetes.io/hostname"},
+    ]
+    assert training[("ResourceFlavor", "", "a100-spot")]["spec"]["topologyName"] == "a100-spot"
+    queues = {name: o["spec"] for (kind, _, name), o in training.items() if kind == "ClusterQueue"}
+    assert {name: q["fairSharing"]["weight"] for name, q in queues.items()} == {"gpu-cluster-queue": 2, "data-science-queue": 1}
+    assert {name: q["cohortName"] for name, q in queues.items()} == {"gpu-cluster-queue": "training", "data-science-queue": "training"}
+    # Volcano gang-schedules on the on-demand pools: one queue per team on the cluster, nlp weighted 2
+    volcano = {name: o["spec"] for (kind, _, name), o in training.items() if kind == "Queue"}
+    assert {name: q["weight"] for name, q in volcano.items()} == {"team-data-science": 1, "team-nlp": 2, "team-robotics": 1}
+    assert volcano["team-robotics"]["guarantee"] == {"resource": {"cpu": 32, "memory": "128Gi", "nvidia.com/gpu": 4}}
+    assert volcano["team-robotics"]["capability"] == {"cpu": 64, "memory": "256Gi", "nvidia.com/gpu": 4}
+    assert _crd_and_cel_problems(fleet, crd_schemas) == []
 
 
 def test_cohorts_limits_weights_and_preemption_are_rendered(shared_tree: Path, kustomize: Build) -> None:
@@ -116,38 +149,58 @@ def test_cohorts_limits_weights_and_preemption_are_rendered(shared_tree: Path, k
     assert spot["resources"][2] == {"name": "nvidia.com/gpu", "nominalQuota": 0, "lendingLimit": 4}
     assert research["resourceGroups"][0]["flavors"][0]["resources"][2] == {"name": "nvidia.com/gpu", "nominalQuota": 2}
     shared = objects[("ClusterQueue", "", "gpu-cluster-queue")]["spec"]
-    spot, ondemand = shared["resourceGroups"][0]["flavors"]
+    [spot] = shared["resourceGroups"][0]["flavors"]
     assert spot["resources"][2] == {"name": "nvidia.com/gpu", "nominalQuota": 16, "lendingLimit": 12}
-    assert ondemand["resources"][0] == {"name": "cpu", "nominalQuota": 64, "borrowingLimit": 32}
     assert shared["flavorFungibility"] == {
         "whenCanBorrow": "TryNextFlavor",
         "whenCanPreempt": "TryNextFlavor",
         "preference": "BorrowingOverPreemption",
     }
     assert shared["fairSharing"] == {"weight": 2}
+    borrower = objects[("ClusterQueue", "", "data-science-queue")]["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+    assert borrower[0] == {"name": "cpu", "nominalQuota": 0, "borrowingLimit": 32}
     nlp = objects[("ClusterQueue", "", "nlp-queue")]["spec"]
-    # 4 of the pool's 8 GPUs bring half its CPU and memory
+    # 4 of the pool's 16 GPUs bring a quarter of its CPU and memory
     assert nlp["resourceGroups"][0]["flavors"][0]["resources"] == [
         {"name": "cpu", "nominalQuota": 32},
         {"name": "memory", "nominalQuota": "128Gi"},
         {"name": "nvidia.com/gpu", "nominalQuota": 4},
     ]
     assert nlp["preemption"]["borrowWithinCohort"] == {"policy": "LowerPriority", "maxPriorityThreshold": 1000}
-    assert nlp["namespaceSelector"] == {"matchExpressions": [{"key": "team", "operator": "In", "values": ["nlp"]}]}
-    assert objects[("ClusterQueue", "", "h100-queue")]["spec"]["namespaceSelector"] == {}
+
+
+def test_a_queue_admits_only_the_namespaces_of_its_teams_unless_it_says_any(shared_tree: Path, kustomize: Build) -> None:
+    objects = _by_key(kustomize(shared_tree / "clusters" / "training-eastus"))
+    selectors = {name: o["spec"]["namespaceSelector"] for (kind, _, name), o in objects.items() if kind == "ClusterQueue"}
+    assert selectors == {
+        "gpu-cluster-queue": {"matchExpressions": [{"key": "team", "operator": "In", "values": ["robotics"]}]},  # the default
+        "data-science-queue": {"matchExpressions": [{"key": "team", "operator": "In", "values": ["data-science"]}]},
+        "nlp-queue": {"matchExpressions": [{"key": "team", "operator": "In", "values": ["nlp"]}]},
+        "open-queue": {},  # admits: any-namespace
+    }
+    # the selector matches the label every team namespace carries
+    assert objects[("Namespace", "", "team-robotics")]["metadata"]["labels"]["team"] == "robotics"
+    assert "team" not in objects[("Namespace", "", "team-robotics")]["metadata"].get("annotations", {})
+
+
+def test_a_queue_that_admits_only_placed_teams_but_has_none_is_a_warning() -> None:
+    text = replace_once(SHARED, "        admits: any-namespace\n", "        admits: placed-teams\n")
+    line = line_of(text, "admits: placed-teams", 2)
+    assert f"{line}:17: clusters[2].queues[3].admits: no team is placed on this queue: it admits nothing" in findings_of(
+        text, Severity.WARNING
+    )
+
+    def messages(text: str) -> list[str]:
+        return [f.split(": ", 1)[1] for f in findings_of(text, Severity.WARNING)]
+
+    assert messages(SHARED) == messages(TEXT)  # queues that admit placed teams by default stay quiet
 
 
 def test_topology_and_workload_priority_classes(shared_tree: Path, kustomize: Build) -> None:
     objects = _by_key(kustomize(shared_tree / "clusters" / "training-eastus"))
-    assert objects[("Topology", "", "h100-ondemand")]["spec"]["levels"] == [
-        {"nodeLabel": "example.com/block"},
-        {"nodeLabel": "kubernetes.io/hostname"},
-    ]
-    assert objects[("ResourceFlavor", "", "h100-ondemand")]["spec"]["topologyName"] == "h100-ondemand"
-    assert "topologyName" not in objects[("ResourceFlavor", "", "a100-spot")]["spec"]
-    classes = {name: o["value"] for (kind, _, name), o in objects.items() if kind == "PriorityClass"}
-    workload = {name: o["value"] for (kind, _, name), o in objects.items() if kind == "WorkloadPriorityClass"}
-    assert workload == classes and len(workload) == 3
+    assert "topologyName" not in objects[("ResourceFlavor", "", "h100-ondemand")]["spec"]
+    off = _load(replace_once(SHARED, "versionSets:\n", "scheduling: {workloadPriorityClasses: false}\n\nversionSets:\n"))
+    assert not any(m.body["kind"] == "WorkloadPriorityClass" for m in cluster_objects(off, 2))
 
 
 def test_volcano_queues_and_roles_only_on_the_volcano_cluster(shared_tree: Path, kustomize: Build) -> None:
@@ -168,14 +221,6 @@ def test_volcano_queues_and_roles_only_on_the_volcano_cluster(shared_tree: Path,
     assert all("volcano" not in str(r["apiGroups"]) for r in dev[("Role", "team-nlp", "gpu-workload-role")]["rules"])
 
 
-def test_existing_fleets_render_as_before() -> None:
-    """The example without sharing fields: no Cohort, Topology, WorkloadPriorityClass or Volcano Queue."""
-    fleet = _load(TEXT)
-    for index in range(len(fleet.clusters)):
-        kinds = {m.body["kind"] for m in cluster_objects(fleet, index)}
-        assert not kinds & {"Topology", "WorkloadPriorityClass", "Queue"}
-
-
 @pytest.mark.parametrize(
     ("old", "new", "needle", "column", "message"),
     [
@@ -187,11 +232,12 @@ def test_existing_fleets_render_as_before() -> None:
             "lendingLimit 20 nvidia.com/gpu of a100-spot is above the queue's nominal quota 16: a queue lends only what it owns",
         ),
         (
-            "        borrowingLimit: {a100-ondemand: {gpu: 4, cpu: 32}}\n",
-            "        borrowingLimit: {a100-ondemand: {gpu: 9, cpu: 32}}\n",
-            "borrowingLimit: {a100-ondemand: {gpu: 9",
-            47,
-            "borrowingLimit 9 nvidia.com/gpu of a100-ondemand exceeds the 6 that cohort training can lend",
+            "        borrowingLimit: {a100-spot: {gpu: 8, cpu: 32}}\n",
+            "        borrowingLimit: {a100-spot: {gpu: 19, cpu: 32}}\n",
+            "borrowingLimit: {a100-spot: {gpu: 19",
+            43,
+            # gpu-cluster-queue lends 12; the parent cohort research holds 2 and nlp-queue's 4
+            "borrowingLimit 19 nvidia.com/gpu of a100-spot exceeds the 18 that cohort training can lend",
         ),
         (
             "      - name: research\n",
@@ -201,27 +247,84 @@ def test_existing_fleets_render_as_before() -> None:
             "cohort cycle: research -> training -> research; a cohort tree needs a top",
         ),
         (
-            "    volcano: {nodePools: [h100-ondemand]",
-            "    volcano: {nodePools: [a100-ondemand]",
+            "    volcano: {nodePools: [a100-ondemand, h100-ondemand]",
+            "    volcano: {nodePools: [a100-spot, h100-ondemand]",
             "    volcano: {nodePools:",
             15,
-            "Volcano and Kueue queue gpu-cluster-queue both hand out the GPUs of a100-ondemand: "
+            "Volcano and Kueue queue gpu-cluster-queue both hand out the GPUs of a100-spot: "
             "split the node pools (volcano.nodePools, and flavors on each queue)",
         ),
         (
-            "        nominalQuota: {a100-ondemand: {gpu: 4}}\n",
-            "        nominalQuota: {a100-ondemand: {gpu: 0}}\n        borrowingLimit: {a100-ondemand: {gpu: 0}}\n",
+            "    volcano: {nodePools: [a100-ondemand, h100-ondemand]",
+            "    volcano: {nodePools: [h100-ondemand]",
+            "    volcano: {nodePools:",
+            15,
+            "the teams' Volcano queues on training-eastus guarantee 20 nvidia.com/gpu (data-science 8, nlp 8, robotics 4), "
+            "more than Volcano's node pools hold (16): give Volcano more pools or lower the teams' quotas here",
+        ),
+        (
+            "        nominalQuota: {a100-spot: {gpu: 4}}\n",
+            "        nominalQuota: {a100-spot: {gpu: 0}}\n        borrowingLimit: {a100-spot: {gpu: 0}}\n",
             "training-eastus: {queue: nlp-queue}",
             32,
             "team nlp's queue nlp-queue on training-eastus cannot reach any GPU: its flavors hold no GPU nominal quota "
             "and it cannot borrow one from a cohort",
         ),
         (
-            "        cohort: research\n",
-            "        borrowingLimit: {a100-ondemand: {gpu: 2}}\n",
-            "borrowingLimit: {a100-ondemand: {gpu: 2}}",
-            47,
+            "        admits: any-namespace\n",
+            "        admits: any-namespace\n        borrowingLimit: {a100-spot: {gpu: 2}}\n",
+            "borrowingLimit: {a100-spot: {gpu: 2}}",
+            43,
             "borrowingLimit needs a cohort to borrow from (set cohort)",
+        ),
+        (
+            "        preemption: {reclaimWithinCohort: LowerPriority, borrowWithinCohort",
+            "        preemption: {reclaimWithinCohort: Never, borrowWithinCohort",
+            "reclaimWithinCohort: Never, borrowWithinCohort",
+            79,
+            "borrowWithinCohort needs reclaimWithinCohort other than Never (Kueue refuses the queue otherwise)",
+        ),
+        (
+            "    volcano: {nodePools: [a100-ondemand, h100-ondemand], weights: {nlp: 3}",
+            "    volcano: {nodePools: [a100-ondemand, h100-ondemand], weights: {vision: 3}",
+            "weights: {vision: 3}",
+            76,
+            "team 'vision' is not on training-eastus",
+        ),
+        (
+            "weights: {nlp: 3}",
+            "weights: {nlp: 70000}",
+            "weights: {nlp: 70000}",
+            73,
+            "weight 70000 is outside Volcano's 1-65535",
+        ),
+        (
+            "volcano: {nodePools: [a100-ondemand, h100-ondemand]",
+            "volcano: {nodePools: [a100-ondemand, h100-ondemand, b200-ondemand]",
+            "b200-ondemand",
+            57,
+            "unknown node pool 'b200-ondemand' of training-eastus",
+        ),
+        (
+            "        topology: [topology.kubernetes.io/zone, kubernetes.io/hostname]",
+            "        topology: [kubernetes.io/hostname, topology.kubernetes.io/zone]",
+            "topology: [kubernetes.io/hostname",
+            20,
+            "kubernetes.io/hostname must be the last (narrowest) level",
+        ),
+        (
+            "        nominalQuota: {a100-spot: {gpu: 2}}\n",
+            "        nominalQuota: {a100-spot: {gpu: 2}, b200-spot: {gpu: 2}}\n",
+            "b200-spot: {gpu: 2}",
+            45,
+            "'b200-spot' is not a node pool of training-eastus (known: a100-spot, a100-ondemand, h100-ondemand)",
+        ),
+        (
+            "        borrowingLimit: {a100-spot: {gpu: 8, cpu: 32}}\n",
+            "        borrowingLimit: {a100-spot: {gpu: 8, cpu: 32}, h100-ondemand: {gpu: 1}}\n",
+            "h100-ondemand: {gpu: 1}",
+            56,
+            "'h100-ondemand' is not a flavor of this queue (known: a100-spot)",
         ),
     ],
 )
@@ -237,7 +340,52 @@ def test_the_shared_fleet_and_the_example_pass_every_check() -> None:
     assert findings_of(TEXT) == []
 
 
-def test_a_borrowing_limit_change_is_summarised_in_sharing_terms() -> None:
-    head = replace_once(TEXT, "borrowingLimit: {a100-spot: {gpu: 8}}", "borrowingLimit: {a100-spot: {gpu: 12}}")
+def test_a_borrowing_limit_change_is_summarised_in_sharing_terms(repo: Path, cli_run: Run) -> None:
+    head = replace_once(TEXT, "borrowingLimit: {a100-spot: {gpu: 8}}", "borrowingLimit: {a100-spot: {gpu: 4}}")
+    head = replace_once(head, "lendingLimit: {a100-spot: {gpu: 8}}", "lendingLimit: {a100-spot: {gpu: 6}}")
+    (repo / "fleet.yaml").write_text(head)
+    git(repo, "commit", "-qam", "data-science borrows less")
+    done = cli_run("diff", "--base", "HEAD~1", "--head", "HEAD", "--format", "markdown", cwd=repo)
+    assert done.returncode == 1, done.stderr
+    assert "training-eastus: data-science may borrow up to 4 A100s of a100-spot from the training cohort (was 8)" in done.stdout
+    assert "queue gpu-cluster-queue (nlp, robotics) lends at most 6 A100s of a100-spot to the training cohort (was 8)" in done.stdout
+    assert (
+        "<code>spec.resourceGroups[0].flavors.a100-spot.resources[nvidia.com/gpu].borrowingLimit</code> | <code>8</code> | <code>4</code>"
+        in (done.stdout)
+    )
+
+
+def test_volcano_changes_are_summarised() -> None:
+    head = replace_once(TEXT, "weights: {nlp: 2}", "weights: {nlp: 3}")
+    head = replace_once(
+        head, "nodePools: [a100-ondemand, h100-ondemand]", "nodePools: [a100-ondemand, h100-ondemand]\n      reclaimable: false"
+    )
     summaries = [c.text for c in fleet_changes(_load(TEXT), _load(head))]
-    assert "cluster training-eastus: data-science may borrow up to 12 (was 8) A100 GPUs of a100-spot from cohort training" in summaries
+    assert summaries == [
+        "cluster training-eastus: Volcano queue of team nlp: weight 2 -> 3",
+        "cluster training-eastus: Volcano queues now not reclaimable",
+    ]
+
+
+def test_the_capacity_report_speaks_sharing_terms(tmp_path: Path, cli_run: Run) -> None:
+    (tmp_path / "fleet.yaml").write_text(TEXT)
+    done = cli_run("report")
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert "- data-science may borrow up to 8 A100s (a100-spot) from the training cohort on training-eastus" in text
+    assert (
+        "| training-eastus | gpu-cluster-queue | nlp, robotics | training | 16 A100 (a100-spot) | 0 A100 (a100-spot) | 8 A100 (a100-spot) | 2 |"
+        in text
+    )
+    assert "| training-eastus | data-science-queue | data-science | training | 0 A100 (a100-spot) | 8 A100 (a100-spot) |" in text
+    assert "| prod-inference-westeu | gpu-cluster-queue | nlp | — | 4 A100 (a100-reserved), 4 A10G (a10g-reserved) | — | — | — |" in text
+    assert (
+        "| training-eastus | team-nlp | nlp | 2 | 8 | 8 |" in text and "| training-eastus | team-robotics | robotics | 1 | 4 | 4 |" in text
+    )
+    data = json.loads(cli_run("report", "--format", "json").stdout)
+    jsonschema.validate(data, json.loads((REPO / "schemas" / "output" / "report.schema.json").read_text()))
+    [borrower] = [q for q in data["queues"] if q["queue"] == "data-science-queue"]
+    assert borrower["flavors"] == [{"flavor": "a100-spot", "gpuModel": "A100", "nominalGpus": 0, "mayBorrowGpus": 8, "lendsAtMostGpus": 0}]
+    assert borrower["summary"] == ["data-science may borrow up to 8 A100s (a100-spot) from the training cohort on training-eastus"]
+    assert {v["team"]: v["guaranteeGpus"] for v in data["volcano"]} == {"data-science": 8, "nlp": 8, "robotics": 4}
+    assert "<h2>Sharing GPUs</h2>" in cli_run("report", "--format", "html").stdout

@@ -11,7 +11,7 @@ from pathlib import Path
 from subprocess import CompletedProcess
 
 import pytest
-from conftest import EXAMPLE
+from conftest import EXAMPLE, replace_once
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +27,9 @@ Run = Callable[..., CompletedProcess[str]]
 UTC = datetime.UTC
 AT = datetime.datetime(2026, 11, 24, 9, tzinfo=UTC)
 DRIVER = {"driver": Version("560.35.03")}
-EXAMPLE_TEXT = EXAMPLE.read_text()
+# The example with its GPU Operator off: its v24.3.0 supports no driver above 550.90.07, so a plan to 560.35.03 is
+# refused there (tests/test_upgrade_operator.py). The arguments tested here do not depend on it.
+EXAMPLE_TEXT = replace_once(EXAMPLE.read_text(), "gpuOperator: {version: v24.3.0}", "gpuOperator: {enabled: false}")
 EXAMPLE_LOADED = load_fleet_text(EXAMPLE_TEXT.encode())
 FLEET = EXAMPLE_LOADED.fleet
 WAVE1 = apply_wave(EXAMPLE_LOADED, 1, DRIVER, AT)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import EXAMPLE, replace_once
+from conftest import EXAMPLE, git, replace_once
 
 from fleetgen.errors import InputError
 from fleetgen.live import read_live
@@ -30,6 +30,9 @@ UTC = datetime.UTC
 AT = datetime.datetime(2026, 11, 24, 9, tzinfo=UTC)  # a Tuesday
 H = datetime.timedelta(hours=1)
 DRIVER = {"driver": Version("560.35.03")}
+# The example with its GPU Operator off: its v24.3.0 supports no driver above 550.90.07, so a plan to 560.35.03 is
+# refused there (tests/test_upgrade_operator.py). The waves, soaks and records tested here do not depend on it.
+PLANNABLE = replace_once(EXAMPLE.read_text(), "gpuOperator: {version: v24.3.0}", "gpuOperator: {enabled: false}")
 WINDOWS = (
     "\nrollout:\n  soak: 24h\n  windows: [{days: [tue, wed, thu], start: '09:00', end: '16:00'}]\n"
     "  freezes: [{start: 2026-11-26, end: 2026-11-30, reason: holiday}]\n"
@@ -57,7 +60,7 @@ def changed_lines(before: str, after: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def wave1() -> str:
-    return apply_wave(loaded(EXAMPLE.read_text()), 1, DRIVER, AT)
+    return apply_wave(loaded(PLANNABLE), 1, DRIVER, AT)
 
 
 # -- soak, windows, freezes ----------------------------------------------------------------------
@@ -92,7 +95,7 @@ def test_an_override_that_changes_nothing_is_not_recorded(wave1: str) -> None:
 
 
 def test_a_wave_starts_only_inside_a_window_and_outside_freezes() -> None:
-    text = EXAMPLE.read_text() + WINDOWS
+    text = PLANNABLE + WINDOWS
     monday_evening = datetime.datetime(2026, 11, 23, 20, tzinfo=UTC)
     assert refused(text, 1, monday_evening, DRIVER) == (
         "wave 1 may start at 2026-11-24 09:00 UTC: 2026-11-23 20:00 UTC is outside the maintenance windows (rollout.windows)"
@@ -139,7 +142,7 @@ def comment_lines(text: str) -> list[str]:
 
 
 def test_the_last_wave_folds_interim_sets_back_and_closes_the_record() -> None:
-    before = EXAMPLE.read_text()
+    before = PLANNABLE
     waves = all_waves(before, DRIVER)
     assert "prod-2024q4-w2" in waves[1]
     final = waves[-1]
@@ -163,7 +166,7 @@ def test_the_last_wave_folds_interim_sets_back_and_closes_the_record() -> None:
 
 def test_folding_keeps_the_comments_after_an_interim_set_that_ends_its_block() -> None:
     """Here the production set is the last of versionSets: its interim set comes last, before a comment."""
-    text = EXAMPLE.read_text()
+    text = PLANNABLE
     prod = text[text.index("  prod-2024q4:\n") : text.index("  dev-2024q4:\n")]
     dev_end = text.index("\n\n", text.index("  dev-2024q4:\n")) + 1
     dev = text[text.index("  dev-2024q4:\n") : dev_end]
@@ -178,7 +181,7 @@ def test_folding_keeps_the_comments_after_an_interim_set_that_ends_its_block() -
 
 
 def test_kubernetes_minor_by_minor_ends_on_the_original_set_names() -> None:
-    before = EXAMPLE.read_text()
+    before = PLANNABLE
     final = all_waves(before, {"kubernetes": Version("1.31.2")})[-1]
     fleet = loaded(final).fleet
     assert list(fleet.version_sets) == ["prod-2024q4", "dev-2024q4"]
@@ -187,7 +190,7 @@ def test_kubernetes_minor_by_minor_ends_on_the_original_set_names() -> None:
 
 
 def test_only_interim_sets_are_folded_never_sets_a_person_named() -> None:
-    record = loaded(all_waves(EXAMPLE.read_text(), DRIVER)[0]).fleet.upgrade
+    record = loaded(all_waves(PLANNABLE, DRIVER)[0]).fleet.upgrade
     assert record is not None
     row = {"containerd": "1.7", "kubernetes": "1.29.4", "driver": "560.35.03", "cuda": "12.4", "cudnn": "9.1.0"}
     same = {k: Version(v) for k, v in row.items()}
@@ -215,7 +218,7 @@ def configmap_dump(fleet_text: str, tmp_path: Path, name: str, **overrides: str)
 
 
 def test_status_reads_live_versions_and_names_the_clusters_that_lag(tmp_path: Path, wave1: str) -> None:
-    original = EXAMPLE.read_text()
+    original = PLANNABLE
     (tmp_path / "empty.yaml").write_text("apiVersion: v1\nkind: List\nitems: []\n")
     live = {
         "dev-eastus": read_live([configmap_dump(original, tmp_path, "dev-eastus")]),  # wave 1 not synced yet
@@ -238,13 +241,13 @@ def test_status_reads_live_versions_and_names_the_clusters_that_lag(tmp_path: Pa
 
 
 def test_live_dumps_of_the_wrong_cluster_or_an_unknown_one_are_usage_errors(tmp_path: Path) -> None:
-    fleet = loaded(EXAMPLE.read_text()).fleet
-    dump = read_live([configmap_dump(EXAMPLE.read_text(), tmp_path, "dev-eastus")])
+    fleet = loaded(PLANNABLE).fleet
+    dump = read_live([configmap_dump(PLANNABLE, tmp_path, "dev-eastus")])
     with pytest.raises(InputError, match="^--live training-eastus: the dump's fleet-versions ConfigMap is of cluster dev-eastus$"):
         live_versions(fleet, {"training-eastus": dump})
     with pytest.raises(InputError, match="^--live nope: no such cluster in fleet.yaml"):
         live_versions(fleet, {"nope": dump})
-    garbage = read_live([configmap_dump(EXAMPLE.read_text(), tmp_path, "dev-eastus", driver="x\ny" * 50)])
+    garbage = read_live([configmap_dump(PLANNABLE, tmp_path, "dev-eastus", driver="x\ny" * 50)])
     (state,) = live_versions(fleet, {"dev-eastus": garbage})
     assert state.lags[0].startswith("driver 'x\\nyx\\nyx") and "\n" not in state.lags[0]
 
@@ -258,9 +261,7 @@ def test_a_reverted_wave_is_still_caught_before_the_soak_gate(wave1: str) -> Non
 
 
 def test_status_end_to_end_after_the_last_wave(tmp_path: Path, cli_run: Run) -> None:
-    # 560.35.03 is a driver no GPU Operator release supports beside the example's others: this fleet installs its own drivers
-    text = replace_once(EXAMPLE.read_text(), "gpuOperator: {version: v24.3.0}", "gpuOperator: {enabled: false}")
-    (tmp_path / "fleet.yaml").write_text(text)
+    (tmp_path / "fleet.yaml").write_text(PLANNABLE)
     for number, at in ((1, "2026-11-24T09:00Z"), (2, "2026-11-26T09:00Z"), (3, "2026-11-28T09:00Z")):
         args = ["--set", "driver=560.35.03"] if number == 1 else []
         done = cli_run("upgrade", "apply", "--wave", str(number), *args, "--at", at, "--no-render")
@@ -268,3 +269,19 @@ def test_status_end_to_end_after_the_last_wave(tmp_path: Path, cli_run: Run) -> 
     assert "prod-2024q4-w2" not in (tmp_path / "fleet.yaml").read_text()
     status = cli_run("upgrade", "status", "--now", "2026-11-29T09:00Z")
     assert "closed 2026-11-28 09:00 UTC, interim version sets folded back" in status.stdout
+
+
+def test_override_soak_on_the_real_cli_is_recorded_and_shown_by_status_and_diff(repo: Path, cli_run: Run) -> None:
+    (repo / "fleet.yaml").write_text(PLANNABLE)
+    first = cli_run("upgrade", "apply", "--wave", "1", "--set", "driver=560.35.03", "--at", "2026-11-24T09:00Z", "--no-render", cwd=repo)
+    assert first.returncode == 0, first.stderr
+    git(repo, "commit", "-qam", "wave 1")
+    early = ["upgrade", "apply", "--wave", "2", "--at", "2026-11-25T15:00Z", "--no-render"]
+    assert cli_run(*early, cwd=repo).returncode == 1  # the soak has 18h left
+    second = cli_run(*early, "--override-soak", "CVE-2026-1234: driver fix", cwd=repo)
+    assert second.returncode == 0, second.stderr
+    assert "overrideSoak: 'CVE-2026-1234: driver fix'" in (repo / "fleet.yaml").read_text()
+    status = cli_run("upgrade", "status", "--now", "2026-11-25T16:00Z", cwd=repo)
+    assert "soak overridden: wave 2 started before wave 1's soak ended: CVE-2026-1234: driver fix" in status.stdout
+    diff = cli_run("diff", "--base", "HEAD", cwd=repo)
+    assert "upgrade wave 2: soak of wave 1 cut short (overrideSoak: CVE-2026-1234: driver fix)" in diff.stdout + diff.stderr

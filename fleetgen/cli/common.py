@@ -26,9 +26,14 @@ fleet_argument = click.argument("fleet", default="fleet.yaml", type=click.Path(d
 fleet_option = click.option(
     "--fleet", default="fleet.yaml", show_default=True, type=click.Path(dir_okay=False, path_type=Path), help="The fleet file to edit."
 )
-findings_format_option = click.option(
-    "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="How findings are printed."
-)
+
+
+def findings_format_option(command: F) -> F:
+    """--format and --all: how findings are printed, and whether text lists every repeat."""
+    command = click.option("--all", "all_findings", is_flag=True, help="List every finding; text otherwise counts repeats.")(command)
+    return click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="How findings are printed.")(
+        command
+    )
 
 
 class Console:
@@ -66,12 +71,12 @@ class Console:
         self.clear()
         click.echo(text, err=True)
 
-    def findings(self, findings: list[Finding], fmt: str) -> None:
-        """Findings as asked; text goes to standard error, machine formats to standard output."""
+    def findings(self, findings: list[Finding], fmt: str, *, every: bool = False) -> None:
+        """Findings as asked (text counts repeats unless `every`); text goes to standard error, machine formats to standard output."""
         if not findings:
             return
         self.clear()
-        click.echo(format_findings(findings, fmt), err=fmt == "text")
+        click.echo(format_findings(findings, fmt, every=every), err=fmt == "text")
 
 
 def console() -> Console:
@@ -125,7 +130,7 @@ def reports_errors(command: F) -> F:
         except FindingsError as exc:
             if ctx.obj["debug"]:
                 raise
-            shell.findings(exc.findings, fmt if fmt in FORMATS else "text")
+            shell.findings(exc.findings, fmt if fmt in FORMATS else "text", every=bool(kwargs.get("all_findings")))
             if fmt == "text":
                 shell.err(summary(exc.findings))
             ctx.exit(exc.exit_code)

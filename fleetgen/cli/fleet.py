@@ -24,11 +24,11 @@ from fleetgen.tree import replace_file
 @findings_format_option
 @checking_options
 @reports_errors
-def validate(fleet: Path, fmt: str, crds: tuple[Path, ...], strict: bool, fail_on: str) -> None:
+def validate(fleet: Path, fmt: str, all_findings: bool, crds: tuple[Path, ...], strict: bool, fail_on: str) -> None:
     """Check FLEET (default: fleet.yaml) and every object it renders; report each problem with its line."""
     shell = console()
     result = workflows.load_checked(fleet, check_options(crds, strict, fail_on), shell.stage)
-    shell.findings(result.findings, fmt)
+    shell.findings(result.findings, fmt, every=all_findings)
     if fmt == "text":
         model = result.fleet
         shell.out(f"{fleet}: valid ({len(model.clusters)} clusters, {len(model.teams)} teams; {summary(result.findings)})")
@@ -45,13 +45,13 @@ def validate(fleet: Path, fmt: str, crds: tuple[Path, ...], strict: bool, fail_o
 @findings_format_option
 @checking_options
 @reports_errors
-def render(fleet: Path, out: Path | None, fmt: str, crds: tuple[Path, ...], strict: bool, fail_on: str) -> None:
+def render(fleet: Path, out: Path | None, fmt: str, all_findings: bool, crds: tuple[Path, ...], strict: bool, fail_on: str) -> None:
     """Write the kustomize tree of FLEET: base/ and clusters/<name>/, only the files that change.
 
     Nothing is written unless FLEET and every object it renders are valid."""
     shell = console()
     result = workflows.render_tree(fleet, out, check_options(crds, strict, fail_on), shell.stage)
-    shell.findings(result.findings, fmt)
+    shell.findings(result.findings, fmt, every=all_findings)
     changes = result.changes
     unchanged = result.files - len(changes.written)
     shell.err(f"{result.root}: {len(changes.written)} written, {len(changes.removed)} removed, {unchanged} unchanged")
@@ -65,7 +65,7 @@ def render(fleet: Path, out: Path | None, fmt: str, crds: tuple[Path, ...], stri
 @click.option("--fix", is_flag=True, help="Render, so the tree matches fleet.yaml.")
 @findings_format_option
 @reports_errors
-def check(fleet: Path, out: Path | None, fix: bool, fmt: str) -> None:
+def check(fleet: Path, out: Path | None, fix: bool, fmt: str, all_findings: bool) -> None:
     """Is the committed tree a fresh render of FLEET? Lists stale, edited, missing and orphan files (exit 1)."""
     shell = console()
     result = workflows.freshness(fleet, out, fix=fix, stage=shell.stage)

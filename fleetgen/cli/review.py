@@ -10,6 +10,7 @@ from fleetgen import workflows
 from fleetgen.cli.common import cluster_dumps_option, console, fleet_argument, reports_errors
 from fleetgen.drift_format import drift_json, drift_text
 from fleetgen.errors import DifferencesFound
+from fleetgen.explain import diff_sources
 from fleetgen.findings_format import FORMATS, escape_github
 from fleetgen.review import change_path
 from fleetgen.review.output import diff_json, diff_markdown, diff_text, github_annotations
@@ -29,7 +30,9 @@ def diff(fleet: Path, base_ref: str, head_ref: str | None, fmt: str, live: tuple
     if fmt == "json":
         shell.out(diff_json(result.diff, result.impacts))
     elif fmt == "markdown":
-        shell.out(diff_markdown(result.diff, result.impacts), nl=False)
+        head = result.head
+        lines = diff_sources(head.rendered, head.loaded.source, fleet.name)
+        shell.out(diff_markdown(result.diff, result.impacts, source=lines), nl=False)
     elif fmt == "github":
         source = result.head.loaded.source
         annotations = github_annotations(result.diff, lambda change: source.locate(change_path(change, result.head.fleet)))

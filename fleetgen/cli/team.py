@@ -45,6 +45,7 @@ def team_add(
     memory: str | None,
     pods: int | None,
     fmt: str,
+    all_findings: bool,
 ) -> None:
     """Add team NAME to fleet.yaml; refused, with the usual errors, when the fleet would be invalid."""
     loaded = load_fleet(fleet)
@@ -57,7 +58,7 @@ def team_add(
 @fleet_option
 @findings_format_option
 @reports_errors
-def team_remove(name: str, fleet: Path, fmt: str) -> None:
+def team_remove(name: str, fleet: Path, fmt: str, all_findings: bool) -> None:
     """Remove team NAME from fleet.yaml and its files from the tree."""
     loaded = load_fleet(fleet)
     console().err(workflows.write_validated(fleet, remove_team(loaded.source.text, loaded.fleet, name)))

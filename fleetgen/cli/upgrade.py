@@ -37,11 +37,11 @@ def upgrade() -> None:
 @reports_errors
 def upgrade_plan(fleet: Path, sets: tuple[str, ...], to: str | None, start: str | None, fmt: str) -> None:
     """Plan the waves that move the fleet to the target versions; refuse targets the rules reject."""
-    model = load_fleet(fleet).fleet
-    requested = requested_versions(model, sets, to)
+    loaded = load_fleet(fleet)
+    requested = requested_versions(loaded.fleet, sets, to)
     if not requested:
         raise InputError("say what to upgrade to: --set COMPONENT=VERSION or --to VERSION_SET")
-    result = plan_upgrade(model, requested, parse_moment(start, "--start"))
+    result = plan_upgrade(loaded.fleet, requested, parse_moment(start, "--start"), loaded.facts)  # with the fleet's own facts
     console().out({"json": plan_json, "markdown": plan_markdown}.get(fmt, plan_text)(result), nl=fmt != "markdown")
 
 

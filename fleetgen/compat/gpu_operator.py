@@ -1,8 +1,9 @@
-"""Which drivers each NVIDIA GPU Operator release supports (gpu_operator.yaml), and the check that uses it.
+"""Which drivers each NVIDIA GPU Operator release supports (gpu_operator.yaml), and the checks that use it.
 
 The GPU Operator installs the driver of a cluster's version set, so a driver its release does not
 support is an error at that version set's `driver`. A release fleetgen has no row for is a warning:
-the driver cannot be checked until the data is updated.
+the driver cannot be checked until the data is updated. The upgrade planner asks `driver_move` before
+it moves a cluster's driver, and is told in which order the operator and the driver must move.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from fleetgen.errors import Finding, Severity
-from fleetgen.model import Fleet
+from fleetgen.model import Cluster, Fleet
 from fleetgen.model.platform import cluster_platform
 from fleetgen.model.types import Version
 
@@ -53,13 +54,52 @@ def operator_release(chart_version: str, facts: OperatorFacts | None = None) -> 
     return next((r for r in (facts or operator_facts()).releases if r.series == series), None)
 
 
+def cluster_operator(fleet: Fleet, cluster: Cluster) -> str | None:
+    """The GPU Operator chart version that installs this cluster's driver, or None when the operator is off."""
+    operator = cluster_platform(fleet.platform, cluster.platform).gpu_operator
+    return operator.version if operator.enabled else None
+
+
+def _series_key(release: OperatorRelease) -> tuple[int, ...]:
+    return tuple(int(part) for part in release.series.split("."))
+
+
+def driver_move(chart_version: str, current: Version, target: Version, facts: OperatorFacts | None = None) -> str | None:
+    """Why GPU Operator `chart_version` cannot take a cluster from driver `current` to `target`, and what to change
+    in which order; None when its release supports `target` or fleetgen has no row for the release (validate warns)."""
+    data = facts or operator_facts()
+    release = operator_release(chart_version, data)
+    if release is None or target in release.drivers:
+        return None
+    refused = f"driver {target} is not supported by GPU Operator {chart_version}"
+    later = sorted((r for r in data.releases if _series_key(r) > _series_key(release)), key=_series_key)
+    first = next((r for r in later if target in r.drivers), None)
+    if first is None:
+        supported = ", ".join(str(d) for d in release.drivers)
+        return f"{refused} (its {release.series} releases support {supported}) nor by any later release fleetgen knows; choose one of those"
+    if current in first.drivers:
+        return f"{refused}; upgrade the GPU Operator to {first.documents} first (it supports both {current} and {target}), then the driver"
+    between = [d for d in release.drivers if d in first.drivers and current < d < target]
+    if between:
+        step = max(between)
+        return (
+            f"{refused}, and {first.documents}, the first release that supports it, does not support the current driver {current}: "
+            f"move the driver to {step} first (both releases support it), then the GPU Operator to {first.documents}, "
+            f"then the driver to {target}"
+        )
+    return (
+        f"{refused}, and {first.documents}, the first release that supports it, does not support the current driver {current}, "
+        f"nor do the two releases share a driver between them: no order of upgrades keeps the cluster supported"
+    )
+
+
 def driver_findings(fleet: Fleet, facts: OperatorFacts | None = None) -> list[Finding]:
     """A finding for each version set whose driver the GPU Operator release of a cluster using it does not support."""
     found: dict[tuple[str, str], list[str]] = {}
     for cluster in fleet.clusters:
-        operator = cluster_platform(fleet.platform, cluster.platform).gpu_operator
-        if operator.enabled:
-            found.setdefault((cluster.version_set, operator.version), []).append(cluster.name)
+        chart_version = cluster_operator(fleet, cluster)
+        if chart_version is not None:
+            found.setdefault((cluster.version_set, chart_version), []).append(cluster.name)
     findings = []
     for (set_name, chart_version), clusters in found.items():
         names = ", ".join(clusters)

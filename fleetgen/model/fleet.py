@@ -11,14 +11,16 @@ import re
 from functools import cached_property
 from typing import Annotated, Literal, get_args
 
-from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
+from pydantic import BeforeValidator, Field, WithJsonSchema, field_validator, model_validator
 
 from fleetgen.model.compat import Compatibility
+from fleetgen.model.naming import Naming, TeamNames
 from fleetgen.model.platform import Platform
 from fleetgen.model.sharing import Cohort, Queue, Scheduling, Volcano
+from fleetgen.model.slo import Endpoint, Slo
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Bool, Float, Identifier, Int, unique_by
-from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelKey, LabelValue, Line, Quantity, Text, Version, as_text
+from fleetgen.model.types import DnsLabel, DnsSubdomain, HandWrittenPath, LabelKey, LabelValue, Line, Quantity, Text, Version, as_text
 
 API_VERSION = "fleetgen/v1alpha1"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -62,8 +64,8 @@ class VersionSet(Spec):
 
 
 class PriorityClass(Spec):
-    name: DnsSubdomain
-    """Name pods use in priorityClassName."""
+    name: DnsSubdomain = Field(json_schema_extra={"not": {"pattern": "^system-"}})
+    """Name pods use in priorityClassName; `system-` names are Kubernetes' own."""
     value: Int = Field(ge=-2_147_483_648, le=1_000_000_000)
     """Scheduling priority; values above one billion are reserved for Kubernetes' own classes."""
     preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
@@ -72,6 +74,15 @@ class PriorityClass(Spec):
     """The class of pods that name none; at most one class may be the default."""
     description: Text = ""
     """What the class is for; shown by kubectl describe."""
+
+    @field_validator("name")
+    @classmethod
+    def _not_reserved(cls, name: str) -> str:
+        # The API server refuses the prefix (pkg/apis/scheduling/validation ValidatePriorityClass); say so here,
+        # at the name, rather than at the rendered PriorityClass.
+        if name.startswith("system-"):
+            raise ValueError("priority class names with 'system-' prefix are reserved for system use only")
+        return name
 
 
 class Taint(Spec):
@@ -135,6 +146,8 @@ class Cluster(Spec):
     """Changes to the fleet's alerts on this cluster."""
     platform: Platform | None = None
     """Add-on settings that differ on this cluster: only the fields written here replace the fleet's."""
+    extra_resources: Annotated[tuple[HandWrittenPath, ...], unique_by()] = ()
+    """Hand-written kustomize files or folders in clusters/<name>/ that its kustomization lists; fleetgen never writes or removes them."""
 
 
 class Resources(Spec):
@@ -193,6 +206,10 @@ class Team(Spec):
     """Namespaces, besides the team's own, whose pods may reach the team's pods."""
     alerts: dict[TeamAlertName, AlertOverride] = {}
     """Changes to the team-scoped alerts for this team (on every cluster it is on)."""
+    names: TeamNames = TeamNames()
+    """The team's own names of its objects, where they differ from the fleet's `naming`."""
+    endpoints: Annotated[tuple[Endpoint, ...], unique_by("name")] = ()
+    """Inference endpoints the team serves, each with an SLO tier: burn-rate alerts and an error-budget panel."""
 
     @property
     def namespace(self) -> str:
@@ -367,6 +384,8 @@ class Fleet(Spec):
     """Fleet-wide scheduling options."""
     version_sets: dict[DnsLabel, VersionSet] = Field(min_length=1)
     """Named rows of the compatibility matrix; clusters refer to them by name."""
+    naming: Naming = Naming()
+    """Names of every team's objects (Role, RoleBinding, ResourceQuotas, NetworkPolicy, LocalQueue); fleetgen's own when left out."""
     priority_classes: Annotated[tuple[PriorityClass, ...], unique_by("name")] = ()
     """PriorityClasses rendered on every cluster."""
     clusters: Annotated[tuple[Cluster, ...], unique_by("name")] = Field(min_length=1)
@@ -377,6 +396,8 @@ class Fleet(Spec):
     """Changes that need approval beyond self-service; a pull request is gated by its base branch's rules."""
     alerts: Alerts = Alerts()
     """GPU alerts and dashboards rendered for every cluster."""
+    slo: Slo = Slo()
+    """SLO tiers of inference endpoints (teams[].endpoints); the seed's three unless changed here."""
     platform: Platform = Platform()
     """The add-ons every cluster gets (Kueue, the NVIDIA GPU Operator, Prometheus Operator CRDs), each a pinned Helm chart."""
     pricing: Pricing = Pricing()

@@ -89,8 +89,8 @@ class Queue(Spec):
     """Kueue fair sharing weight (when fair sharing is on): a queue of weight 2 gets twice the share of unused quota of one of weight 1."""
     flavor_fungibility: FlavorFungibility | None = None
     """Whether to borrow or preempt in a flavor before trying the next one."""
-    admits: Literal["any-namespace", "placed-teams"] = "any-namespace"
-    """placed-teams: the queue's namespaceSelector admits only the namespaces of the teams placed on it."""
+    admits: Literal["placed-teams", "any-namespace"] = "placed-teams"
+    """placed-teams: the queue's namespaceSelector admits only the namespaces of the teams placed on it; any-namespace: every namespace."""
 
 
 class Cohort(Spec):
@@ -122,8 +122,8 @@ class Volcano(Spec):
 
 
 class Scheduling(Spec):
-    workload_priority_classes: Bool = False
-    """Render a Kueue WorkloadPriorityClass beside every priority class (same name and value)."""
+    workload_priority_classes: Bool = True
+    """Render a Kueue WorkloadPriorityClass beside every priority class (same name and value): Kueue orders workloads by it."""
 
 
 def pool_total(pool: NodePool, resource: str) -> Fraction:

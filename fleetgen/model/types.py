@@ -78,12 +78,64 @@ DnsSubdomain = Annotated[
     AfterValidator(_check_dns_subdomain),
     WithJsonSchema({"type": "string", "pattern": f"^{_DNS_SUBDOMAIN.pattern}$", "maxLength": 253}),
 ]
+NAME_PLACEHOLDERS = ("team", "namespace")
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def fill_name(template: str, team: str) -> str:
+    """A name template with its placeholders replaced for one team ({namespace} is team-<team>)."""
+    values = {"team": team, "namespace": f"team-{team}"}
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+def _check_name_template(value: str) -> str:
+    unknown = [p for p in _PLACEHOLDER.findall(value) if p not in NAME_PLACEHOLDERS]
+    if unknown:
+        raise ValueError(f"unknown placeholder {{{unknown[0]}}} in {value!r}; the placeholders are {{team}} and {{namespace}}")
+    sample = fill_name(value, "a")
+    if len(value) > 190 or not _DNS_SUBDOMAIN.fullmatch(sample):
+        raise ValueError(
+            f"{value!r} does not make a DNS-1123 subdomain name (lowercase letters, digits, '-' and '.', "
+            "at most 190 characters, with {team} and {namespace} as placeholders)"
+        )
+    return value
+
+
+NameTemplate = Annotated[
+    str,
+    BeforeValidator(as_text),
+    AfterValidator(_check_name_template),
+    WithJsonSchema({"type": "string", "pattern": "^[-a-z0-9.{}]+$", "maxLength": 190}),
+]
 LabelKey = Annotated[str, AfterValidator(_check_label_key), WithJsonSchema({"type": "string", "maxLength": 317})]
 LabelValue = Annotated[
     str,
     BeforeValidator(as_text),
     AfterValidator(_check_label_value),
     WithJsonSchema({"type": "string", "pattern": f"^({_LABEL_NAME.pattern})?$", "maxLength": 63}),
+]
+
+# What render writes in a cluster's folder (a file, or a folder by its first part): hand-written files live elsewhere.
+RENDERED_IN_CLUSTER = ("kustomization.yaml", "cluster.yaml", "observability.yaml", "patches", "platform", "flux-system", "argocd")
+_PATH_PART = re.compile(r"[A-Za-z0-9_][-A-Za-z0-9_.]*")
+
+
+def _check_hand_written(value: str) -> str:
+    parts = value.split("/")
+    if len(value) > 1024 or not all(_PATH_PART.fullmatch(p) for p in parts):
+        raise ValueError(
+            f"{value!r} is not a path inside the cluster's folder ('/'-separated names of letters, digits, '-', '_' and '.', "
+            "relative, no '..')"
+        )
+    if parts[0] in RENDERED_IN_CLUSTER:
+        raise ValueError(f"{value!r}: {parts[0]} is render's; keep hand-written files elsewhere, e.g. hand-written/")
+    return value
+
+
+HandWrittenPath = Annotated[
+    str,
+    AfterValidator(_check_hand_written),
+    WithJsonSchema({"type": "string", "pattern": "^[A-Za-z0-9_][-A-Za-z0-9_.]*(/[A-Za-z0-9_][-A-Za-z0-9_.]*)*$", "maxLength": 1024}),
 ]
 
 _QUANTITY = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?")
@@ -151,6 +203,18 @@ class Quantity:
 
     def __str__(self) -> str:
         return self.text
+
+    def canonical(self, binary: bool = True) -> str:
+        """One spelling per value (262144Mi and 256Gi are both 256Gi): whole numbers in the largest binary
+        suffix that divides them (sizes; `binary=False` for counts such as CPUs), anything else as a plain
+        decimal. For text that must not churn with notation."""
+        if binary and self.value.denominator == 1 and self.value:
+            for suffix in ("Ei", "Pi", "Ti", "Gi", "Mi", "Ki"):
+                whole, rest = divmod(self.value.numerator, _SUFFIX[suffix].numerator)
+                if not rest:
+                    return f"{whole}{suffix}"
+            return str(self.value.numerator)
+        return f"{(Decimal(self.value.numerator) / Decimal(self.value.denominator)).normalize():f}"
 
     def __repr__(self) -> str:
         return f"Quantity({self.text!r})"

@@ -22,10 +22,12 @@ from collections.abc import Callable
 from posixpath import join, normpath
 
 from fleetgen.model import Cluster, Fleet
+from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
 from fleetgen.render.platform import ARGOCD_NS, FLUX_NS, argocd_add_ons, chart_repositories, flux_add_ons, sync_policy
+from fleetgen.render.provenance import NOWHERE, Recorder
 
-GitOpsBuilder = Callable[[Fleet, Cluster, int], list[Manifest]]
+GitOpsBuilder = Callable[[Fleet, Cluster, int, Recorder], list[Manifest]]
 PLATFORM_FOLDER = "platform"
 IN_CLUSTER = "https://kubernetes.default.svc"  # Argo CD's own cluster, where the child Applications live
 
@@ -34,7 +36,11 @@ def repo_path(fleet: Fleet, *parts: str) -> str:
     return normpath(join(fleet.gitops.path, *parts))
 
 
-def flux(fleet: Fleet, cluster: Cluster, index: int) -> list[Manifest]:
+def _path_of(index: int, *rest: str) -> prov.Origin:
+    return prov.derived("gitops.path/clusters/<cluster>" + "".join(f"/{r}" for r in rest), ("gitops", "path"), ("clusters", index, "name"))
+
+
+def flux(fleet: Fleet, cluster: Cluster, index: int, why: Recorder = NOWHERE) -> list[Manifest]:
     ops, labels, ns = fleet.gitops, fleet_labels(fleet), FLUX_NS
     source = {"kind": "GitRepository", "name": fleet.metadata.name}
     repository = k8s_object(
@@ -46,6 +52,10 @@ def flux(fleet: Fleet, cluster: Cluster, index: int) -> list[Manifest]:
         spec={"interval": ops.interval, "url": ops.repository, "ref": {"branch": ops.branch}},
     )
     out, depends = [Manifest(repository, ("gitops",))], []
+    if why.on:
+        why.meta(repository, ("metadata", "name"), prov.fleet_labels(), prov.default("Flux's namespace"))
+        for pointer, at in ((("interval",), "interval"), (("url",), "repository"), (("ref", "branch"), "branch")):
+            why.set(repository, ("spec", *pointer), ("gitops", at))
     if flux_add_ons(fleet, index):
         platform = k8s_object(
             "kustomize.toolkit.fluxcd.io/v1",
@@ -64,6 +74,9 @@ def flux(fleet: Fleet, cluster: Cluster, index: int) -> list[Manifest]:
         )
         out.append(Manifest(platform, ("platform",)))
         depends = [{"name": PLATFORM_FOLDER}]
+        if why.on:
+            why.meta(platform, prov.default("fleetgen's platform folder"), prov.fleet_labels(), prov.default("Flux's namespace"))
+            _record_sync(why, platform, index, PLATFORM_FOLDER)
     fleet_sync = k8s_object(
         "kustomize.toolkit.fluxcd.io/v1",
         "Kustomization",
@@ -78,10 +91,22 @@ def flux(fleet: Fleet, cluster: Cluster, index: int) -> list[Manifest]:
             "sourceRef": source,
         },
     )
+    if why.on:
+        why.meta(fleet_sync, ("metadata", "name"), prov.fleet_labels(), prov.default("Flux's namespace"))
+        _record_sync(why, fleet_sync, index)
+        why.set(fleet_sync, ("spec", "dependsOn"), prov.derived("the platform folder first, when the cluster has add-ons", ("platform",)))
     return [*out, Manifest(fleet_sync, ("clusters", index))]
 
 
-def argocd(fleet: Fleet, cluster: Cluster, index: int) -> list[Manifest]:
+def _record_sync(why: Recorder, body: dict[str, object], index: int, *folder: str) -> None:
+    """A Flux Kustomization of the fleet's repository."""
+    why.set(body, ("spec",), prov.default("fleetgen's sync settings"))
+    why.set(body, ("spec", "interval"), ("gitops", "interval"))
+    why.set(body, ("spec", "path"), _path_of(index, *folder))
+    why.set(body, ("spec", "sourceRef", "name"), ("metadata", "name"))
+
+
+def argocd(fleet: Fleet, cluster: Cluster, index: int, why: Recorder = NOWHERE) -> list[Manifest]:
     ops, labels, name = fleet.gitops, fleet_labels(fleet), fleet.metadata.name
     destinations = [{"name": c.name, "namespace": "*"} for c in fleet.clusters] + [{"server": IN_CLUSTER, "namespace": ARGOCD_NS}]
     project = k8s_object(
@@ -114,10 +139,34 @@ def argocd(fleet: Fleet, cluster: Cluster, index: int) -> list[Manifest]:
             "syncPolicy": sync_policy([]),
         },
     )
+    if why.on:
+        argocd_ns = prov.default("Argo CD's namespace")
+        why.meta(project, ("metadata", "name"), prov.fleet_labels(), argocd_ns)
+        why.set(project, ("spec",), prov.default("fleetgen's AppProject settings"))
+        why.set(project, ("spec", "description"), prov.derived("Fleet <name>, rendered by fleetgen", ("metadata", "name")))
+        why.set(
+            project,
+            ("spec", "sourceRepos"),
+            prov.derived("the fleet's repository and its add-ons' charts", ("gitops", "repository"), ("platform",)),
+        )
+        why.set(project, ("spec", "destinations"), prov.derived("every cluster of the fleet, and Argo CD's own", ("clusters",)))
+        why.meta(
+            root, prov.derived("<fleet>-<cluster>-root", ("metadata", "name"), ("clusters", index, "name")), prov.fleet_labels(), argocd_ns
+        )
+        _record_application(why, root, index, PLATFORM_FOLDER)
     return [Manifest(project, ("gitops",)), Manifest(root, ("clusters", index))]
 
 
-def argocd_children(fleet: Fleet, cluster: Cluster, index: int) -> list[Manifest]:
+def _record_application(why: Recorder, body: dict[str, object], index: int, *folder: str) -> None:
+    """An Argo CD Application of the fleet's repository."""
+    why.set(body, ("spec",), prov.default("fleetgen's Application settings"))
+    why.set(body, ("spec", "project"), ("metadata", "name"))
+    why.set(body, ("spec", "source", "repoURL"), ("gitops", "repository"))
+    why.set(body, ("spec", "source", "targetRevision"), ("gitops", "branch"))
+    why.set(body, ("spec", "source", "path"), _path_of(index, *folder))
+
+
+def argocd_children(fleet: Fleet, cluster: Cluster, index: int, why: Recorder = NOWHERE) -> list[Manifest]:
     """What the root Application syncs: the add-ons' Applications, then the fleet's (wave 0)."""
     ops, name = fleet.gitops, fleet.metadata.name
     fleet_app = k8s_object(
@@ -134,11 +183,17 @@ def argocd_children(fleet: Fleet, cluster: Cluster, index: int) -> list[Manifest
             "syncPolicy": sync_policy(["SkipDryRunOnMissingResource=true"]),
         },
     )
-    return [*argocd_add_ons(fleet, index, name), Manifest(fleet_app, ("clusters", index))]
+    if why.on:
+        named = prov.derived("<fleet>-<cluster>", ("metadata", "name"), ("clusters", index, "name"))
+        why.meta(fleet_app, named, prov.fleet_labels(), prov.default("Argo CD's namespace"))
+        why.set(fleet_app, ("metadata", "annotations"), prov.default("wave 0: after the add-ons"))
+        _record_application(why, fleet_app, index)
+        why.set(fleet_app, ("spec", "destination", "name"), ("clusters", index, "name"))
+    return [*argocd_add_ons(fleet, index, name, why), Manifest(fleet_app, ("clusters", index))]
 
 
-def flux_children(fleet: Fleet, cluster: Cluster, index: int) -> list[Manifest]:
-    return flux_add_ons(fleet, index)
+def flux_children(fleet: Fleet, cluster: Cluster, index: int, why: Recorder = NOWHERE) -> list[Manifest]:
+    return flux_add_ons(fleet, index, why)
 
 
 # engine -> (entry point folder, its objects, the platform folder's objects)
@@ -148,14 +203,14 @@ ENGINES: dict[str, tuple[str, GitOpsBuilder, GitOpsBuilder]] = {
 }
 
 
-def gitops_folders(fleet: Fleet, index: int) -> list[tuple[str, str, list[Manifest]]]:
+def gitops_folders(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> list[tuple[str, str, list[Manifest]]]:
     """(folder under clusters/<name>/, file name, objects): the entry point, then the platform folder if it has objects."""
     folder, entry, children = ENGINES[fleet.gitops.engine]
     cluster = fleet.clusters[index]
-    platform = children(fleet, cluster, index)
-    return [(folder, "sync.yaml", entry(fleet, cluster, index)), *([(PLATFORM_FOLDER, "platform.yaml", platform)] if platform else [])]
+    platform = children(fleet, cluster, index, why)
+    return [(folder, "sync.yaml", entry(fleet, cluster, index, why)), *([(PLATFORM_FOLDER, "platform.yaml", platform)] if platform else [])]
 
 
-def entry_point(fleet: Fleet, index: int) -> list[Manifest]:
+def entry_point(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> list[Manifest]:
     """The GitOps objects that sync cluster `index`: its entry point and the platform folder it syncs first."""
-    return [m for _, _, manifests in gitops_folders(fleet, index) for m in manifests]
+    return [m for _, _, manifests in gitops_folders(fleet, index, why) for m in manifests]

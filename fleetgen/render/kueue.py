@@ -8,12 +8,14 @@ from typing import Any
 from fleetgen.errors import FieldPath
 from fleetgen.model import COMPONENTS, GPU_RESOURCE, Cluster, Fleet, NodePool, Queue
 from fleetgen.model.sharing import FIELDS, RESOURCES, Cohort, FlavorResources, PerFlavor, nominal
+from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object, quantity_value
+from fleetgen.render.provenance import NOWHERE, Recorder
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"  # served since Kueue v0.15; v1beta1's `cohort` is `cohortName` here
 
 
-def priority_classes(fleet: Fleet) -> list[Manifest]:
+def priority_classes(fleet: Fleet, why: Recorder = NOWHERE) -> list[Manifest]:
     out = []
     for i, pc in enumerate(fleet.priority_classes):
         body = k8s_object(
@@ -28,6 +30,7 @@ def priority_classes(fleet: Fleet) -> list[Manifest]:
         if pc.description:
             body["description"] = pc.description
         out.append(Manifest(body, ("priorityClasses", i)))
+        _record_fields(why, body, ("priorityClasses", i), ("value", "globalDefault", "preemptionPolicy", "description"))
     if fleet.scheduling.workload_priority_classes:
         for i, pc in enumerate(fleet.priority_classes):
             fields: dict[str, Any] = {"value": pc.value}
@@ -35,7 +38,16 @@ def priority_classes(fleet: Fleet) -> list[Manifest]:
                 fields["description"] = pc.description
             body = k8s_object(KUEUE_API, "WorkloadPriorityClass", pc.name, fleet_labels(fleet), **fields)
             out.append(Manifest(body, ("priorityClasses", i)))
+            _record_fields(why, body, ("priorityClasses", i), ("value", "description"))
     return out
+
+
+def _record_fields(why: Recorder, body: dict[str, Any], at: FieldPath, fields: tuple[str, ...]) -> None:
+    """A fleet-wide object named by `at`.name whose top-level `fields` are the model's fields of the same name."""
+    if why.on:
+        why.meta(body, at + ("name",), prov.fleet_labels())
+        for name in fields:
+            why.set(body, (name,), at + (name,))
 
 
 def _toleration(key: str, value: str, effect: str) -> dict[str, str]:
@@ -50,15 +62,23 @@ def version_labels(fleet: Fleet, cluster: Cluster) -> dict[str, str]:
     return {f"fleetgen/{c}": str(getattr(versions, c)) for c in COMPONENTS}
 
 
-def fleet_versions(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Manifest]:
+def fleet_versions(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
     """A ConfigMap any controller or person on the cluster can read: which versions it should run."""
     data = {c.removeprefix("fleetgen/"): v for c, v in version_labels(fleet, cluster).items()}
     data |= {"cluster": cluster.name, "versionSet": cluster.version_set, "environment": cluster.environment, "region": cluster.region}
     body = k8s_object("v1", "ConfigMap", "fleet-versions", fleet_labels(fleet), namespace="kube-public", data=dict(sorted(data.items())))
+    if why.on:
+        why.meta(
+            body, prov.default("fleetgen's versions ConfigMap"), prov.fleet_labels(), prov.default("readable by anyone on the cluster")
+        )
+        for c in COMPONENTS:
+            why.set(body, ("data", c), ("versionSets", cluster.version_set, c))
+        for key, field in (("cluster", "name"), ("versionSet", "versionSet"), ("environment", "environment"), ("region", "region")):
+            why.set(body, ("data", key), at + (field,))
     return [Manifest(body, at + ("versionSet",))]
 
 
-def resource_flavors(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Manifest]:
+def resource_flavors(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
     out = []
     for p, pool in enumerate(cluster.node_pools):
         spec: dict[str, Any] = {"nodeLabels": dict(sorted(pool.labels.items()))}
@@ -69,10 +89,21 @@ def resource_flavors(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Mani
         labels = {**fleet_labels(fleet), **version_labels(fleet, cluster), "fleetgen/gpu-model": pool.gpu_model}
         body = k8s_object(KUEUE_API, "ResourceFlavor", pool.name, labels, spec=spec)
         out.append(Manifest(body, at + ("nodePools", p)))
+        if why.on:
+            pool_at = at + ("nodePools", p)
+            versions = {f"fleetgen/{c}": ("versionSets", cluster.version_set, c) for c in COMPONENTS}
+            why.meta(body, pool_at + ("name",), {**prov.fleet_labels(), **versions, "fleetgen/gpu-model": pool_at + ("gpuModel",)})
+            why.set(body, ("spec", "nodeLabels"), pool_at + ("labels",), mirror=True)
+            for k in range(len(pool.taints)):
+                why.set(body, ("spec", "tolerations", k), pool_at + ("taints", k), mirror=True)
+                why.set(
+                    body, ("spec", "tolerations", k, "operator"), prov.derived("Equal with a value, else Exists", pool_at + ("taints", k))
+                )
+            why.set(body, ("spec", "topologyName"), pool_at + ("name",))
     return out
 
 
-def topologies(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Manifest]:
+def topologies(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
     """A Kueue Topology per node pool that declares its network topology labels (named after the pool)."""
     out = []
     for p, pool in enumerate(cluster.node_pools):
@@ -81,6 +112,10 @@ def topologies(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Manifest]:
             out.append(
                 Manifest(k8s_object(KUEUE_API, "Topology", pool.name, fleet_labels(fleet), spec=spec), at + ("nodePools", p, "topology"))
             )
+            if why.on:
+                why.meta(out[-1].body, at + ("nodePools", p, "name"), prov.fleet_labels())
+                for k in range(len(pool.topology)):
+                    why.set(out[-1].body, ("spec", "levels", k, "nodeLabel"), at + ("nodePools", p, "topology", k))
     return out
 
 
@@ -140,7 +175,7 @@ def _cohort_resource(cohort: Cohort, flavor: str, resource: str) -> dict[str, An
     return entry | _limits(resource, flavor, cohort.borrowing_limit, cohort.lending_limit)
 
 
-def cohorts(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Manifest]:
+def cohorts(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
     """A Kueue Cohort per cohort the cluster lists: its parent, its own quota and limits, its fair-sharing weight."""
     out = []
     for c, cohort in enumerate(cluster.cohorts):
@@ -157,7 +192,54 @@ def cohorts(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Manifest]:
             spec["resourceGroups"] = [{"coveredResources": list(RESOURCES), "flavors": flavors}]
         spec |= _fair_sharing(cohort.fair_sharing_weight)
         out.append(Manifest(k8s_object(KUEUE_API, "Cohort", cohort.name, fleet_labels(fleet), spec=spec), at + ("cohorts", c)))
+        if why.on:
+            body, cohort_at = out[-1].body, at + ("cohorts", c)
+            why.meta(body, cohort_at + ("name",), prov.fleet_labels())
+            why.set(body, ("spec",), prov.derived("the cohort sets no parent, quota or weight", cohort_at))
+            why.set(body, ("spec", "parentName"), cohort_at + ("parent",))
+            why.set(body, ("spec", "fairSharing", "weight"), cohort_at + ("fairSharingWeight",))
+            for f, flavor in enumerate(flavors):
+                _record_resources(why, body, ("spec", "resourceGroups", 0, "flavors", f), cohort_at, cohort, str(flavor["name"]), None)
     return out
+
+
+def _record_resources(
+    why: Recorder,
+    body: dict[str, Any],
+    pointer: tuple[str | int, ...],
+    owner_at: FieldPath,
+    owner: Queue | Cohort,
+    flavor: str,
+    pool_at: FieldPath | None,
+) -> None:
+    """Origins of one flavor of a queue's or cohort's resource group: its name, nominal quotas and limits.
+
+    `pool_at` is the node pool of a queue's flavor, whose size makes the quota a queue does not state."""
+    why.set(body, (*pointer[:-2], "coveredResources"), prov.default("fleetgen covers cpu, memory and GPUs in every group"))
+    why.set(body, (*pointer, "name"), pool_at + ("name",) if pool_at else prov.derived("a flavor the cohort names", owner_at))
+    stated = owner.nominal_quota.get(flavor)
+    for r, resource in enumerate(RESOURCES):
+        field, at = FIELDS[resource], (*pointer, "resources", r)
+        why.set(body, (*at, "name"), prov.default("fleetgen covers cpu, memory and GPUs"))
+        per_node = {"cpu": "cpuPerNode", "memory": "memoryPerNode"}.get(resource, "gpusPerNode")
+        if stated is not None and getattr(stated, field) is not None:
+            why.set(body, (*at, "nominalQuota"), owner_at + ("nominalQuota", flavor, field))
+        elif pool_at is None:
+            why.set(body, (*at, "nominalQuota"), prov.default("0: a cohort holds only what it states"))
+        elif stated is None:
+            whole = "the pool at its maximum size: maxNodes x " + per_node
+            why.set(body, (*at, "nominalQuota"), prov.derived(whole, pool_at + ("maxNodes",), pool_at + (per_node,)))
+        else:
+            share = "the queue's GPU share of the pool at its maximum size"
+            inputs = (
+                owner_at + ("nominalQuota", flavor, "gpu"),
+                pool_at + ("gpusPerNode",),
+                pool_at + ("maxNodes",),
+                pool_at + (per_node,),
+            )
+            why.set(body, (*at, "nominalQuota"), prov.derived(share, *inputs))
+        for limit in ("borrowingLimit", "lendingLimit"):
+            why.set(body, (*at, limit), owner_at + (limit, flavor, field))
 
 
 def queue_of(fleet: Fleet, cluster: Cluster, team_index: int) -> str:
@@ -175,7 +257,7 @@ def _namespace_selector(fleet: Fleet, cluster: Cluster, queue: Queue) -> dict[st
     return {"matchExpressions": [{"key": "team", "operator": "In", "values": teams}]}
 
 
-def cluster_queues(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Manifest]:
+def cluster_queues(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
     """One ClusterQueue per queue, with its cohort, quotas and limits, preemption and fair-sharing weight."""
     pools = {p.name: p for p in cluster.node_pools}
     out = []
@@ -202,4 +284,18 @@ def cluster_queues(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Manife
             spec["flavorFungibility"] = queue.flavor_fungibility.model_dump(by_alias=True, exclude_none=True)
         body = k8s_object(KUEUE_API, "ClusterQueue", queue.name, fleet_labels(fleet), spec=spec)
         out.append(Manifest(body, at + ("queues", q)))
+        if why.on:
+            queue_at, position = at + ("queues", q), {p.name: k for k, p in enumerate(cluster.node_pools)}
+            why.meta(body, queue_at + ("name",), prov.fleet_labels())
+            admits = "the namespaces of the teams placed on this queue" if queue.admits == "placed-teams" else "any namespace"
+            why.set(body, ("spec", "namespaceSelector"), prov.derived(admits, queue_at + ("admits",), ("teams",)))
+            why.set(body, ("spec", "cohortName"), queue_at + ("cohort",))
+            for f, name in enumerate(names):
+                pool_at = at + ("nodePools", position[name])
+                _record_resources(why, body, ("spec", "resourceGroups", 0, "flavors", f), queue_at, queue, name, pool_at)
+                if queue.flavors is not None:
+                    why.set(body, ("spec", "resourceGroups", 0, "flavors", f, "name"), queue_at + ("flavors", f))
+            why.set(body, ("spec", "preemption"), queue_at + ("preemption",), mirror=True)
+            why.set(body, ("spec", "fairSharing", "weight"), queue_at + ("fairSharingWeight",))
+            why.set(body, ("spec", "flavorFungibility"), queue_at + ("flavorFungibility",), mirror=True)
     return out

@@ -15,12 +15,14 @@ from typing import Any
 
 from fleetgen.errors import FieldPath
 from fleetgen.model import Cluster, Fleet, Queue, Quota, Team
+from fleetgen.render import cluster_info, observability, slo
 from fleetgen.render import kueue as kueue_objects
-from fleetgen.render import observability
+from fleetgen.render import provenance as prov
 from fleetgen.render import team as team_objects
 from fleetgen.render import volcano as volcano_objects
 from fleetgen.render.gitops import gitops_folders
 from fleetgen.render.manifest import Manifest
+from fleetgen.render.provenance import NOWHERE, Given, Recorder
 
 KUSTOMIZE_API = "kustomize.config.k8s.io/v1beta1"
 DEFAULT_QUEUE = Queue().name
@@ -41,6 +43,9 @@ class TeamContext:
     quota_at: FieldPath
     queue: str
     role_rules: tuple[dict[str, Any], ...] = ()  # beyond the seed's Role: Volcano's on a Volcano cluster
+    queue_at: Given = prov.default("the default ClusterQueue's name")  # where `queue` comes from
+    cluster_at: FieldPath = ()  # the cluster, when the context is one cluster's
+    why: Recorder = NOWHERE  # records provenance (explain); the plan records nothing
 
 
 TeamBuilder = Callable[[Fleet, Team, FieldPath, TeamContext], list[Manifest]]
@@ -49,33 +54,49 @@ TeamBuilder = Callable[[Fleet, Team, FieldPath, TeamContext], list[Manifest]]
 # The last field says whether the part depends on the cluster (its quota or queue): only those
 # can need a patch.
 TEAM_PARTS: tuple[tuple[str, str, TeamBuilder, bool], ...] = (
-    ("namespaces", "namespace.yaml", lambda f, t, at, ctx: team_objects.namespace(f, t, at), False),
-    ("rbac", "rbac.yaml", lambda f, t, at, ctx: team_objects.rbac(f, t, at, ctx.role_rules), True),
+    ("namespaces", "namespace.yaml", lambda f, t, at, ctx: team_objects.namespace(f, t, at, ctx.why), False),
+    (
+        "rbac",
+        "rbac.yaml",
+        lambda f, t, at, ctx: team_objects.rbac(f, t, at, ctx.role_rules, ctx.why, ctx.cluster_at + ("volcano",)),
+        True,
+    ),
     (
         "resource-quotas",
         "resource-quotas.yaml",
-        lambda f, t, at, ctx: team_objects.resource_quotas(f, t, at, ctx.quota, ctx.quota_at),
+        lambda f, t, at, ctx: team_objects.resource_quotas(f, t, at, ctx.quota, ctx.quota_at, ctx.why),
         True,
     ),
-    ("network-policies", "network-policy.yaml", lambda f, t, at, ctx: team_objects.network_policy(f, t, at), False),
-    ("kueue", "local-queue.yaml", lambda f, t, at, ctx: team_objects.local_queue(f, t, ctx.queue, at + ("clusters",)), True),
-    ("dashboards", "dashboard.yaml", lambda f, t, at, ctx: observability.team_dashboard(f, t, at), False),
+    ("network-policies", "network-policy.yaml", lambda f, t, at, ctx: team_objects.network_policy(f, t, at, ctx.why), False),
+    (
+        "kueue",
+        "local-queue.yaml",
+        lambda f, t, at, ctx: team_objects.local_queue(f, t, ctx.queue, at + ("clusters",), ctx.why, ctx.queue_at),
+        True,
+    ),
+    ("dashboards", "dashboard.yaml", lambda f, t, at, ctx: observability.team_dashboard(f, t, at, ctx.why), False),
 )
 
 # clusters/<name>/<file>: what only this cluster has.
-LOCAL_FILES: tuple[tuple[str, Callable[[Fleet, int], list[Manifest]]], ...] = (
+LOCAL_FILES: tuple[tuple[str, Callable[..., list[Manifest]]], ...] = (  # (fleet, index, why=NOWHERE)
     (
         "cluster.yaml",
-        lambda f, i: (
-            kueue_objects.fleet_versions(f, f.clusters[i], ("clusters", i))
-            + kueue_objects.topologies(f, f.clusters[i], ("clusters", i))
-            + kueue_objects.resource_flavors(f, f.clusters[i], ("clusters", i))
-            + kueue_objects.cohorts(f, f.clusters[i], ("clusters", i))
-            + kueue_objects.cluster_queues(f, f.clusters[i], ("clusters", i))
-            + volcano_objects.volcano_queues(f, f.clusters[i], ("clusters", i))
+        lambda f, i, why=NOWHERE: (
+            kueue_objects.fleet_versions(f, f.clusters[i], ("clusters", i), why)
+            + cluster_info.fleet_info(f, f.clusters[i], ("clusters", i), why)
+            + kueue_objects.topologies(f, f.clusters[i], ("clusters", i), why)
+            + kueue_objects.resource_flavors(f, f.clusters[i], ("clusters", i), why)
+            + kueue_objects.cohorts(f, f.clusters[i], ("clusters", i), why)
+            + kueue_objects.cluster_queues(f, f.clusters[i], ("clusters", i), why)
+            + volcano_objects.volcano_queues(f, f.clusters[i], ("clusters", i), why)
         ),
     ),
-    ("observability.yaml", lambda f, i: observability.prometheus_rule(f, i) + observability.overview_dashboard(f, i)),
+    (
+        "observability.yaml",
+        lambda f, i, why=NOWHERE: (
+            observability.prometheus_rule(f, i, why) + slo.prometheus_rule(f, i, why) + observability.overview_dashboard(f, i, why)
+        ),
+    ),
 )
 
 
@@ -83,34 +104,38 @@ def base_context(team: Team, at: FieldPath) -> TeamContext:
     return TeamContext(team.quota, at + ("quota",), DEFAULT_QUEUE)
 
 
-def cluster_context(team: Team, at: FieldPath, cluster: Cluster) -> TeamContext:
+def cluster_context(team: Team, at: FieldPath, cluster: Cluster, index: int, why: Recorder = NOWHERE) -> TeamContext:
     placement = team.clusters.get(cluster.name)
     quota_at = at + ("clusters", cluster.name) if placement else at + ("quota",)
     queue = placement.queue if placement and placement.queue else cluster.queues[0].name
+    queue_at: FieldPath = quota_at + ("queue",) if placement and placement.queue else ("clusters", index, "queues", 0, "name")
     rules = volcano_objects.VOLCANO_RULES if cluster.volcano else ()
-    return TeamContext(team.quota_on(cluster.name), quota_at, queue, rules)
+    return TeamContext(team.quota_on(cluster.name), quota_at, queue, rules, queue_at, ("clusters", index), why)
 
 
 def cluster_labels(cluster: Cluster) -> dict[str, str]:
     return {"environment": cluster.environment}
 
 
-def cluster_objects(fleet: Fleet, index: int) -> list[Manifest]:
+def cluster_objects(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> list[Manifest]:
     """Every object cluster `index` must end up with, as `kustomize build clusters/<name>` gives it."""
     cluster = fleet.clusters[index]
-    objects = list(kueue_objects.priority_classes(fleet))
+    objects = list(kueue_objects.priority_classes(fleet, why))
     for t, team in fleet.placements[cluster.name]:
         at = ("teams", t)
-        context = cluster_context(team, at, cluster)
+        context = cluster_context(team, at, cluster, index, why)
         for _, _, build, _ in TEAM_PARTS:
             objects += build(fleet, team, at, context)
-    objects += _cluster_local(fleet, index)
+    objects += _cluster_local(fleet, index, why)
     extra = cluster_labels(cluster)
+    if why.on:
+        for m in objects:
+            why.set(m.body, ("metadata", "labels", "environment"), ("clusters", index, "environment"))
     return [_with_labels(m, extra) for m in objects]
 
 
-def _cluster_local(fleet: Fleet, index: int) -> list[Manifest]:
-    return [m for _, build in LOCAL_FILES for m in build(fleet, index)]
+def _cluster_local(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> list[Manifest]:
+    return [m for _, build in LOCAL_FILES for m in build(fleet, index, why)]
 
 
 def _with_labels(manifest: Manifest, labels: dict[str, str]) -> Manifest:
@@ -127,12 +152,14 @@ def plan(fleet: Fleet) -> list[OutputFile]:
     if fleet.priority_classes:
         files += _folder("base/priority-classes", "priority-classes.yaml", kueue_objects.priority_classes(fleet), ())
     placed = [(t, team) for t, team in enumerate(fleet.teams) if team.clusters]
+    bases: dict[tuple[str, int], list[Manifest]] = {}  # each team's base objects by (folder, team): overlays patch against them
     for folder, filename, build, _ in TEAM_PARTS:
         for t, team in placed:
             at = ("teams", t)
-            files += _folder(f"base/{folder}/{team.name}", filename, build(fleet, team, at, base_context(team, at)), at)
+            bases[(folder, t)] = build(fleet, team, at, base_context(team, at))
+            files += _folder(f"base/{folder}/{team.name}", filename, bases[(folder, t)], at)
     for index in range(len(fleet.clusters)):
-        files += _cluster_files(fleet, index)
+        files += _cluster_files(fleet, index, bases)
     return files
 
 
@@ -147,26 +174,26 @@ def _kustomization(at: FieldPath, **fields: Any) -> Manifest:
     return Manifest({"apiVersion": KUSTOMIZE_API, "kind": "Kustomization", **fields}, at)
 
 
-def _cluster_files(fleet: Fleet, index: int) -> list[OutputFile]:
+def _cluster_files(fleet: Fleet, index: int, bases: dict[tuple[str, int], list[Manifest]]) -> list[OutputFile]:
     cluster = fleet.clusters[index]
     root, at = f"clusters/{cluster.name}", ("clusters", index)
     resources = ["../../base/priority-classes"] if fleet.priority_classes else []
     patches: list[OutputFile] = []
     for t, team in fleet.placements[cluster.name]:
         team_at = ("teams", t)
-        base, here = base_context(team, team_at), cluster_context(team, team_at, cluster)
+        here = cluster_context(team, team_at, cluster, index)
         for folder, _, build, varies in TEAM_PARTS:
             resources.append(f"../../base/{folder}/{team.name}")
             if not varies:
                 continue
-            for shared, local in zip(build(fleet, team, team_at, base), build(fleet, team, team_at, here), strict=True):
+            for shared, local in zip(bases[(folder, t)], build(fleet, team, team_at, here), strict=True):
                 patch = merge_patch(shared.body, local.body)
                 if patch:
                     kind, namespace, name = local.key
                     target = {"apiVersion": local.body["apiVersion"], "kind": kind, "metadata": {"name": name, "namespace": namespace}}
                     filename = f"patches/{namespace}-{kind.lower()}-{name}.yaml"
                     patches.append(OutputFile(f"{root}/{filename}", (Manifest({**target, **patch}, local.source),)))
-    resources += [name for name, _ in LOCAL_FILES]
+    resources += [name for name, _ in LOCAL_FILES] + list(cluster.extra_resources)  # hand-written: listed, never written
     overlay = _kustomization(
         at,
         labels=[{"pairs": cluster_labels(cluster), "includeSelectors": False}],

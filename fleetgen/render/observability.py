@@ -17,7 +17,10 @@ from typing import Any
 from fleetgen.errors import FieldPath
 from fleetgen.model import Cluster, Fleet, Team
 from fleetgen.model.fleet import AlertOverride
+from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object, team_labels
+from fleetgen.render.provenance import NOWHERE, Given, Recorder
+from fleetgen.render.slo import budget_panel_targets
 
 MONITORING_API = "monitoring.coreos.com/v1"
 GPU_QUOTA = "requests.nvidia.com/gpu"
@@ -132,7 +135,7 @@ def _rule(fleet: Fleet, cluster: Cluster, alert: Alert, team: str, namespace: st
     }
 
 
-def prometheus_rule(fleet: Fleet, index: int) -> list[Manifest]:
+def prometheus_rule(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> list[Manifest]:
     cluster = fleet.clusters[index]
     health = [_rule(fleet, cluster, a, fleet.metadata.owner, None) for a in effective_alerts(fleet, cluster)]
     teams = [
@@ -145,7 +148,43 @@ def prometheus_rule(fleet: Fleet, index: int) -> list[Manifest]:
     body = k8s_object(
         MONITORING_API, "PrometheusRule", "fleetgen-gpu-alerts", labels, namespace=fleet.alerts.namespace, spec={"groups": groups}
     )
+    if why.on:
+        _record_rules(why, body, fleet, index)
     return [Manifest(body, ("alerts",))]
+
+
+def _setting(fleet: Fleet, index: int, team: int | None, name: str, attr: str) -> Given:
+    """Where an alert's threshold, for or severity comes from: the team's, the cluster's, the fleet's change, or the default."""
+    levels: list[tuple[FieldPath, AlertOverride | None]] = [(("alerts", "rules", name), fleet.alerts.rules.get(name))]  # type: ignore[call-overload]
+    levels.append((("clusters", index, "alerts", name), fleet.clusters[index].alerts.get(name)))  # type: ignore[call-overload]
+    if team is not None:
+        levels.append((("teams", team, "alerts", name), fleet.teams[team].alerts.get(name)))  # type: ignore[call-overload]
+    for at, override in reversed(levels):
+        if override is not None and getattr(override, "for_" if attr == "for" else attr) is not None:
+            return at + (attr,)
+    return prov.default(f"fleetgen's default {attr} of {name}")
+
+
+def _record_rules(why: Recorder, body: dict[str, Any], fleet: Fleet, index: int) -> None:
+    rule_labels = {k: ("alerts", "ruleLabels", k) for k in fleet.alerts.rule_labels}
+    why.meta(body, prov.default("fleetgen's rule name"), {**prov.fleet_labels(), **rule_labels}, ("alerts", "namespace"))
+    cluster = fleet.clusters[index]
+    health = [(None, a) for a in effective_alerts(fleet, cluster)]
+    teams = [(t, a) for t, team in fleet.placements[cluster.name] for a in effective_alerts(fleet, cluster, team)]
+    for g, rules in enumerate(r for r in (health, teams) if r):
+        why.set(body, ("spec", "groups", g, "name"), prov.default("fleetgen's rule groups: cluster health, then teams"))
+        for k, (t, alert) in enumerate(rules):
+            at: tuple[str | int, ...] = ("spec", "groups", g, "rules", k)
+            threshold = _setting(fleet, index, t, alert.name, "threshold")
+            inputs = [p for p in (threshold,) if not isinstance(p, prov.Origin)] + ([("teams", t, "name")] if t is not None else [])
+            why.set(body, (*at, "alert"), prov.default(f"the Prometheus alert fleetgen names for {alert.name}"))
+            why.set(body, (*at, "expr"), prov.derived(f"the {alert.name} query at its threshold {alert.threshold:g}", *inputs))
+            why.set(body, (*at, "for"), _setting(fleet, index, t, alert.name, "for"))
+            why.set(body, (*at, "labels", "severity"), _setting(fleet, index, t, alert.name, "severity"))
+            why.set(body, (*at, "labels", "team"), ("teams", t, "name") if t is not None else ("metadata", "owner"))
+            why.set(body, (*at, "labels", "cluster"), ("clusters", index, "name"))
+            why.set(body, (*at, "annotations", "summary"), prov.derived(f"the {alert.name} summary at its threshold", *inputs))
+            why.set(body, (*at, "annotations", "runbook_url"), prov.derived("runbookBaseUrl/<alert>", ("alerts", "runbookBaseUrl")))
 
 
 # -- dashboards -------------------------------------------------------------------------------
@@ -181,7 +220,7 @@ def _dashboard(uid: str, title: str, tags: list[str], panels: list[dict[str, Any
     return json.dumps(board, sort_keys=True, separators=(",", ":")) + "\n"  # compact: C encoder, 10x faster
 
 
-def overview_dashboard(fleet: Fleet, index: int) -> list[Manifest]:
+def overview_dashboard(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> list[Manifest]:
     """Is anything broken, wasted, at risk: endpoints up, a GPU utilization heat map, quota consumption."""
     cluster = fleet.clusters[index]
     used = _sel("kube_resourcequota", {"resource": GPU_QUOTA, "type": "used"})
@@ -205,10 +244,17 @@ def overview_dashboard(fleet: Fleet, index: int) -> list[Manifest]:
     name = f"fleetgen-{cluster.name}-overview"
     data = {f"{name}.json": _dashboard(name, f"GPU fleet: {cluster.name}", ["fleetgen", "gpu"], panels)}
     body = k8s_object("v1", "ConfigMap", name, {**fleet_labels(fleet), **DASHBOARD_LABEL}, namespace=fleet.alerts.namespace, data=data)
+    if why.on:
+        named = prov.derived("the cluster's overview dashboard", ("clusters", index, "name"))
+        why.meta(body, named, {**prov.fleet_labels(), **DASHBOARD_ORIGIN}, ("alerts", "namespace"))
+        why.set(body, ("data",), named)
     return [Manifest(body, ("clusters", index))]
 
 
-def team_dashboard(fleet: Fleet, team: Team, at: FieldPath) -> list[Manifest]:
+DASHBOARD_ORIGIN: dict[str, Given] = {"grafana_dashboard": prov.default("what Grafana's dashboard sidecar looks for")}
+
+
+def team_dashboard(fleet: Fleet, team: Team, at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
     """The team's own view: its namespace is fixed into every query."""
     ns = {"namespace": team.namespace}
     used = _sel("kube_resourcequota", {**ns, "resource": GPU_QUOTA, "type": "used"})
@@ -218,7 +264,13 @@ def team_dashboard(fleet: Fleet, team: Team, at: FieldPath) -> list[Manifest]:
         _panel(2, "GPU memory used", "timeseries", f"sum by (pod) ({_sel('DCGM_FI_DEV_FB_USED', ns)})", "{{pod}}", "decmbytes", 12, 0),
         _panel(3, "GPU quota used", "gauge", f"100 * {used} / ignoring(type) {hard}", "quota", "percent", 0, 8, 24),
     ]
+    for n, (title, kind, expr, unit) in enumerate(budget_panel_targets(team)):  # its endpoints' SLOs, if it serves any
+        panels.append(_panel(4 + n, title, kind, expr, "{{cluster}} {{endpoint}}", unit, 12 * n, 16))
     name = f"fleetgen-team-{team.name}"
     data = {f"{name}.json": _dashboard(name, f"GPU team: {team.name}", ["fleetgen", "gpu", f"team-{team.name}"], panels)}
     body = k8s_object("v1", "ConfigMap", name, {**team_labels(fleet, team), **DASHBOARD_LABEL}, namespace=fleet.alerts.namespace, data=data)
+    if why.on:
+        named = prov.derived("the team's dashboard: its namespace in every query", at + ("name",))
+        why.meta(body, named, {**prov.team_labels(at), **DASHBOARD_ORIGIN}, ("alerts", "namespace"))
+        why.set(body, ("data",), named)
     return [Manifest(body, at + ("name",))]

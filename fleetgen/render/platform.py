@@ -14,7 +14,9 @@ from typing import Any
 from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet
 from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, Kueue, Platform, cluster_platform
+from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
+from fleetgen.render.provenance import NOWHERE, Recorder
 
 FLUX_NS, ARGOCD_NS = "flux-system", "argocd"
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
@@ -69,12 +71,43 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
     return {}
 
 
+def setting_at(fleet: Fleet, index: int, name: str, *fields: str) -> FieldPath:
+    """Where add-on `name`'s field is written for cluster `index`: the cluster's own platform when it writes it, else the fleet's."""
+    own = fleet.clusters[index].platform
+    if own is not None and prov.written(own, name, *fields):
+        return ("clusters", index, "platform", name, *fields)
+    return ("platform", name, *fields)
+
+
+def _record_values(why: Recorder, body: dict[str, Any], at: tuple[str, ...], fleet: Fleet, index: int, name: str) -> None:
+    """Origins of the chart values helm_values sets, below pointer `at`."""
+    why.set(body, at, prov.default("fleetgen sets no values for this chart"))
+    if name == "kueue":
+        why.set(body, (*at, "enablePrometheus"), prov.default("kueue_pending_workloads feeds the pending-workloads alert"))
+    if name != "gpuOperator":
+        return
+    why.set(body, (*at, "driver", "version"), ("versionSets", fleet.clusters[index].version_set, "driver"))
+    why.set(body, (*at, "driver", "upgradePolicy", "autoUpgrade"), prov.default("the operator rolls the version set's driver"))
+    policy = (*at, "driver", "upgradePolicy")
+    for key in ("maxParallelUpgrades", "maxUnavailable"):
+        why.set(body, (*policy, key), setting_at(fleet, index, name, "driverUpgrade", key))
+    for key, field in (
+        ("enable", "enabled"),
+        ("force", "force"),
+        ("timeoutSeconds", "timeoutSeconds"),
+        ("deleteEmptyDir", "deleteEmptyDir"),
+    ):
+        why.set(body, (*policy, "drain", key), setting_at(fleet, index, name, "driverUpgrade", "drain", field))
+    why.set(body, (*at, "dcgmExporter"), prov.default("the GPU alerts read DCGM's metrics"))
+    why.set(body, (*at, "dcgmExporter", "serviceMonitor", "additionalLabels"), ("alerts", "ruleLabels"), mirror=True)
+
+
 def _depends_on(names: list[str], name: str) -> list[str]:
     """Add-ons that must be ready first: whatever brings the ServiceMonitor CRD the others use."""
     return ["prometheusOperatorCrds"] if name != "prometheusOperatorCrds" and "prometheusOperatorCrds" in names else []
 
 
-def flux_add_ons(fleet: Fleet, index: int) -> list[Manifest]:
+def flux_add_ons(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> list[Manifest]:
     """Sources and HelmReleases in flux-system, each release installing into its add-on's namespace."""
     labels, interval, found = fleet_labels(fleet), fleet.gitops.interval, add_ons(fleet, index)
     names = [name for name, _, _ in found]
@@ -109,6 +142,24 @@ def flux_add_ons(fleet: Fleet, index: int) -> list[Manifest]:
         }
         helm_release = k8s_object("helm.toolkit.fluxcd.io/v2", "HelmRelease", release, labels, namespace=FLUX_NS, spec=body)
         out += [Manifest(source, at), Manifest(helm_release, at)]
+        if why.on:
+            named, flux_ns = prov.default(f"fleetgen's release name of {name}"), prov.default("Flux's namespace")
+            for body in (source, helm_release):
+                why.meta(body, named, prov.fleet_labels(), flux_ns)
+                why.set(body, ("spec",), prov.default("fleetgen's Helm release settings"))
+                why.set(body, ("spec", "interval"), ("gitops", "interval"))
+            oci = prov.derived("repository/chart", setting_at(fleet, index, name, "repository"), setting_at(fleet, index, name, "chart"))
+            why.set(source, ("spec", "url"), oci if addon.repository.startswith("oci://") else setting_at(fleet, index, name, "repository"))
+            why.set(source, ("spec", "ref", "tag"), setting_at(fleet, index, name, "version"))
+            for key in ("targetNamespace", "storageNamespace"):
+                why.set(helm_release, ("spec", key), setting_at(fleet, index, name, "namespace"))
+            why.set(helm_release, ("spec", "chart", "spec", "chart"), setting_at(fleet, index, name, "chart"))
+            why.set(helm_release, ("spec", "chart", "spec", "version"), setting_at(fleet, index, name, "version"))
+            needs = prov.derived(
+                "the Prometheus Operator CRDs come first when enabled", setting_at(fleet, index, "prometheusOperatorCrds", "enabled")
+            )
+            why.set(helm_release, ("spec", "dependsOn"), needs)
+            _record_values(why, helm_release, ("spec", "values"), fleet, index, name)
     return out
 
 
@@ -117,7 +168,7 @@ def argocd_repo_url(repository: str) -> str:
     return repository.removeprefix("oci://").rstrip("/")
 
 
-def argocd_add_ons(fleet: Fleet, index: int, project: str) -> list[Manifest]:
+def argocd_add_ons(fleet: Fleet, index: int, project: str, why: Recorder = NOWHERE) -> list[Manifest]:
     """One Application per add-on (Helm source, pinned targetRevision) and a repository Secret per OCI registry."""
     cluster, labels = fleet.clusters[index], fleet_labels(fleet)
     out: list[Manifest] = []
@@ -137,6 +188,16 @@ def argocd_add_ons(fleet: Fleet, index: int, project: str) -> list[Manifest]:
                 stringData={"enableOCI": "true", "name": release, "type": "helm", "url": url},
             )
             out.append(Manifest(secret, at))
+            if why.on:
+                named = prov.derived(f"helm-{release}-<cluster>", ("clusters", index, "name"))
+                wave = {"argocd.argoproj.io/secret-type": prov.default("an Argo CD repository"), **prov.fleet_labels()}
+                why.meta(secret, named, wave, prov.default("Argo CD's namespace"))
+                why.set(secret, ("metadata", "annotations"), prov.default("just before the add-on's sync wave"))
+                why.set(secret, ("type",), prov.default("an Argo CD repository Secret"))
+                why.set(secret, ("stringData",), prov.default("an OCI Helm repository"))
+                why.set(
+                    secret, ("stringData", "url"), prov.derived("the registry without oci://", setting_at(fleet, index, name, "repository"))
+                )
         source = {
             "repoURL": argocd_repo_url(addon.repository),
             "chart": addon.chart,
@@ -158,6 +219,18 @@ def argocd_add_ons(fleet: Fleet, index: int, project: str) -> list[Manifest]:
             },
         )
         out.append(Manifest(app, at))
+        if why.on:
+            named = prov.derived(f"{release}-<cluster>", ("clusters", index, "name"))
+            why.meta(app, named, prov.fleet_labels(), prov.default("Argo CD's namespace"))
+            why.set(app, ("metadata", "annotations"), prov.default("the add-on's sync wave"))
+            why.set(app, ("spec",), prov.default("fleetgen's Application settings"))
+            why.set(app, ("spec", "project"), ("metadata", "name"))
+            why.set(app, ("spec", "source", "repoURL"), prov.derived("without oci://", setting_at(fleet, index, name, "repository")))
+            why.set(app, ("spec", "source", "chart"), setting_at(fleet, index, name, "chart"))
+            why.set(app, ("spec", "source", "targetRevision"), setting_at(fleet, index, name, "version"))
+            _record_values(why, app, ("spec", "source", "helm", "valuesObject"), fleet, index, name)
+            why.set(app, ("spec", "destination", "name"), ("clusters", index, "name"))
+            why.set(app, ("spec", "destination", "namespace"), setting_at(fleet, index, name, "namespace"))
     return out
 
 

@@ -6,7 +6,9 @@ from typing import Any
 
 from fleetgen.errors import FieldPath
 from fleetgen.model import GPU_RESOURCE, Cluster, Fleet
+from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, k8s_object, quantity_value, team_labels
+from fleetgen.render.provenance import NOWHERE, Recorder
 
 VOLCANO_API = "scheduling.volcano.sh/v1beta1"
 
@@ -21,7 +23,7 @@ def queue_name(team_name: str) -> str:
     return f"team-{team_name}"
 
 
-def volcano_queues(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Manifest]:
+def volcano_queues(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
     """Guarantee: the team's quota requests on the cluster; capability: its limits where set (GPUs: requests, the only enforced ones)."""
     if cluster.volcano is None:
         return []
@@ -45,4 +47,16 @@ def volcano_queues(fleet: Fleet, cluster: Cluster, at: FieldPath) -> list[Manife
             spec["guarantee"] = {"resource": guarantee}
         source = ("teams", t, "clusters", cluster.name) if team.clusters.get(cluster.name) else ("teams", t, "quota")
         out.append(Manifest(k8s_object(VOLCANO_API, "Queue", queue_name(team.name), team_labels(fleet, team), spec=spec), source))
+        if why.on:
+            body, team_at = out[-1].body, ("teams", t)
+            why.meta(body, prov.derived("team-<name>", team_at + ("name",)), prov.team_labels(team_at))
+            weight = at + ("volcano", "weights", team.name) if team.name in cluster.volcano.weights else prov.default("weight 1")
+            why.set(body, ("spec", "weight"), weight)
+            why.set(body, ("spec", "reclaimable"), at + ("volcano", "reclaimable"))
+            for resource, field in (("cpu", "cpu"), ("memory", "memory"), (GPU_RESOURCE, "gpu")):
+                request = prov.quota_path(team, team_at, cluster.name, f"requests.{field}")
+                limit = prov.quota_path(team, team_at, cluster.name, f"limits.{field}")
+                has_limit = field != "gpu" and getattr(quota.limits, field) is not None
+                why.set(body, ("spec", "guarantee", "resource", resource), request)
+                why.set(body, ("spec", "capability", resource), limit if has_limit else request)
     return out

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fleetgen.errors import FieldPath
-from fleetgen.model import Fleet, Team
+from fleetgen.model import Fleet
 from fleetgen.objdiff import ObjectChange, diff_objects
+from fleetgen.render.provenance import quota_path
 from fleetgen.rendered import Rendered
 from fleetgen.review.approvals import Approval, required_approvals
 from fleetgen.review.changes import Change, fleet_changes
@@ -48,6 +49,8 @@ def diff_fleets(base_render: Rendered, head_render: Rendered, base_name: str, he
     new_index = {c.name: i for i, c in enumerate(head.clusters)}
     clusters = []
     for name in [*old_index, *(n for n in new_index if n not in old_index)]:
+        if old_index.get(name) == new_index.get(name) and head_render.same_as(base_render, new_index[name]):
+            continue  # the same inputs at the same position: the same objects
         old = base_render.keyed(old_index[name]) if name in old_index else {}
         new = head_render.keyed(new_index[name]) if name in new_index else {}
         objects = diff_objects(old, new)
@@ -75,7 +78,7 @@ def change_path(change: Change, fleet: Fleet) -> FieldPath:
         index = teams.index(change.team)
         at: FieldPath = ("teams", index)
         if change.kind == "quota" and change.cluster is not None and change.field:
-            return _quota_path(fleet.teams[index], at, change.cluster, change.field)
+            return quota_path(fleet.teams[index], at, change.cluster, change.field)
         return (*at, "clusters", change.cluster) if change.cluster is not None else at
     if change.cluster is not None:
         clusters = [c.name for c in fleet.clusters]
@@ -86,14 +89,3 @@ def change_path(change: Change, fleet: Fleet) -> FieldPath:
             return ("versionSets", fleet.clusters[index].version_set)
         return ("clusters", index)
     return ()
-
-
-def _quota_path(team: Team, at: FieldPath, cluster: str, field: str) -> FieldPath:
-    """A quota value comes from the team's placement on the cluster when it sets it, else from the team's default."""
-    scope, _, name = field.partition(".")
-    placement = team.clusters.get(cluster)
-    overridden = getattr(placement, scope, None) if placement is not None else None
-    if name:
-        overridden = getattr(overridden, name, None) if overridden is not None else None
-    parts: FieldPath = (scope, name) if name else (scope,)
-    return (*at, "clusters", cluster, *parts) if overridden is not None else (*at, "quota", *parts)

@@ -144,28 +144,61 @@ def _cluster(base: Fleet, a: Cluster, head: Fleet, b: Cluster) -> Iterator[Chang
             state = "added" if queue not in queues_a else "removed" if queue not in queues_b else "changed"
             yield Change("queue", f"cluster {b.name}: queue {queue} {state}", cluster=b.name, field=queue, production=production)
             if state == "changed":
-                yield from _borrowing(head, b, queues_a[queue], queues_b[queue], production)
+                yield from _sharing(head, b, queues_a[queue], queues_b[queue], production)
+    yield from _volcano(a, b, production)
 
 
-def _borrowing(fleet: Fleet, cluster: Cluster, a: Queue, b: Queue, production: bool) -> Iterator[Change]:
-    """GPU borrowing limits in the teams' words: "nlp may borrow up to 8 (was 4) A100 GPUs of a100-spot from cohort training"."""
+def _sharing(fleet: Fleet, cluster: Cluster, a: Queue, b: Queue, production: bool) -> Iterator[Change]:
+    """A queue's GPUs in the teams' words: "data-science may borrow up to 8 (was 4) A100s of a100-spot from the training cohort"."""
     pools = {p.name: p for p in cluster.node_pools}
-    who = ", ".join(t.name for _, t in fleet.placements[cluster.name] if team_queue(t, cluster) == b.name) or f"queue {b.name}"
-    for flavor in sorted(a.borrowing_limit.keys() | b.borrowing_limit.keys()):
-        old, new = (q.borrowing_limit[flavor].gpu if flavor in q.borrowing_limit else None for q in (a, b))
-        if old != new:
-            model = f"{pools[flavor].gpu_model} " if flavor in pools else ""
-            limit, was = (f"up to {n}" if n is not None else "without limit" for n in (new, old))
+    teams = ", ".join(t.name for _, t in fleet.placements[cluster.name] if team_queue(t, cluster) == b.name)
+    owner = f"queue {b.name}" + (f" ({teams})" if teams else "")
+    phrases = (  # field, who, what a value says, what no value says, what no value was, where
+        ("nominal_quota", teams or owner, "owns", "owns all of the pool", "all of the pool", ""),
+        ("borrowing_limit", teams or owner, "may borrow up to", "may borrow without limit", "no limit", f" from the {b.cohort} cohort"),
+        ("lending_limit", owner, "lends at most", "lends all it owns", "no limit", f" to the {b.cohort} cohort"),
+    )
+    for field, who, verb, unset, was_unset, where in phrases:
+        limits_a, limits_b = getattr(a, field), getattr(b, field)
+        for flavor in sorted(limits_a.keys() | limits_b.keys()):
+            old, new = (limits[flavor].gpu if flavor in limits else None for limits in (limits_a, limits_b))
+            if old == new:
+                continue
+            model = pools[flavor].gpu_model if flavor in pools else "GPU"
+            now = f"{verb} {new} {model}s" if new is not None else unset
+            was = old if old is not None else was_unset
             yield Change(
                 "queue",
-                f"cluster {cluster.name}: {who} may borrow {limit} (was {was.removeprefix('up to ')}) {model}GPUs of {flavor} "
-                f"from cohort {b.cohort}",
+                f"cluster {cluster.name}: {who} {now} of {flavor}{where} (was {was})",
                 cluster=cluster.name,
                 field=b.name,
                 old=_show(old),
                 new=_show(new),
                 production=production,
             )
+
+
+def _volcano(a: Cluster, b: Cluster, production: bool) -> Iterator[Change]:
+    """Volcano on a cluster: chosen or dropped, its node pools, each team's weight."""
+    if a.volcano == b.volcano:
+        return
+    subject = f"cluster {b.name}: Volcano"
+    if a.volcano is None or b.volcano is None:
+        state = "added as the gang scheduler" if a.volcano is None else "removed"
+        yield Change("queue", f"{subject} {state}", cluster=b.name, field="volcano", production=production)
+        return
+    pools_a, pools_b = (v.node_pools if v.node_pools is not None else ("all",) for v in (a.volcano, b.volcano))
+    if pools_a != pools_b:
+        text = f"{subject} node pools {_show(pools_a)} -> {_show(pools_b)}"
+        yield Change("queue", text, cluster=b.name, field="volcano", old=_show(pools_a), new=_show(pools_b), production=production)
+    for team in sorted(a.volcano.weights.keys() | b.volcano.weights.keys()):
+        old, new = a.volcano.weights.get(team, 1), b.volcano.weights.get(team, 1)
+        if old != new:
+            text = f"{subject} queue of team {team}: weight {old} -> {new}"
+            yield Change("queue", text, cluster=b.name, team=team, field="volcano", old=str(old), new=str(new), production=production)
+    if a.volcano.reclaimable != b.volcano.reclaimable:
+        now = "reclaimable" if b.volcano.reclaimable else "not reclaimable"
+        yield Change("queue", f"{subject} queues now {now}", cluster=b.name, field="volcano", production=production)
 
 
 def _teams(base: Fleet, head: Fleet) -> Iterator[Change]:

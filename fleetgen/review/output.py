@@ -21,7 +21,7 @@ from typing import Any
 from fleetgen.drift_format import Impacts, impact_text
 from fleetgen.errors import Location
 from fleetgen.findings_format import escape_github
-from fleetgen.objdiff import json_value, object_lines, show
+from fleetgen.objdiff import FieldChange, ObjectChange, json_value, object_lines, show
 from fleetgen.review import FleetDiff
 from fleetgen.review.changes import Change
 
@@ -128,7 +128,11 @@ def _cell(text: str) -> str:
     return html.escape(text).replace("|", "&#124;").replace(" -&gt; ", " → ")
 
 
-def diff_markdown(diff: FleetDiff, impacts: Impacts, budget: int = BUDGET) -> str:
+FieldSource = Callable[[str, ObjectChange, FieldChange], str]  # (cluster, object, field) -> "fleet.yaml:212"
+
+
+def diff_markdown(diff: FleetDiff, impacts: Impacts, budget: int = BUDGET, source: FieldSource | None = None) -> str:
+    """The PR comment; with `source`, each changed field names the fleet.yaml line(s) of the head it comes from."""
     gates = _approvers_of(diff)
     head = [MARKER, f"### fleetgen: {_cell(diff.base)} → {_cell(diff.head)}", ""]
     summary = _summary_lines(diff)
@@ -148,7 +152,7 @@ def diff_markdown(diff: FleetDiff, impacts: Impacts, budget: int = BUDGET) -> st
     if warnings:
         head += ["", "**Warnings**", ""] + [f"- ⚠️ {_cell(w)}" for w in warnings]
     body = "\n".join(head) + "\n"
-    sections = [_cluster_section(c) for c in diff.clusters]
+    sections = [_cluster_section(c, source) for c in diff.clusters]
     kept = 0
     for section in sections:
         if len(body) + len(section) > budget:
@@ -163,7 +167,7 @@ def diff_markdown(diff: FleetDiff, impacts: Impacts, budget: int = BUDGET) -> st
     return body
 
 
-def _cluster_section(cluster: Any) -> str:
+def _cluster_section(cluster: Any, source: FieldSource | None) -> str:
     counts: dict[str, int] = {}
     for obj in cluster.objects:
         counts[obj.state] = counts.get(obj.state, 0) + 1
@@ -172,14 +176,16 @@ def _cluster_section(cluster: Any) -> str:
         "",
         f"<details><summary><b>{_cell(cluster.cluster)}</b> ({cluster.environment}, cluster {cluster.state}): {tally}</summary>",
         "",
-        "| Object | Field | Base | Head |",
-        "|---|---|---|---|",
+        "| Object | Field | Base | Head |" + (" From |" if source else ""),
+        "|---|---|---|---|" + ("---|" if source else ""),
     ]
     for obj in cluster.objects:
         if obj.state == "changed":
-            lines += [f"| {_cell(obj.title)} | {_code(f.path)} | {_code(f.old)} | {_code(f.new)} |" for f in obj.fields]
+            for f in obj.fields:
+                line = f"| {_cell(obj.title)} | {_code(f.path)} | {_code(f.old)} | {_code(f.new)} |"
+                lines.append(line + (f" {_cell(source(cluster.cluster, obj, f))} |" if source else ""))
         else:
-            lines.append(f"| {_cell(obj.title)} | *{obj.state}* | | |")
+            lines.append(f"| {_cell(obj.title)} | *{obj.state}* | | |" + (" |" if source else ""))
     lines += ["", "</details>", ""]
     return "\n".join(lines)
 

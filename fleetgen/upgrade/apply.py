@@ -19,6 +19,7 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+from fleetgen.compat import Facts
 from fleetgen.edit import RoundTrip, flow_map, flow_seq, like
 from fleetgen.load import LoadedFleet
 from fleetgen.model import COMPONENTS, Fleet, Upgrade, UpgradeWave, Version
@@ -35,7 +36,7 @@ def timestamp(moment: datetime.datetime) -> str:
     return as_utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def upgrade_record(fleet: Fleet, number: int, requested: dict[str, Version] | None) -> Upgrade:
+def upgrade_record(fleet: Fleet, number: int, requested: dict[str, Version] | None, data: Facts | None = None) -> Upgrade:
     """The upgrade this wave belongs to: the one in progress, or a new plan when wave 1 starts one."""
     record = fleet.upgrade
     if record is not None and not record.complete:
@@ -46,7 +47,7 @@ def upgrade_record(fleet: Fleet, number: int, requested: dict[str, Version] | No
         raise PlanRefused(["no upgrade in progress: start one with --set COMPONENT=VERSION or --to VERSION_SET"])
     if number != 1:  # never list the waves up to `number`: it may be 99999999999999999999
         raise PlanRefused([f"wave 1 is not in fleet.yaml yet: apply wave 1 first, then the others in order up to {number}"])
-    plan = plan_upgrade(fleet, requested)
+    plan = plan_upgrade(fleet, requested, data=data)
     if not plan.waves:
         raise PlanRefused(["every cluster already runs these versions: nothing to apply"])
     waves = tuple(UpgradeWave(wave=w.number, step=dict(w.step), clusters=w.clusters) for w in plan.waves)
@@ -63,7 +64,7 @@ def apply_wave(
     """The new text of fleet.yaml with wave `number` applied at `at`; refuses out-of-order or stale waves, and
     waves before their time (gate.py) unless `override_soak` gives the reason to cut the soak short."""
     fleet = loaded.fleet
-    record = upgrade_record(fleet, wave_number(number), requested)
+    record = upgrade_record(fleet, wave_number(number), requested, loaded.facts)
     if not 1 <= number <= len(record.waves):
         raise PlanRefused([f"the upgrade has waves 1 to {len(record.waves)}, not {number}"])
     wave = record.waves[number - 1]

@@ -2,10 +2,11 @@
 
 A cluster moves one component at a time, in COMPONENTS order (the driver before the CUDA and
 cuDNN images), and Kubernetes one minor at a time; every state it passes through is checked
-against the compatibility rules. A phase is one such step (e.g. "driver 560.35.03"); each phase
-rolls out in waves: dev, then staging, then one production cluster while its DR partner stays
-behind, then the other production clusters, never both halves of a DR pair in one wave and at
-most `maxWaveSize` a wave. Each wave soaks before the next starts.
+against the compatibility rules (the facts validate uses: fleetgen's own merged with the fleet's
+facts file) and a driver against those its cluster's GPU Operator release supports. A phase is
+one such step (e.g. "driver 560.35.03"); each phase rolls out in waves: dev, then staging, then
+one production cluster while its DR partner stays behind, then the other production clusters,
+never both halves of a DR pair in one wave and at most `maxWaveSize` a wave. Each wave soaks before the next starts.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass, field
 
-from fleetgen.compat import facts, version_set_problems
+from fleetgen.compat import Facts, facts, version_set_problems
+from fleetgen.compat.gpu_operator import cluster_operator, driver_move, operator_release
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
 from fleetgen.model import COMPONENTS, Cluster, Fleet, Rollout, Version, VersionSet
 from fleetgen.upgrade.moments import later
@@ -61,9 +63,21 @@ def _with(values: dict[str, Version]) -> VersionSet:
     return VersionSet.model_validate({k: str(v) for k, v in values.items()})
 
 
-def _full_support_driver(cuda: Version) -> Version | None:
+def _full_support_driver(cuda: Version, data: Facts) -> Version | None:
     minor = Version(".".join(str(p) for p in cuda.minor))
-    return next((r.min_driver for r in facts().cuda_driver if r.cuda == minor), None)
+    return next((r.min_driver for r in data.cuda_driver if r.cuda == minor), None)
+
+
+def _operator_driver(fleet: Fleet, needed: Version) -> Version | None:
+    """The lowest driver at or above `needed` that the GPU Operator of every cluster below it supports, if any."""
+    lists = []
+    for cluster in fleet.clusters:
+        chart_version = cluster_operator(fleet, cluster)
+        release = operator_release(chart_version) if chart_version else None
+        if release is not None and fleet.version_sets[cluster.version_set].driver < needed:
+            lists.append(set(release.drivers))
+    fits = sorted(d for d in set.intersection(*lists) if d >= needed) if lists else []
+    return fits[0] if fits else None
 
 
 def step_label(step: Step) -> str:
@@ -90,23 +104,28 @@ def cluster_steps(current: dict[str, Version], target: dict[str, Version]) -> tu
     return steps, refused
 
 
-def plan_upgrade(fleet: Fleet, requested: dict[str, Version], start: datetime.datetime | None = None) -> Plan:
+def plan_upgrade(fleet: Fleet, requested: dict[str, Version], start: datetime.datetime | None = None, data: Facts | None = None) -> Plan:
+    """The waves from the fleet's versions to `requested`, judged by `data` (the shipped facts unless given:
+    pass LoadedFleet.facts so a fleet's own facts file counts)."""
+    data = data or facts()
     if fleet.upgrade is not None and not fleet.upgrade.complete:
         pending = next(w.wave for w in fleet.upgrade.waves if w.applied_at is None)
         raise PlanRefused([f"an upgrade is in progress (wave {pending} of {len(fleet.upgrade.waves)} is next); finish it first"])
-    beyond = beyond_the_data(requested)
+    beyond = beyond_the_data(requested, data)
     if beyond:
         raise PlanRefused(beyond)
     target = dict(requested)
     implied: list[str] = []
     implied_driver = False
     if "cuda" in target and "driver" not in target:
-        needed = _full_support_driver(target["cuda"])
+        needed = _full_support_driver(target["cuda"], data)
         lowest = min(fleet.version_sets[c.version_set].driver for c in fleet.clusters)
         if needed is not None and lowest < needed:
-            target["driver"] = needed
+            chosen = _operator_driver(fleet, needed) or needed
+            target["driver"] = chosen
             implied_driver = True
-            implied.append(f"CUDA {target['cuda']} needs driver {needed} or later: the driver moves first")
+            because = "" if chosen == needed else f", and {chosen} is the first the clusters' GPU Operators support"
+            implied.append(f"CUDA {target['cuda']} needs driver {needed} or later{because}: the driver moves first")
     per_cluster: dict[str, list[Step]] = {}
     refused: list[str] = []
     warnings: set[str] = set()
@@ -117,12 +136,16 @@ def plan_upgrade(fleet: Fleet, requested: dict[str, Version], start: datetime.da
             wanted.pop("driver")  # already new enough: an implied bump never downgrades
         steps, reasons = cluster_steps(current, wanted)
         refused += [f"{cluster.name}: {r}" for r in reasons]
+        chart_version = cluster_operator(fleet, cluster)
+        if chart_version is not None and "driver" in wanted and wanted["driver"] != current["driver"]:
+            blocked = driver_move(chart_version, current["driver"], wanted["driver"])
+            refused += [f"{cluster.name}: {blocked}"] if blocked else []
         gpus = frozenset(p.gpu_model for p in cluster.node_pools)
         state = dict(current)
-        known = {p.message for p in version_set_problems(_with(state), gpus)}  # not news: validate shows them
+        known = {p.message for p in version_set_problems(_with(state), gpus, data)}  # not news: validate shows them
         for step in steps:
             state.update(step)
-            for problem in version_set_problems(_with(state), gpus):
+            for problem in version_set_problems(_with(state), gpus, data):
                 text = f"{cluster.name} after {step_label(step)}: {problem.message}"
                 if problem.severity is Severity.ERROR:
                     refused.append(text)
@@ -137,13 +160,13 @@ def plan_upgrade(fleet: Fleet, requested: dict[str, Version], start: datetime.da
     return Plan(target, implied, waves, fleet.rollout.soak, sorted(warnings))
 
 
-def beyond_the_data(target: dict[str, Version]) -> list[str]:
+def beyond_the_data(target: dict[str, Version], data: Facts | None = None) -> list[str]:
     """Targets the compatibility data cannot judge, refused before planning: Kubernetes moves one minor a
     step, so a minor past the data's newest would be steps nobody can check (and, for 1.100000, no end of them)."""
     want = target.get("kubernetes")
     if want is None:
         return []
-    newest = max(row.kubernetes.minor for row in facts().kubernetes_releases)
+    newest = max(row.kubernetes.minor for row in (data or facts()).kubernetes_releases)
     if want.minor <= newest:
         return []
     shown = want.text if len(want.text) <= 20 else want.text[:17] + "..."

@@ -1,0 +1,88 @@
+"""Times the pull-request path against a full validate + render, with the real command in a real git repository.
+
+    python benchmarks/pr_bench.py                   # 100 clusters, 400 teams, 10 clusters a team
+    python benchmarks/pr_bench.py --clusters 1000 --teams 1000 --clusters-per-team 5 --scale
+
+Each step is one run of the installed `fleetgen` command, timed from the outside, in this order:
+`validate` and a first `render` (the full validate + render); then, after a one-line change (one
+team's GPU quota on one cluster: its request and limit, which must stay equal), `render` again, and
+the pull-request path, `check` plus `diff --base HEAD`. The ratios are what to compare on a shared
+machine. With --scale only `validate` and the first `render` run, each with its peak memory (the
+command's maximum resident set).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from synth import size_arguments, synthetic_fleet
+
+FLEETGEN = shutil.which("fleetgen") or "fleetgen"
+
+
+def run(repo: Path, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[float, float]:
+    """Seconds and peak MiB of one fleetgen command."""
+    started = time.perf_counter()
+    process = subprocess.Popen([FLEETGEN, *args], cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    error = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode not in ok:
+        raise SystemExit(f"fleetgen {' '.join(args)}: exit {process.returncode}: {error.decode()[-2000:]}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com", *args], cwd=repo, check=True, capture_output=True)
+
+
+def one_line_change(text: str) -> str:
+    """One team's GPU quota on one of its clusters, 1 -> 2 (request and limit together)."""
+    placement = re.compile(r"(\n    c\d+-\w+:\n      requests:\n        gpu: )1(\n      limits:\n        gpu: )1\n")
+    changed, count = placement.subn(r"\g<1>2\g<2>2\n", text, count=1)
+    assert count == 1, "no placement with a GPU quota of 1 in the synthetic fleet"
+    return changed
+
+
+def main() -> None:
+    scale = "--scale" in sys.argv
+    if scale:
+        sys.argv.remove("--scale")
+    args = size_arguments(__doc__.splitlines()[0])
+    with tempfile.TemporaryDirectory() as folder:
+        repo = Path(folder)
+        fleet = repo / "fleet.yaml"
+        fleet.write_text(synthetic_fleet(args.clusters, args.teams, args.clusters_per_team))
+        git(repo, "init", "-q")
+        validate, validate_mib = run(repo, "validate", "fleet.yaml")
+        first, first_mib = run(repo, "render", "fleet.yaml")
+        files = sum(1 for p in repo.rglob("*.yaml") if ".fleetgen" not in str(p))
+        print(f"{args.clusters} clusters, {args.teams} teams x {args.clusters_per_team}: {files} files")
+        print(f"validate {validate:.2f}s ({validate_mib:.0f} MiB peak), first render {first:.2f}s ({first_mib:.0f} MiB peak)")
+        print(f"validate + render: {validate + first:.2f}s")
+        if scale:
+            return
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", "base")
+        fleet.write_text(one_line_change(fleet.read_text()))
+        again, _ = run(repo, "render", "fleet.yaml")
+        check, _ = run(repo, "check", "fleet.yaml")
+        diff, _ = run(repo, "diff", "fleet.yaml", "--base", "HEAD", ok=(1,))
+        print(f"after a one-line change: render {again:.2f}s, check {check:.2f}s, diff --base HEAD {diff:.2f}s")
+        print(f"one-line change re-render / first render: {again / first:.2f}x (target <= 0.2x)")
+        print(f"check + diff / validate + render: {(check + diff) / (validate + first):.2f}x (target <= 0.5x)")
+
+
+if __name__ == "__main__":
+    main()

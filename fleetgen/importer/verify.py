@@ -1,0 +1,84 @@
+"""Does the imported fleet render what the repository builds to? The modelled view of both, compared.
+
+The modelled view keeps what fleet.yaml decides: kinds, namespaces and names; a team namespace's
+team, project and cost-center labels; Role rules; RoleBinding subjects and roleRef; quotas (by
+value); NetworkPolicy specs; priority values; flavors' node labels and tolerations; ClusterQueue
+quotas, cohort and preemption (Kueue's defaults filled in); LocalQueues' ClusterQueue; the
+fleet-info ConfigMap's keys. Labels fleetgen adds and apiVersions (Kueue v1beta1 or v1beta2) are
+not part of it.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from fleetgen.objdiff import ObjectChange, ObjectKey, diff_objects
+from fleetgen.render.layout import cluster_objects
+
+MODELLED_KINDS = (
+    "Namespace",
+    "Role",
+    "RoleBinding",
+    "ResourceQuota",
+    "NetworkPolicy",
+    "PriorityClass",
+    "ResourceFlavor",
+    "ClusterQueue",
+    "LocalQueue",
+)
+FLEET_INFO = ObjectKey("ConfigMap", "kube-public", "fleet-info")
+
+
+def modelled_view(objects: list[dict[str, Any]]) -> dict[ObjectKey, dict[str, Any]]:
+    """Each modelled object (and fleet-info) of one cluster, reduced to what fleet.yaml decides."""
+    out = {}
+    for body in objects:
+        key = ObjectKey(
+            body.get("kind", ""), (body.get("metadata") or {}).get("namespace", "") or "", (body.get("metadata") or {}).get("name", "")
+        )
+        if key.kind in MODELLED_KINDS or key == FLEET_INFO:
+            out[key] = _view(body)
+    return out
+
+
+def _view(body: dict[str, Any]) -> dict[str, Any]:
+    kind, spec = body["kind"], copy.deepcopy(body.get("spec") or {})
+    labels = (body.get("metadata") or {}).get("labels") or {}
+    if kind == "Namespace":
+        return {k: labels[k] for k in ("team", "project", "cost-center") if k in labels}
+    if kind == "Role":
+        return {"rules": body.get("rules") or []}
+    if kind == "RoleBinding":
+        return {"subjects": body.get("subjects") or [], "roleRef": body.get("roleRef") or {}}
+    if kind == "PriorityClass":
+        return {
+            "value": body.get("value", 0),
+            "globalDefault": bool(body.get("globalDefault", False)),
+            "preemptionPolicy": body.get("preemptionPolicy", "PreemptLowerPriority"),
+            "description": body.get("description", ""),
+        }
+    if kind == "ResourceFlavor":
+        return {"nodeLabels": spec.get("nodeLabels") or {}, "tolerations": spec.get("tolerations") or []}
+    if kind == "ClusterQueue":
+        if "cohort" in spec:
+            spec["cohortName"] = spec.pop("cohort")
+        preemption = spec.setdefault("preemption", {})
+        preemption.setdefault("withinClusterQueue", "Never")
+        preemption.setdefault("reclaimWithinCohort", "Never")
+        return spec
+    if kind == "ConfigMap":
+        return {"data": {str(k): str(v) for k, v in (body.get("data") or {}).items()}}
+    return spec
+
+
+def unreproduced(original: list[dict[str, Any]], fleet: Any, index: int) -> list[ObjectChange]:
+    """What the imported fleet renders differently on cluster `index` from what the repository builds to."""
+    before = modelled_view(original)
+    after = modelled_view([m.body for m in cluster_objects(fleet, index)])
+    if FLEET_INFO in before and FLEET_INFO in after:  # fleet-info: the keys the repository states
+        stated = before[FLEET_INFO]["data"]
+        after[FLEET_INFO] = {"data": {k: v for k, v in after[FLEET_INFO]["data"].items() if k in stated}}
+    elif FLEET_INFO in after:
+        del after[FLEET_INFO]
+    return diff_objects(before, after)

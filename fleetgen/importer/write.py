@@ -1,0 +1,45 @@
+"""The imported fleet as a commented fleet.yaml: where each value came from, and what is left to fill in."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from fleetgen.errors import FieldPath
+from fleetgen.importer.infer import Imported
+
+HEADER = """\
+# yaml-language-server: $schema=schemas/fleet.schema.json
+# Imported by `fleetgen import` from {source}. Comments say which file of that repository each
+# value came from. Fill in every TODO(import) (validate rejects the placeholder), then run
+#   fleetgen validate && fleetgen render
+"""
+
+
+def fleet_yaml(imported: Imported, source: str) -> str:
+    document = _commented(imported.document, (), imported.notes)
+    yaml = YAML()
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 4096
+    stream = io.StringIO()
+    yaml.dump(document, stream)
+    return HEADER.format(source=source) + stream.getvalue()
+
+
+def _commented(value: Any, at: FieldPath, notes: dict[FieldPath, str]) -> Any:
+    if isinstance(value, dict):
+        out = CommentedMap()
+        for key, item in value.items():
+            out[key] = _commented(item, at + (key,), notes)
+            if at + (key,) in notes:
+                out.yaml_add_eol_comment(notes[at + (key,)], key)
+        return out
+    if isinstance(value, list):
+        seq = CommentedSeq()
+        for index, item in enumerate(value):
+            seq.append(_commented(item, at + (index,), notes))
+        return seq
+    return value

@@ -1,0 +1,278 @@
+"""Reuse between renders: an incremental render gives exactly the bytes of a render from scratch.
+
+The emit cache (.fleetgen-cache under the output folder) is safe to delete, ignored by git, checked
+by hash, and never makes fleetgen write a file that is not its own.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import random
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import EXAMPLE, git
+
+from fleetgen.emit import dump_documents
+from fleetgen.errors import FindingsError, Severity
+from fleetgen.load import load_fleet_text
+from fleetgen.objdiff import diff_objects
+from fleetgen.rendered import Rendered
+from fleetgen.reuse import CACHE_FOLDER
+from fleetgen.review import diff_fleets
+from fleetgen.validate import Schemas
+from fleetgen.verdicts import ClusterVerdict, ClusterVerdicts
+from fleetgen.workflows import CheckOptions, freshness, render_tree
+
+sys.path.insert(0, str(EXAMPLE.parent / "benchmarks"))
+from synth import synthetic_fleet
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """Every file under `root` but fleet.yaml and the cache."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != "fleet.yaml" and CACHE_FOLDER not in p.parts
+    }
+
+
+def one_edit(fleet: dict[str, Any], rng: random.Random) -> str:
+    """Change one value of `fleet` in place (each edit keeps the fleet valid); says what it did."""
+    team = rng.choice(fleet["teams"])
+    cluster = rng.choice(fleet["clusters"])
+    choice = rng.randrange(6)
+    if choice == 0:
+        team["quota"]["pods"] = rng.randrange(10, 100)
+        return f"{team['name']} pods"
+    if choice == 1:
+        team["quota"]["requests"]["memory"] = f"{rng.randrange(16, 128)}Gi"
+        return f"{team['name']} memory"
+    if choice == 2:
+        placed = [name for name, value in team["clusters"].items()]
+        name = rng.choice(placed)
+        gpu = rng.choice([1, 2])
+        team["clusters"][name] = {"requests": {"gpu": gpu}, "limits": {"gpu": gpu}}
+        return f"{team['name']} gpu on {name}"
+    if choice == 3:
+        pool = rng.choice(cluster["nodePools"])
+        pool["maxNodes"] += rng.randrange(1, 4)
+        return f"{cluster['name']} maxNodes"
+    if choice == 4:
+        team["project"] = f"project-{rng.randrange(100)}"
+        return f"{team['name']} project"
+    if len(team["clusters"]) > 1:
+        name = rng.choice(sorted(team["clusters"]))
+        del team["clusters"][name]
+        return f"{team['name']} leaves {name}"
+    return "nothing"
+
+
+def render_both(fleet: dict[str, Any], incremental: Path, scratch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Render `fleet` over the last render in `incremental`, and into an empty `scratch`: the same findings too."""
+    text = yaml.safe_dump(fleet, sort_keys=False, width=1000)
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir()
+    findings = []
+    for folder in (incremental, scratch):
+        monkeypatch.chdir(folder)  # the same name in both headers
+        Path("fleet.yaml").write_text(text)
+        findings.append(render_tree(Path("fleet.yaml"), None).findings)
+    assert findings[0] == findings[1]  # per-cluster verdicts taken from the cache say what validating says
+
+
+@pytest.mark.slow
+def test_random_edits_render_incrementally_to_the_bytes_of_a_fresh_render(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(20)
+    fleet = yaml.safe_load(synthetic_fleet(8, 24, 3))
+    incremental, scratch = tmp_path / "incremental", tmp_path / "scratch"
+    incremental.mkdir()
+    render_both(fleet, incremental, scratch, monkeypatch)
+    assert (incremental / CACHE_FOLDER / "emitted.json").exists()
+    for step in range(25):
+        before = copy.deepcopy(fleet)
+        what = one_edit(fleet, rng)
+        assert_lent_clusters_are_exact(before, fleet, what)
+        render_both(fleet, incremental, scratch, monkeypatch)
+        assert tree_bytes(incremental) == tree_bytes(scratch), f"edit {step}: {what}"
+        monkeypatch.chdir(incremental)
+        assert not freshness(Path("fleet.yaml"), None).found, f"edit {step}: {what}"
+
+
+def assert_lent_clusters_are_exact(before: dict[str, Any], after: dict[str, Any], what: str) -> None:
+    """A render lent the clusters whose fingerprint did not change equals a render from scratch, and so does the diff."""
+    old, new = (load_fleet_text(yaml.safe_dump(f, sort_keys=False).encode()).fleet for f in (before, after))
+    base, fresh = Rendered(old), Rendered(new)
+    lent = Rendered(new, lender=base)
+    changed = []
+    for index in range(len(new.clusters)):
+        assert dump_documents([m.body for m in lent.objects(index) + lent.entry_point(index)]) == dump_documents(
+            [m.body for m in fresh.objects(index) + fresh.entry_point(index)]
+        ), f"{what}: cluster {index}"
+        if diff_objects(base.keyed(index), fresh.keyed(index)):
+            changed.append(new.clusters[index].name)
+    assert [c.cluster for c in diff_fleets(base, lent, "a", "b").clusters] == changed, what
+
+
+def test_a_damaged_forged_or_deleted_cache_changes_nothing(tmp_path: Path) -> None:
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(synthetic_fleet(3, 6, 2))
+    render_tree(fleet, None)
+    expected = tree_bytes(tmp_path)
+    cache = tmp_path / CACHE_FOLDER / "emitted.json"
+    data = cache.read_bytes()
+
+    cache.write_bytes(data.replace(b"gpu-quota", b"gpu-quotx", 1))  # damaged: its hash no longer matches
+    (tmp_path / "clusters" / "c0000-dev" / "cluster.yaml").unlink()
+    render_tree(fleet, None)
+    assert tree_bytes(tmp_path) == expected
+    assert cache.read_bytes() == data  # rebuilt
+
+    mark, _, body = data.partition(b"\n")  # forged: a consistent hash, but entries without fleetgen's header
+    entries = json.loads(body)
+    entries["entries"] = {key: text.replace("# Generated by fleetgen", "# hand-made", 1) for key, text in entries["entries"].items()}
+    forged = json.dumps(entries).encode()
+    cache.write_bytes(mark.rsplit(b": ", 1)[0] + b": " + hashlib.sha256(forged).hexdigest().encode() + b"\n" + forged)
+    (tmp_path / "clusters" / "c0000-dev" / "cluster.yaml").unlink()
+    render_tree(fleet, None)
+    assert tree_bytes(tmp_path) == expected
+
+    shutil.rmtree(tmp_path / CACHE_FOLDER)
+    (tmp_path / "clusters" / "c0000-dev" / "cluster.yaml").unlink()
+    render_tree(fleet, None)
+    assert tree_bytes(tmp_path) == expected
+
+
+def test_the_cache_is_ignored_by_git_and_a_foreign_file_there_is_kept(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(synthetic_fleet(2, 4, 1))
+    render_tree(fleet, None)
+    assert CACHE_FOLDER not in git(tmp_path, "status", "--porcelain", "--untracked-files=all")
+
+    mine = tmp_path / CACHE_FOLDER / "emitted.json"
+    mine.write_text("my notes\n")
+    fleet.write_text(synthetic_fleet(2, 5, 1))
+    render_tree(fleet, None)
+    assert mine.read_text() == "my notes\n"
+    assert sorted(p.name for p in (tmp_path / CACHE_FOLDER).iterdir()) == [".gitignore", "clusters.json", "emitted.json", "validated.json"]
+
+
+def test_check_and_diff_say_the_same_with_or_without_the_cache(tmp_path: Path, cli_run: Any) -> None:
+    """check and diff take verdicts and emitted files from the cache; their answers do not depend on it."""
+    from pr_bench import one_line_change
+
+    git(tmp_path, "init", "-q")
+    (tmp_path / "fleet.yaml").write_text(synthetic_fleet(6, 12, 3))
+    assert cli_run("render").returncode == 0
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "fleet.yaml").write_text(one_line_change((tmp_path / "fleet.yaml").read_text()))
+    assert cli_run("render").returncode == 0
+    assert (tmp_path / CACHE_FOLDER / "validated.json").exists()
+    answers = []
+    for _ in range(2):
+        check = cli_run("check", "--format", "json")
+        diff = cli_run("diff", "--base", "HEAD", "--format", "json")
+        answers.append((check.returncode, check.stdout, diff.returncode, diff.stdout))
+        shutil.rmtree(tmp_path / CACHE_FOLDER)
+    assert answers[0] == answers[1]
+    assert answers[0][0] == 0 and answers[0][2] == 1 and '"fresh": true' in answers[0][1]
+
+
+def overcommitted(text: str) -> str:
+    """One placement's GPU limit raised to 3 over its request of 1: the model allows it, the API server's rules do not."""
+    placement = re.compile(r"(\n    c\d+-\w+:\n      requests:\n        gpu: )1(\n      limits:\n        gpu: )1\n")
+    changed, count = placement.subn(r"\g<1>1\g<2>3\n", text, count=1)
+    assert count == 1
+    return changed
+
+
+def render_errors(fleet: Path) -> list[str]:
+    with pytest.raises(FindingsError) as failed:
+        render_tree(fleet, None)
+    return [f.message for f in failed.value.findings if f.severity is Severity.ERROR]
+
+
+def test_a_stale_or_forged_cluster_verdict_is_not_trusted(tmp_path: Path) -> None:
+    """Per-cluster verdicts are keyed by everything validation reads: a cluster whose objects changed is validated again."""
+    fleet = tmp_path / "fleet.yaml"
+    text = synthetic_fleet(3, 6, 2)
+    fleet.write_text(text)
+    render_tree(fleet, None)  # keeps a passing verdict for every cluster
+    before = tree_bytes(tmp_path)
+    bad = "GPU requests (1) and limits (3) must be equal"
+
+    fleet.write_text(overcommitted(text))  # stale: the verdicts on disk are of the clusters before the edit
+    errors = render_errors(fleet)
+    assert len(errors) == 1 and bad in errors[0] and "(on c000" in errors[0]
+    assert tree_bytes(tmp_path) == before
+
+    # Forged: verdicts saying every cluster of the edited fleet passed, under the right keys. With the
+    # salt of other code, or with the hash of the file not matching, they are read as nothing.
+    edited = load_fleet_text(overcommitted(text).encode()).fleet
+    forger = ClusterVerdicts(tmp_path, Schemas().digest, False)
+    for fingerprint in Rendered(edited).fingerprints:
+        forger.keep(fingerprint, ClusterVerdict((), ()))
+    forger.save()
+    cache = tmp_path / CACHE_FOLDER / "clusters.json"
+    mark, _, body = cache.read_bytes().partition(b"\n")
+    entries = json.loads(body)
+    entries["salt"] = "other code"
+    other = json.dumps(entries).encode()
+    cache.write_bytes(mark.rsplit(b": ", 1)[0] + b": " + hashlib.sha256(other).hexdigest().encode() + b"\n" + other)
+    assert any(bad in e for e in render_errors(fleet))
+    forger.save()
+    written = cache.read_bytes()
+    damaged = written.replace(b'\\"findings\\": []', b'\\"findings\\": [ ]', 1)
+    assert damaged != written
+    cache.write_bytes(damaged)  # the hash in its first line no longer matches
+    assert any(bad in e for e in render_errors(fleet))
+    assert tree_bytes(tmp_path) == before
+    # The forged keys were the ones render looks up: written intact, with this code's salt, they would be
+    # taken (like validated.json, the cache is as trusted as the folder it is in), so the refusals above
+    # are the salt's and the hash's doing.
+    cache.write_bytes(written)
+    render_tree(fleet, None)
+
+    # Another --strict or schema set is another key; a verdict whose entry is not a verdict is not one.
+    assert ClusterVerdicts(tmp_path, "other CRDs", False).get(Rendered(edited).fingerprints[0]) is None
+    assert ClusterVerdict.from_text('{"findings": [[["teams", true], "x", "error"]], "kinds": []}') is None
+
+
+WIDGET_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-validations: [{rule: "isURL(self.q)"}]
+"""
+
+
+def test_no_cluster_verdicts_with_a_crd_rule_warned_about_once_a_run(tmp_path: Path) -> None:
+    """fleetgen warns about a CEL rule it cannot evaluate once a run, at the first object reaching it: what
+    validating one cluster says then depends on the clusters before it, so no cluster's verdict is kept."""
+    assert not Schemas().warns_once  # fleetgen's own CRDs: every rule is evaluated
+    (tmp_path / "widget.yaml").write_text(WIDGET_CRD)
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(synthetic_fleet(2, 4, 1))
+    render_tree(fleet, None, CheckOptions(crds=(tmp_path / "widget.yaml",)))
+    assert (tmp_path / CACHE_FOLDER / "emitted.json").exists()
+    assert not (tmp_path / CACHE_FOLDER / "clusters.json").exists()
