@@ -10,6 +10,7 @@ measured side by side in the same run, and peak memory (the process's maximum re
 
 from __future__ import annotations
 
+import gc
 import resource
 import sys
 import tempfile
@@ -81,6 +82,7 @@ def per_object_speed(fleet: Fleet, sample: int = 60) -> tuple[float, float, int]
 
 
 def main() -> None:
+    gc.disable()  # as the fleetgen command does (fleetgen/cli/__init__.py says why)
     args = size_arguments(__doc__.splitlines()[0])
     results = []
     for factor in (1, 2):
