@@ -22,7 +22,8 @@ class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
         return True  # a shared dict is written out again, never as a YAML anchor
 
 
-_Dumper.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^[-+]?0o[0-7]+$"), list("-+0"))
+# YAML 1.2 readers that drop underscores from numbers (Go's yaml.v3, ruamel) read 0o17_1 as an int too
+_Dumper.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^[-+]?0o[0-7_]+$"), list("-+0"))
 _Dumper.add_implicit_resolver(
     "tag:yaml.org,2002:float", re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$"), list("-+.0123456789")
 )

@@ -79,6 +79,7 @@ SPECIALS = [
     "~",
     "0777",
     "0o17",
+    "0o171_000",
     "0x1f",
     "1e3",
     "1_000",
@@ -189,6 +190,14 @@ def test_hostile_strings_never_change_the_structure(
         expected = [m.body for m in output.manifests]
         assert list(yaml.load_all(data_bytes, Loader=YAML_11)) == expected, output.path  # a YAML 1.1 reader
         assert list(YAML_12.load_all(data_bytes)) == expected, output.path  # a YAML 1.2 reader
+
+
+@pytest.mark.parametrize("value", ["0o171_000", "+0o7_7", "0o17", "1_000", "0x_1f", "0b1_0", "1_0.5", "1e3", "0777"])
+def test_number_like_strings_stay_strings_for_both_readers(value: str) -> None:
+    """Found by the property test above: 0o171_000 was written bare, and a YAML 1.2 reader took it for 61952."""
+    written = dump_documents([{"name": value}])
+    assert yaml.load(written, Loader=YAML_11) == {"name": value}
+    assert YAML_12.load(written) == {"name": value}
 
 
 # -- 2. round trip ----------------------------------------------------------------------------
