@@ -49,7 +49,7 @@ def write_entries(root: Path | None, name: str, salt: str, entries: dict[str, st
             return  # fleetgen refuses to write through a link; its cache does too
         folder.mkdir(exist_ok=True)
         target = folder / name
-        if target.is_symlink() or (target.exists() and not target.read_bytes().startswith(_MARK)):
+        if target.is_symlink() or (target.exists() and not _starts_with_mark(target)):
             return  # not ours: leave it alone
         ignore = folder / ".gitignore"
         if not ignore.exists() and not ignore.is_symlink():
@@ -63,3 +63,9 @@ def write_entries(root: Path | None, name: str, salt: str, entries: dict[str, st
         os.replace(pending, target)
     except OSError:
         Path(pending).unlink(missing_ok=True)
+
+
+def _starts_with_mark(path: Path) -> bool:
+    """Is `path` a cache file fleetgen wrote? Reads only the mark's length, not the whole file."""
+    with path.open("rb") as stream:
+        return stream.read(len(_MARK)) == _MARK

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import cache
 from importlib import metadata, resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -46,6 +47,7 @@ def _package_files(folder: Traversable, prefix: str = "") -> list[tuple[str, byt
     return out
 
 
+@cache  # render builds both Verdicts and ClusterVerdicts: hash the package once per command
 def _judges_salt() -> str:
     """Everything a verdict depends on besides the fleet file: fleetgen's files, installed versions."""
     digest = hashlib.sha256()
