@@ -29,7 +29,6 @@ GPU = "nvidia.com/gpu"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # Kueue manages a Job that carries it, in the LocalQueue it names
 WORKLOAD_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"  # a WorkloadPriorityClass for the Job's workload
 SLO_TIER_LABEL = "fleetgen/slo-tier"
-TIERS = ("real-time", "near-real-time", "batch")  # the seed's SLO tiers for inference endpoints
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"  # set by the Job controller on its pods
 MAX_NAME = 50  # pod names and hostnames add "-worker-12" or a hash; they must stay DNS labels (63)
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")

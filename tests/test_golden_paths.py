@@ -361,3 +361,19 @@ def test_the_command_checks_what_it_prints_against_the_clusters_schemas(cli_run:
     done = job_new(cli_run, path, *args, "--crd", str(crd))
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == "fleetgen: the Job built for this ask is not valid: spec.minAvailable: 2 is greater than the maximum of 1\n"
+
+
+def test_tier_takes_the_fleets_own_slo_tiers_and_refuses_others(cli_run: Run, tmp_path: Path) -> None:
+    """--tier is checked against fleet.yaml's tiers (the seed's plus slo.tiers), not a fixed list."""
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(
+        replace_once(EXAMPLE.read_text(), "\nalerts:", '\nslo:\n  tiers:\n    interactive: {availability: 99.5, latencyP99: "1s"}\nalerts:')
+    )
+    ask = ["--name", "x", "--team", "nlp", "--cluster", "dev-eastus", "--gpus", "1", "--kind", "inference", "--tier"]
+    [deployment] = [d for d in printed(job_new(cli_run, fleet, *ask, "interactive")) if d["kind"] == "Deployment"]
+    assert deployment["metadata"]["labels"]["fleetgen/slo-tier"] == "interactive"
+    refused = job_new(cli_run, fleet, *ask, "gold")
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        "fleetgen: --tier gold: not a tier of fleet.yaml (real-time, near-real-time, batch, interactive)\n",
+    )

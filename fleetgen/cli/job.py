@@ -10,16 +10,15 @@ import click
 
 from fleetgen.cli.common import console, reports_errors
 from fleetgen.crdschema import read_crds
-from fleetgen.emit import HEADER, dump_documents
+from fleetgen.emit import dump_documents
 from fleetgen.errors import InputError
-from fleetgen.golden_paths import TIERS, Ask, Serving, job_objects
+from fleetgen.golden_paths import Ask, Serving, job_objects
 from fleetgen.load import load_fleet
 from fleetgen.model import Fleet
-from fleetgen.tree import replace_file
+from fleetgen.tree import Tree, replace_file
 from fleetgen.validate import Schemas
 
 _DURATION = re.compile(r"(\d{1,5})([smh]?)")
-_OWNED = HEADER.split("{", 1)[0].encode()
 
 
 @click.group()
@@ -45,7 +44,7 @@ def job() -> None:
 @click.option("--command", "command_line", default=None, help="Command of the container, as one shell-quoted string.")
 @click.option("--kind", type=click.Choice(["training", "inference"]), default="training", show_default=True, help="A Job or a Deployment.")
 @click.option("--endpoint", default=None, help="Inference: the team's endpoint (fleet.yaml) this serves; its tier labels it.")
-@click.option("--tier", type=click.Choice(TIERS), default=None, help="Inference: the SLO tier of an endpoint not in fleet.yaml yet.")
+@click.option("--tier", default=None, help="Inference: the SLO tier (fleet.yaml's slo tiers) of an endpoint not in fleet.yaml yet.")
 @click.option("--load-time", default=None, help="Inference: how long the model takes to load, e.g. 90s, 10m (default 5m).")
 @click.option("--replicas", type=click.IntRange(min=1, max=1000), default=None, help="Inference: replicas (default 1).")
 @click.option("--port", type=click.IntRange(min=1, max=65535), default=None, help="Inference: the server's HTTP port (default 8080).")
@@ -87,7 +86,7 @@ def job_new(
     loaded = load_fleet(fleet)
     if endpoint is not None:
         tier = _endpoint_tier(loaded.fleet, team, cluster, endpoint, tier)
-    serving = _serving(kind, nodes, tier, load_time, replicas, port)
+    serving = _serving(kind, nodes, tier, list(loaded.fleet.slo.all_tiers), load_time, replicas, port)
     try:
         schemas = Schemas(read_crds(crds))
     except (OSError, ValueError) as exc:
@@ -103,7 +102,9 @@ def job_new(
     shell.err(f"{out}: {built.summary}")
 
 
-def _serving(kind: str, nodes: int, tier: str | None, load_time: str | None, replicas: int | None, port: int | None) -> Serving | None:
+def _serving(
+    kind: str, nodes: int, tier: str | None, tiers: list[str], load_time: str | None, replicas: int | None, port: int | None
+) -> Serving | None:
     if kind == "training":
         serving_only = (("--tier", tier), ("--load-time", load_time), ("--replicas", replicas), ("--port", port))
         given = [flag for flag, value in serving_only if value is not None]
@@ -113,7 +114,9 @@ def _serving(kind: str, nodes: int, tier: str | None, load_time: str | None, rep
     if nodes > 1:
         raise InputError("--nodes: only for training; inference scales with --replicas")
     if tier is None:
-        raise InputError(f"--kind inference needs --endpoint (one of the team's in fleet.yaml) or --tier ({', '.join(TIERS)})")
+        raise InputError(f"--kind inference needs --endpoint (one of the team's in fleet.yaml) or --tier ({', '.join(tiers)})")
+    if tier not in tiers:  # a fleet's own slo.tiers count, so this is checked here and not by click
+        raise InputError(f"--tier {tier}: not a tier of fleet.yaml ({', '.join(tiers)})")
     return Serving(tier, _seconds(load_time or "5m"), port or 8080, replicas or 1)
 
 
@@ -161,7 +164,7 @@ def _write(path: Path, data: bytes, force: bool) -> None:
         current = path.read_bytes() if path.exists() else None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if current is not None and not current.startswith(_OWNED) and not force:
+    if not Tree.owned(path.name, current, {}) and not force:  # the rule render keeps for its own tree
         raise InputError(f"{path}: exists and was not written by fleetgen; pass --force to overwrite it")
     replace_file(path, data)
 
