@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
 from fleetgen.errors import FieldPath
 from fleetgen.importer.recognise import ClusterView, TeamView
 from fleetgen.model import API_VERSION, COMPONENTS, Quantity
@@ -349,13 +351,8 @@ def _naming(views: list[ClusterView], teams: list[str]) -> dict[str, str]:
         counts = Counter(templates)
         best = max(counts, key=lambda t: (counts[t], t == default, -templates.index(t)))
         if best != default and counts[best] > counts.get(default, 0):
-            naming[_camel(field_name)] = best
+            naming[to_camel(field_name)] = best
     return naming
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(p.title() for p in rest)
 
 
 def _team_names(views: list[ClusterView], team: str, slot: str) -> list[str]:
@@ -424,9 +421,9 @@ def _team(
     names = {}
     for field_name, slot in NAME_SLOTS.items():
         used = _team_names(views, name, slot)
-        template = naming.get(_camel(field_name), getattr(Naming(), field_name))
+        template = naming.get(to_camel(field_name), getattr(Naming(), field_name))
         if used and fill_name(template, name) != _mode(used):
-            names[_camel(field_name)] = _mode(used)
+            names[to_camel(field_name)] = _mode(used)
     if names:
         team["names"] = names
     return team
