@@ -24,8 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import cel
-
+from fleetgen.cel_engine import engine as cel
 from fleetgen.cel_library import KUBERNETES_FUNCTIONS, missing_functions
 
 _OVERLOAD = "No such overload"

@@ -154,4 +154,4 @@ def merge(shipped: Facts, extra: ExtraFacts) -> tuple[Facts, list[Override]]:
 def facts() -> Facts:
     """The facts fleetgen ships (facts.yaml)."""
     text = (resources.files("fleetgen.compat") / "facts.yaml").read_text(encoding="utf-8")
-    return Facts.model_validate(yaml.safe_load(text))
+    return Facts.model_validate(yaml.load(text, Loader=yaml.CSafeLoader))  # libyaml: 10x the pure-Python loader, same result

@@ -41,7 +41,7 @@ class OperatorFacts(BaseModel):
 @cache
 def operator_facts() -> OperatorFacts:
     text = (resources.files("fleetgen.compat") / "gpu_operator.yaml").read_text(encoding="utf-8")
-    return OperatorFacts.model_validate(yaml.safe_load(text))
+    return OperatorFacts.model_validate(yaml.load(text, Loader=yaml.CSafeLoader))
 
 
 def series_of(chart_version: str) -> str:

@@ -14,7 +14,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import BeforeValidator, Field, WithJsonSchema, field_validator, model_validator
 
 from fleetgen.model.compat import Compatibility
-from fleetgen.model.naming import Naming, TeamNames
+from fleetgen.model.naming import Naming, ObjectNames, TeamNames, names_of
 from fleetgen.model.platform import Platform
 from fleetgen.model.sharing import Cohort, Queue, Scheduling, Volcano
 from fleetgen.model.slo import Endpoint, Slo
@@ -215,9 +215,13 @@ class Team(Spec):
     def namespace(self) -> str:
         return f"team-{self.name}"
 
+    @cached_property
+    def quotas(self) -> dict[str, Quota]:
+        """The quota on each cluster the team is on, placement values over the defaults; merged once, not per use."""
+        return {name: self.quota.over(placement) if placement else self.quota for name, placement in self.clusters.items()}
+
     def quota_on(self, cluster: str) -> Quota:
-        placement = self.clusters.get(cluster)
-        return self.quota.over(placement) if placement else self.quota
+        return self.quotas.get(cluster, self.quota)
 
 
 class ApprovalCondition(Spec):
@@ -407,6 +411,11 @@ class Fleet(Spec):
     upgrade: Upgrade | None = None
     """The upgrade in progress, as `fleetgen upgrade apply` records it."""
     compatibility: Compatibility = Field(default_factory=Compatibility, description="Compatibility facts of the fleet's own.")
+
+    @cached_property
+    def team_object_names(self) -> dict[str, ObjectNames]:
+        """Team name -> the names of its objects (naming.object_names), filled once per team."""
+        return {team.name: names_of(self.naming, team) for team in self.teams}
 
     @cached_property
     def placements(self) -> dict[str, list[tuple[int, Team]]]:

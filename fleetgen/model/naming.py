@@ -69,8 +69,15 @@ class ObjectNames:
 
 
 def object_names(fleet: Fleet, team: Team) -> ObjectNames:
-    """The one place render takes a team's object names from: the team's own, else the fleet's."""
-    chosen = {field: getattr(team.names, field) or getattr(fleet.naming, field) for field in NAMED_OBJECTS}
+    """The one place render takes a team's object names from: the team's own, else the fleet's.
+
+    Filled once per team of the fleet (`Fleet.team_object_names`), not once per object and cluster."""
+    known = fleet.team_object_names.get(team.name)
+    return known if known is not None else names_of(fleet.naming, team)
+
+
+def names_of(naming: Naming, team: Team) -> ObjectNames:
+    chosen = {field: getattr(team.names, field) or getattr(naming, field) for field in NAMED_OBJECTS}
     return ObjectNames(**{field: fill_name(template, team.name) for field, template in chosen.items()})
 
 
