@@ -12,11 +12,41 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
+from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 CACHE_FOLDER = ".fleetgen-cache"
+_METADATA_FOLDERS = (".dist-info", ".egg-info")
 _MARK = b"# fleetgen cache, safe to delete; sha256 of the rest: "
+
+
+@cache  # render reads three caches salted with it: hash the package once per command
+def code_salt() -> str:
+    """Everything a cached result depends on besides the fleet file: fleetgen's files, installed versions."""
+    digest = hashlib.sha256()
+    for name, data in _package_files(resources.files("fleetgen")):
+        digest.update(f"{name}\0{len(data)}\0".encode() + data)
+    # Each installed distribution's metadata folder is named <name>-<version>: listing the folders is
+    # 1% of the cost of reading every METADATA file (importlib.metadata), for the same names and versions.
+    installed = sorted(n for folder in sys.path if os.path.isdir(folder) for n in os.listdir(folder) if n.endswith(_METADATA_FOLDERS))
+    digest.update("\n".join(installed).encode())
+    return digest.hexdigest()
+
+
+def _package_files(folder: Traversable, prefix: str = "") -> list[tuple[str, bytes]]:
+    out = []
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name == "__pycache__":
+            continue
+        if entry.is_dir():
+            out += _package_files(entry, f"{prefix}{entry.name}/")
+        else:
+            out.append((prefix + entry.name, entry.read_bytes()))
+    return out
 
 
 def read_entries(root: Path | None, name: str, salt: str) -> dict[str, str]:

@@ -8,6 +8,7 @@ no longer matches the ledger), a file that is missing, or an orphan no longer re
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,15 +29,15 @@ class Discrepancy:
     explanation: str
 
 
-def check_tree(tree: Tree, files: dict[str, bytes], plan: list[OutputFile], source: Source) -> list[Discrepancy]:
+def check_tree(tree: Tree, files: dict[str, bytes], output: Callable[[str], OutputFile], source: Source) -> list[Discrepancy]:
+    """How the tree differs from `files`; `output` gives the planned file behind a path, to explain a difference."""
     ledger = tree.ledger()
-    by_path = {f.path: f for f in plan}
     out: list[Discrepancy] = []
     for path, data in sorted(files.items()):
         current = tree.read(path)
         if current == data:
             continue
-        origin = _origin(by_path[path], source)
+        origin = _origin(output(path), source)
         if current is None:
             out.append(Discrepancy(path, "missing", f"rendered from {origin}; run fleetgen render"))
         elif path in ledger and digest(current) != ledger[path]:
@@ -44,12 +45,12 @@ def check_tree(tree: Tree, files: dict[str, bytes], plan: list[OutputFile], sour
                 Discrepancy(
                     path,
                     "edited",
-                    f"changed by hand since the last render ({_changes(current, by_path[path])}); fleetgen render would overwrite it",
+                    f"changed by hand since the last render ({_changes(current, output(path))}); fleetgen render would overwrite it",
                 )
             )
         else:
             out.append(
-                Discrepancy(path, "stale", f"fleet.yaml changed since the last render: {_changes(current, by_path[path])} (from {origin})")
+                Discrepancy(path, "stale", f"fleet.yaml changed since the last render: {_changes(current, output(path))} (from {origin})")
             )
     for path in sorted(p for p in ledger if p not in files):
         if tree.read(path) is not None:

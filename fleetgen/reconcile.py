@@ -10,7 +10,7 @@ chart source a HelmRelease names must be there too. Findings point at fleet.yaml
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from posixpath import join, normpath, relpath
 from typing import Any
@@ -23,8 +23,11 @@ KUSTOMIZATION = "kustomization.yaml"
 AT = ("gitops",)
 
 
-def reconcile_findings(fleet: Fleet, files: list[OutputFile]) -> list[Finding]:
-    """Problems that would stop Flux or Argo CD from reconciling the planned tree."""
+def reconcile_findings(fleet: Fleet, files: list[OutputFile], clusters: Collection[int] | None = None) -> list[Finding]:
+    """Problems that would stop Flux or Argo CD from reconciling the planned tree.
+
+    `clusters`: only these clusters' entry points are followed (all when None); `files` then need only
+    base/ and those clusters' folders, which is all a cluster's folder includes."""
     by_path = {f.path: f for f in files}
     hand_written = {normpath(f"clusters/{c.name}/{p}") for c in fleet.clusters for p in c.extra_resources}
     # The objects of each cluster's entry-point files (clusters/<name>/<folder>/<file>), grouped in one
@@ -36,7 +39,10 @@ def reconcile_findings(fleet: Fleet, files: list[OutputFile]) -> list[Finding]:
             entry_objects.setdefault(parts[1], []).extend(m.body for m in f.manifests if "metadata" in m.body)
     folders: dict[str, _Folder] = {}  # what each folder lists, read once: base/ folders are shared by clusters
     findings: list[Finding] = []
-    for cluster in fleet.clusters:
+    followed = set(range(len(fleet.clusters)) if clusters is None else clusters)
+    for index, cluster in enumerate(fleet.clusters):
+        if index not in followed:
+            continue
         objects = entry_objects.get(cluster.name, [])
         for what, path in _synced_paths(fleet, objects):
             problems = _folder_problems(fleet, path, by_path, folders, hand_written)

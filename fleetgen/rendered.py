@@ -4,8 +4,10 @@ Each cluster's objects (as `kustomize build clusters/<name>` gives them) and the
 tree are computed on first use and kept, so a workflow that validates and then writes, or diffs
 and then annotates, renders once. A render of another revision (`diff`'s base) lends its objects
 for each cluster whose input fingerprint (fingerprint.py) is the same, so a one-line change
-builds only the clusters it touches. FLEET.md is assembled here, beside the tree, not inside render:
-it is a report about the fleet, not a Kubernetes object.
+builds only the clusters it touches; with an emit cache (reuse.py), the files of a cluster whose
+fingerprint an earlier render saw are taken as they were written, without planning it. FLEET.md is
+assembled here, beside the tree, not inside render: it is a report about the fleet, not a
+Kubernetes object.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from typing import Any
 from fleetgen.capacity_report import build_report, report_markdown
 from fleetgen.fingerprint import cluster_fingerprints
 from fleetgen.model import Fleet
-from fleetgen.render import Manifest, ObjectKey, OutputFile, cluster_objects, files_of, plan
+from fleetgen.render import Manifest, ObjectKey, OutputFile, cluster_objects, files_of
 from fleetgen.render.gitops import entry_point
+from fleetgen.render.layout import Bases, base_plan, cluster_plan
 from fleetgen.render.provenance import Provenance
 from fleetgen.reuse import EmitCache
 
@@ -35,6 +38,7 @@ class Rendered:
         self._objects: dict[int, list[Manifest]] = {}
         self._entry_points: dict[int, list[Manifest]] = {}
         self._explained: dict[int, tuple[dict[ObjectKey, dict[str, Any]], Provenance]] = {}
+        self._cluster_plans: dict[int, list[OutputFile]] = {}
 
     @cached_property
     def fingerprints(self) -> list[str]:
@@ -78,16 +82,57 @@ class Rendered:
         return self._explained[index]
 
     @cached_property
+    def _base(self) -> tuple[list[OutputFile], Bases]:
+        return base_plan(self.fleet)
+
+    @property
+    def base_files(self) -> list[OutputFile]:
+        """The files of base/, which every cluster's folder includes."""
+        return self._base[0]
+
+    def cluster_plan(self, index: int) -> list[OutputFile]:
+        """The files of cluster `index`'s folder, clusters/<name>/."""
+        if index not in self._cluster_plans:
+            self._cluster_plans[index] = cluster_plan(self.fleet, index, self._base[1])
+        return self._cluster_plans[index]
+
+    @cached_property
+    def report(self) -> OutputFile:
+        return OutputFile(REPORT_PATH, (), report_markdown(build_report(self.fleet)))
+
+    @cached_property
     def plan(self) -> list[OutputFile]:
         """Every file of the tree, in a stable order; FLEET.md last."""
-        return [*plan(self.fleet), OutputFile(REPORT_PATH, (), report_markdown(build_report(self.fleet)))]
+        clusters = [f for index in range(len(self.fleet.clusters)) for f in self.cluster_plan(index)]
+        return [*self.base_files, *clusters, self.report]
+
+    def output(self, path: str) -> OutputFile:
+        """The planned file at `path`, planning only the part of the tree it is in (KeyError when none is)."""
+        folder = path.split("/")
+        if folder[0] == "clusters" and len(folder) > 2:
+            index = next((i for i, c in enumerate(self.fleet.clusters) if c.name == folder[1]), None)
+            outputs = self.cluster_plan(index) if index is not None else []
+        else:
+            outputs = [*self.base_files, self.report]
+        found = next((o for o in outputs if o.path == path), None)
+        if found is None:
+            raise KeyError(path)
+        return found
 
     @cached_property
     def files(self) -> dict[str, bytes]:
-        """The bytes of every file of the tree, keyed by relative path."""
-        if self.emitted is not None:
-            return self.emitted.files_of(self.plan, self.source_name)
-        return files_of(self.plan, self.source_name)
+        """The bytes of every file of the tree, keyed by relative path.
+
+        With an emit cache, a cluster whose input fingerprint it knows is taken whole, unplanned."""
+        if self.emitted is None:
+            return files_of(self.plan, self.source_name)
+        emitted, name = self.emitted, self.source_name
+        out = emitted.files_of(self.base_files, name)
+        for index, fingerprint in enumerate(self.fingerprints):
+            known = emitted.cluster_files(fingerprint, name)
+            out.update(known if known is not None else emitted.files_of(self.cluster_plan(index), name, cluster=fingerprint))
+        out.update(emitted.files_of([self.report], name))
+        return out
 
 
 def render_files(fleet: Fleet, source_name: str = "fleet.yaml") -> dict[str, bytes]:

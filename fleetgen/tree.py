@@ -13,6 +13,7 @@ the tree is never left half old and half new once fleetgen has run.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -30,6 +31,10 @@ JOURNAL = ".fleetgen-journal"
 STAGING_PREFIX = ".fleetgen-staging-"
 _LEDGER_HEADER = "# fleetgen ledger: files generated from the fleet file, with their SHA-256. Do not edit.\n"
 _LEDGER_LINE = re.compile(r"([0-9a-f]{64})  (\S.*)")
+# A render that writes at most this many files flushes each one; a larger one flushes every file
+# system at once (os.sync), cheaper than thousands of flushes, but its cost depends on whatever else
+# the machine has written, which a one-line change's render should not pay.
+_FSYNC_AT_MOST = 64
 _OWNED_MARKS = (HEADER.split("{", 1)[0].encode(), MARKDOWN_HEADER.split("{", 1)[0].encode())
 
 
@@ -57,24 +62,35 @@ def ledger_bytes(files: dict[str, bytes]) -> bytes:
 class Tree:
     def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
-        self._safe_folders: set[str] = set()  # folders already seen not to be links
+        self._safe_folders: set[str] = set()  # relative folders already seen not to be links
 
     # -- reading -------------------------------------------------------------------------------
 
     def checked(self, rel: str) -> Path:
         """The absolute path of a relative tree path, refusing anything that could leave the tree."""
+        path = self._folders_checked(rel)
+        if os.path.islink(path):
+            raise InputError(f"{path}: is a symbolic link; fleetgen does not write through links")
+        return Path(path)
+
+    def _refuse_escape(self, rel: str) -> None:
         parts = rel.split("/")
         if not rel or rel.startswith("/") or "\\" in rel or any(p in ("..", ".", "") for p in parts):
             raise InputError(f"{self.root / LEDGER}: refusing path {rel!r}: it must stay inside {self.root}")
-        current = str(self.root)
-        for depth, part in enumerate(parts):
-            current = os.path.join(current, part)
-            last = depth == len(parts) - 1
-            if (last or current not in self._safe_folders) and os.path.islink(current):
-                raise InputError(f"{current}: is a symbolic link; fleetgen does not write through links")
-            if not last:
-                self._safe_folders.add(current)
-        return Path(current)
+
+    def _folders_checked(self, rel: str) -> str:
+        """The absolute path of `rel` once it is known to stay inside the tree through no link but maybe its last part."""
+        self._refuse_escape(rel)
+        folder = rel.rpartition("/")[0]
+        if folder and folder not in self._safe_folders:
+            parts = folder.split("/")
+            for depth in range(1, len(parts) + 1):
+                prefix = "/".join(parts[:depth])
+                if prefix not in self._safe_folders:
+                    if os.path.islink(f"{self.root}/{prefix}"):
+                        raise InputError(f"{self.root / prefix}: is a symbolic link; fleetgen does not write through links")
+                    self._safe_folders.add(prefix)
+        return f"{self.root}/{rel}"
 
     def ledger(self) -> dict[str, str]:
         """Generated path -> SHA-256 as last rendered; empty when there is no ledger yet."""
@@ -92,14 +108,25 @@ class Tree:
             match = _LEDGER_LINE.fullmatch(line)
             if not match:
                 raise InputError(f"{path}:{number}: not a ledger line; delete the ledger and render again")
-            self.checked(match.group(2))
+            self._refuse_escape(match.group(2))  # links are refused where a path is used: read, write, remove
             entries[match.group(2)] = match.group(1)
         return entries
 
     def read(self, rel: str) -> bytes | None:
+        path = self._folders_checked(rel)
         try:
-            return self.checked(rel).read_bytes()
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            # O_NOFOLLOW refuses a link as the last part in the same call that opens the file (ELOOP).
+            handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise InputError(f"{path}: is a symbolic link; fleetgen does not write through links") from None
+            raise InputError(f"{self.root / rel}: cannot read: {exc.strerror}") from None
+        try:
+            with open(handle, "rb") as stream:
+                return stream.read()
+        except IsADirectoryError:
             return None
         except OSError as exc:
             raise InputError(f"{self.root / rel}: cannot read: {exc.strerror}") from None
@@ -140,12 +167,19 @@ class Tree:
             self.root.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.root))
             moves = []
+            one_by_one = len(to_write) <= _FSYNC_AT_MOST
             for number, (rel, data) in enumerate(sorted(to_write.items())):
                 staged = staging / str(number)
-                staged.write_bytes(data)
+                with staged.open("wb") as stream:
+                    stream.write(data)
+                    if one_by_one:
+                        stream.flush()
+                        os.fsync(stream.fileno())
                 moves.append([staged.name, rel])
             journal = {"staging": staging.name, "moves": moves, "removes": changes.removed}
-            os.sync()  # the staged bytes are durable before the commit point names them
+            if not one_by_one:
+                os.sync()
+            # The staged bytes are durable before the commit point names them.
             pending = self.root / (JOURNAL + ".tmp")
             pending.write_text(json.dumps(journal), encoding="utf-8")
             os.replace(pending, self.root / JOURNAL)  # commit point

@@ -12,8 +12,10 @@ validates again. Stored as `.fleetgen-cache/validated.json` (cachefile.py), the 
 render after a small edit validates only the clusters the edit touches. Its key is everything that
 validation reads: the cluster's input fingerprint (fingerprint.py: the whole fleet but other
 clusters' teams, which fixes its objects and Kubernetes version), the CRDs given with --crd,
---strict, and the same salt. Fleet-wide checks (reconcile, driver versions, the model's own) are
-never remembered here. Stored as `.fleetgen-cache/clusters.json`: the entries the last run used.
+--strict, and the same salt. Fleet-wide checks (driver versions, the model's own) are never
+remembered here; reconcile follows only the clusters without a kept verdict, since verdicts are
+saved only after a run that passed, reconcile included. Stored as `.fleetgen-cache/clusters.json`:
+the entries the last run used.
 """
 
 from __future__ import annotations
@@ -21,12 +23,9 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from functools import cache
-from importlib import metadata, resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from fleetgen.cachefile import read_entries, write_entries
+from fleetgen.cachefile import code_salt, read_entries, write_entries
 from fleetgen.errors import FieldPath, Severity
 from fleetgen.load import LoadedFleet
 
@@ -35,35 +34,12 @@ _CACHE_FILE = "validated.json"
 _CLUSTERS_FILE = "clusters.json"
 
 
-def _package_files(folder: Traversable, prefix: str = "") -> list[tuple[str, bytes]]:
-    out = []
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if entry.name == "__pycache__":
-            continue
-        if entry.is_dir():
-            out += _package_files(entry, f"{prefix}{entry.name}/")
-        else:
-            out.append((prefix + entry.name, entry.read_bytes()))
-    return out
-
-
-@cache  # render builds both Verdicts and ClusterVerdicts: hash the package once per command
-def _judges_salt() -> str:
-    """Everything a verdict depends on besides the fleet file: fleetgen's files, installed versions."""
-    digest = hashlib.sha256()
-    for name, data in _package_files(resources.files("fleetgen")):
-        digest.update(f"{name}\0{len(data)}\0".encode() + data)
-    versions = sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions())
-    digest.update("\n".join(versions).encode())
-    return digest.hexdigest()
-
-
 class Verdicts:
     """Texts that passed validation with the default options, read from `root`/.fleetgen-cache."""
 
     def __init__(self, root: Path):
         self.root = root
-        self._salt = _judges_salt()
+        self._salt = code_salt()
         self._passed = read_entries(root, _CACHE_FILE, self._salt)
 
     def _key(self, loaded: LoadedFleet) -> str | None:
@@ -122,7 +98,7 @@ class ClusterVerdicts:
 
     def __init__(self, root: Path | None, schemas: str, strict: bool):
         self.root = root
-        self._salt = _judges_salt()
+        self._salt = code_salt()
         self._options = f"{schemas}\0{strict}"
         self._loaded = read_entries(root, _CLUSTERS_FILE, self._salt)
         self._used: dict[str, str] = {}

@@ -173,7 +173,7 @@ def freshness(fleet: Path, out: Path | None, *, fix: bool = False, stage: Stage 
     refuse_missing_hand_written(result.loaded, tree.root)
     tree.recover()  # a render interrupted after its commit point is finished first
     rendered = result.rendered
-    found = check_tree(tree, rendered.files, rendered.plan, result.loaded.source)
+    found = check_tree(tree, rendered.files, rendered.output, result.loaded.source)
     fixed = tree.write(rendered.files) if fix and found else None
     emitted.save()
     return Freshness(tree.root, len(rendered.files), found, fixed)

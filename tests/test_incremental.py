@@ -20,6 +20,7 @@ import pytest
 import yaml
 from conftest import EXAMPLE, git
 
+from fleetgen import rendered as rendered_module
 from fleetgen.emit import dump_documents
 from fleetgen.errors import FindingsError, Severity
 from fleetgen.load import load_fleet_text
@@ -150,6 +151,47 @@ def test_a_damaged_forged_or_deleted_cache_changes_nothing(tmp_path: Path) -> No
     assert tree_bytes(tmp_path) == expected
 
 
+def test_a_render_plans_only_the_clusters_a_change_touches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each cluster's folder is remembered by its input fingerprint: after a one-line change only the
+    clusters whose inputs moved are planned again, and without the emitted files every cluster is."""
+    from pr_bench import one_line_change
+
+    incremental, scratch = tmp_path / "incremental", tmp_path / "scratch"
+    incremental.mkdir()
+    scratch.mkdir()
+    before = synthetic_fleet(6, 12, 3)
+    after = one_line_change(before)
+    monkeypatch.chdir(incremental)  # file headers name the fleet file as given: the same relative name in both
+    Path("fleet.yaml").write_text(before)
+    render_tree(Path("fleet.yaml"), None)
+
+    planned: list[str] = []
+    plan_one = rendered_module.cluster_plan
+
+    def counted(fleet: Any, index: int, bases: Any) -> Any:
+        planned.append(fleet.clusters[index].name)
+        return plan_one(fleet, index, bases)
+
+    monkeypatch.setattr(rendered_module, "cluster_plan", counted)
+    Path("fleet.yaml").write_text(after)
+    render_tree(Path("fleet.yaml"), None)
+    old, new = (Rendered(load_fleet_text(t.encode()).fleet) for t in (before, after))
+    moved = [c.name for c, a, b in zip(new.fleet.clusters, old.fingerprints, new.fingerprints, strict=True) if a != b]
+    assert planned == moved and 0 < len(moved) < 6
+    taken = tree_bytes(incremental)
+
+    planned.clear()
+    (incremental / CACHE_FOLDER / "emitted.json").unlink()  # planned.json now names keys the emit cache lacks
+    (incremental / "clusters" / "c0000-dev" / "cluster.yaml").unlink()
+    render_tree(Path("fleet.yaml"), None)
+    assert planned == [c.name for c in new.fleet.clusters]
+
+    monkeypatch.chdir(scratch)
+    Path("fleet.yaml").write_text(after)
+    render_tree(Path("fleet.yaml"), None)
+    assert taken == tree_bytes(scratch) == tree_bytes(incremental)
+
+
 def test_the_cache_is_ignored_by_git_and_a_foreign_file_there_is_kept(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q")
     fleet = tmp_path / "fleet.yaml"
@@ -162,7 +204,13 @@ def test_the_cache_is_ignored_by_git_and_a_foreign_file_there_is_kept(tmp_path: 
     fleet.write_text(synthetic_fleet(2, 5, 1))
     render_tree(fleet, None)
     assert mine.read_text() == "my notes\n"
-    assert sorted(p.name for p in (tmp_path / CACHE_FOLDER).iterdir()) == [".gitignore", "clusters.json", "emitted.json", "validated.json"]
+    assert sorted(p.name for p in (tmp_path / CACHE_FOLDER).iterdir()) == [
+        ".gitignore",
+        "clusters.json",
+        "emitted.json",
+        "planned.json",
+        "validated.json",
+    ]
 
 
 def test_check_and_diff_say_the_same_with_or_without_the_cache(tmp_path: Path, cli_run: Any) -> None:

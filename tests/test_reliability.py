@@ -218,7 +218,7 @@ def test_render_check_and_self_diff_round_trip(clusters: int, teams: int, per_te
         tree = Tree(out)
         tree.write(files)
         assert tree.write(render_files(load_fleet_text(raw).fleet)).empty  # idempotent
-        assert check_tree(tree, files, Rendered(loaded.fleet).plan, loaded.source) == []
+        assert check_tree(tree, files, Rendered(loaded.fleet).output, loaded.source) == []
     same = diff_fleets(Rendered(loaded.fleet), Rendered(load_fleet_text(raw).fleet), "a", "b")
     assert same.empty and same.clusters == [] and same.approvals == []
 

@@ -146,21 +146,28 @@ def _with_labels(manifest: Manifest, labels: dict[str, str]) -> Manifest:
     return Manifest(body, manifest.source)
 
 
+Bases = dict[tuple[str, int], list[Manifest]]  # each team's base objects by (folder, team): overlays patch against them
+
+
 def plan(fleet: Fleet) -> list[OutputFile]:
-    """All files of the tree, in a stable order."""
+    """All files of the tree, in a stable order: base/, then each cluster's folder."""
+    files, bases = base_plan(fleet)
+    return files + [f for index in range(len(fleet.clusters)) for f in cluster_plan(fleet, index, bases)]
+
+
+def base_plan(fleet: Fleet) -> tuple[list[OutputFile], Bases]:
+    """The files of base/, and the team objects in them that cluster overlays patch."""
     files: list[OutputFile] = []
     if fleet.priority_classes:
         files += _folder("base/priority-classes", "priority-classes.yaml", kueue_objects.priority_classes(fleet), ())
     placed = [(t, team) for t, team in enumerate(fleet.teams) if team.clusters]
-    bases: dict[tuple[str, int], list[Manifest]] = {}  # each team's base objects by (folder, team): overlays patch against them
+    bases: Bases = {}
     for folder, filename, build, _ in TEAM_PARTS:
         for t, team in placed:
             at = ("teams", t)
             bases[(folder, t)] = build(fleet, team, at, base_context(team, at))
             files += _folder(f"base/{folder}/{team.name}", filename, bases[(folder, t)], at)
-    for index in range(len(fleet.clusters)):
-        files += _cluster_files(fleet, index, bases)
-    return files
+    return files, bases
 
 
 def _folder(path: str, filename: str, manifests: list[Manifest], at: FieldPath) -> list[OutputFile]:
@@ -174,7 +181,8 @@ def _kustomization(at: FieldPath, **fields: Any) -> Manifest:
     return Manifest({"apiVersion": KUSTOMIZE_API, "kind": "Kustomization", **fields}, at)
 
 
-def _cluster_files(fleet: Fleet, index: int, bases: dict[tuple[str, int], list[Manifest]]) -> list[OutputFile]:
+def cluster_plan(fleet: Fleet, index: int, bases: Bases) -> list[OutputFile]:
+    """The files of clusters/<name>/ for cluster `index`: its overlay, its own objects, its patches and entry point."""
     cluster = fleet.clusters[index]
     root, at = f"clusters/{cluster.name}", ("clusters", index)
     resources = ["../../base/priority-classes"] if fleet.priority_classes else []
