@@ -30,11 +30,20 @@ def code_salt() -> str:
     digest = hashlib.sha256()
     for name, data in _package_files(resources.files("fleetgen")):
         digest.update(f"{name}\0{len(data)}\0".encode() + data)
-    # Each installed distribution's metadata folder is named <name>-<version>: listing the folders is
-    # 1% of the cost of reading every METADATA file (importlib.metadata), for the same names and versions.
-    installed = sorted(n for folder in sys.path if os.path.isdir(folder) for n in os.listdir(folder) if n.endswith(_METADATA_FOLDERS))
-    digest.update("\n".join(installed).encode())
+    digest.update("\n".join(_installed()).encode())
     return digest.hexdigest()
+
+
+def _installed() -> list[str]:
+    """The metadata folders (<name>-<version>.dist-info) on the import path: which distributions, at
+    which versions. Listing them costs 1% of reading every METADATA file (importlib.metadata)."""
+    found = []
+    for folder in sys.path:
+        try:
+            found += [name for name in os.listdir(folder or ".") if name.endswith(_METADATA_FOLDERS)]
+        except OSError:
+            continue  # not a folder (a zip), gone, or unreadable: nothing is installed there for us
+    return sorted(found)
 
 
 def _package_files(folder: Traversable, prefix: str = "") -> list[tuple[str, bytes]]:

@@ -4,7 +4,8 @@
 prompt_toolkit) before the compiled engine: 90 ms of every fleetgen command, for a shell fleetgen
 never starts. Here the compiled module (`cel.cel`) and `cel.stdlib` are loaded as submodules of a
 package object whose __init__ is not run; the package entry is then dropped, so a later `import
-cel` elsewhere still runs the real __init__ (and finds these two already loaded).
+cel` elsewhere still runs the real __init__ and gets the whole API (`cel.compile`, `cel.stdlib`),
+though not the attribute `cel.cel`: write `import cel.cel` for the compiled module itself.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ import importlib
 import importlib.util
 import sys
 from types import ModuleType
+from typing import TYPE_CHECKING
+
+__all__ = ["engine", "stdlib"]
 
 
 def _load() -> tuple[ModuleType, ModuleType]:
@@ -29,4 +33,8 @@ def _load() -> tuple[ModuleType, ModuleType]:
         del sys.modules["cel"]
 
 
-engine, stdlib = _load()
+if TYPE_CHECKING:  # the package's own type stubs
+    from cel import cel as engine
+    from cel import stdlib
+else:
+    engine, stdlib = _load()

@@ -59,13 +59,13 @@ def _max(items: list[Any]) -> Any:
 
 def _index_of(container: Any, item: Any, *offset: int) -> int:
     if isinstance(container, str):
-        return int(stdlib.index_of(container, item, *offset))
+        return stdlib.index_of(container, item, *offset)
     return next((i for i, x in enumerate(container) if x == item), -1)
 
 
 def _last_index_of(container: Any, item: Any, *offset: int) -> int:
     if isinstance(container, str):
-        return int(stdlib.last_index_of(container, item, *offset))
+        return stdlib.last_index_of(container, item, *offset)
     return next((i for i in range(len(container) - 1, -1, -1) if container[i] == item), -1)
 
 

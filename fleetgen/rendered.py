@@ -109,15 +109,18 @@ class Rendered:
     def output(self, path: str) -> OutputFile:
         """The planned file at `path`, planning only the part of the tree it is in (KeyError when none is)."""
         folder = path.split("/")
-        if folder[0] == "clusters" and len(folder) > 2:
-            index = next((i for i, c in enumerate(self.fleet.clusters) if c.name == folder[1]), None)
-            outputs = self.cluster_plan(index) if index is not None else []
-        else:
-            outputs = [*self.base_files, self.report]
-        found = next((o for o in outputs if o.path == path), None)
-        if found is None:
-            raise KeyError(path)
-        return found
+        if folder[0] == "clusters" and len(folder) > 2 and folder[1] in self._cluster_indexes:
+            return {o.path: o for o in self.cluster_plan(self._cluster_indexes[folder[1]])}[path]
+        return self._shared_outputs[path]
+
+    @cached_property
+    def _cluster_indexes(self) -> dict[str, int]:
+        return {cluster.name: index for index, cluster in enumerate(self.fleet.clusters)}
+
+    @cached_property
+    def _shared_outputs(self) -> dict[str, OutputFile]:
+        """The files outside clusters/ by path: base/ and FLEET.md."""
+        return {o.path: o for o in [*self.base_files, self.report]}
 
     @cached_property
     def files(self) -> dict[str, bytes]:
@@ -129,7 +132,7 @@ class Rendered:
         emitted, name = self.emitted, self.source_name
         out = emitted.files_of(self.base_files, name)
         for index, fingerprint in enumerate(self.fingerprints):
-            known = emitted.cluster_files(fingerprint, name)
+            known = emitted.cluster_files(fingerprint, name, f"clusters/{self.fleet.clusters[index].name}/")
             out.update(known if known is not None else emitted.files_of(self.cluster_plan(index), name, cluster=fingerprint))
         out.update(emitted.files_of([self.report], name))
         return out

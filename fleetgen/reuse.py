@@ -72,21 +72,30 @@ class EmitCache:
             self._planned_used[self._cluster_key(cluster, source_name)] = json.dumps(keys)
         return out
 
-    def cluster_files(self, fingerprint: str, source_name: str) -> dict[str, bytes] | None:
-        """The files of a cluster with this input fingerprint as an earlier render emitted them; None when unknown."""
+    def cluster_files(self, fingerprint: str, source_name: str, folder: str) -> dict[str, bytes] | None:
+        """The files of a cluster with this input fingerprint as an earlier render emitted them; None when unknown.
+
+        `folder` is the cluster's folder (clusters/<name>/): an entry naming a path outside it, or no
+        path at all, is not taken."""
         entry_key = self._cluster_key(fingerprint, source_name)
         entry = self._planned_used.get(entry_key) or self._planned_loaded.get(entry_key)
         if entry is None:
             return None
-        texts: dict[str, tuple[str, str]] = {}
         try:
-            for path, key in json.loads(entry):
-                text = self._used.get(key) or self._loaded.get(key)
-                if text is None:
-                    return None  # its emitted files are gone from the cache: plan it again
-                texts[str(path)] = (key, text)
-        except (ValueError, TypeError):
+            pairs = json.loads(entry)
+        except ValueError:
             return None
+        if not isinstance(pairs, list) or not pairs:
+            return None
+        texts: dict[str, tuple[str, str]] = {}
+        for pair in pairs:
+            if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair) and pair[0].startswith(folder)):
+                return None
+            path, key = pair
+            text = self._used.get(key) or self._loaded.get(key)
+            if text is None:
+                return None  # its emitted files are gone from the cache: plan it again
+            texts[path] = (key, text)
         for key, text in texts.values():
             self._used[key] = text
         self._planned_used[entry_key] = entry

@@ -177,7 +177,10 @@ class Tree:
                         os.fsync(stream.fileno())
                 moves.append([staged.name, rel])
             journal = {"staging": staging.name, "moves": moves, "removes": changes.removed}
-            if not one_by_one:
+            if one_by_one:
+                _flush_folder(staging)  # the staged names
+                _flush_folder(self.root)  # the staging folder's own name
+            else:
                 os.sync()
             # The staged bytes are durable before the commit point names them.
             pending = self.root / (JOURNAL + ".tmp")
@@ -233,6 +236,15 @@ class Tree:
             if leftover.is_dir() and not leftover.is_symlink():
                 shutil.rmtree(leftover, ignore_errors=True)
         (self.root / (JOURNAL + ".tmp")).unlink(missing_ok=True)
+
+
+def _flush_folder(folder: Path) -> None:
+    """Make a folder's entries durable: a new file's name lives in its folder, not in the file."""
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
 
 
 def replace_file(path: Path, data: bytes) -> None:

@@ -186,6 +186,20 @@ def test_a_render_plans_only_the_clusters_a_change_touches(tmp_path: Path, monke
     render_tree(Path("fleet.yaml"), None)
     assert planned == [c.name for c in new.fleet.clusters]
 
+    # Forged with a consistent hash: entries naming no file, or files outside their cluster's folder,
+    # are not taken; every cluster is planned again.
+    cache = incremental / CACHE_FOLDER / "planned.json"
+    mark, _, body = cache.read_bytes().partition(b"\n")
+    for forge in (lambda pairs: [], lambda pairs: [["base/" + path, key] for path, key in pairs]):
+        data = json.loads(body)
+        data["entries"] = {k: json.dumps(forge(json.loads(v))) for k, v in data["entries"].items()}
+        forged = json.dumps(data).encode()
+        cache.write_bytes(mark.rsplit(b": ", 1)[0] + b": " + hashlib.sha256(forged).hexdigest().encode() + b"\n" + forged)
+        planned.clear()
+        render_tree(Path("fleet.yaml"), None)
+        assert planned == [c.name for c in new.fleet.clusters]
+        assert tree_bytes(incremental) == taken
+
     monkeypatch.chdir(scratch)
     Path("fleet.yaml").write_text(after)
     render_tree(Path("fleet.yaml"), None)
