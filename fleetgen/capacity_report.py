@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fleetgen.model import Cluster, Fleet
 from fleetgen.model.sharing import GPU, nominal
 from fleetgen.render.volcano import queue_name
-from fleetgen.sharing_checks import lendable, team_queue
+from fleetgen.sharing_checks import lendable
 
 HOURS_PER_MONTH = 730
 COMPONENT_TITLES = {
@@ -144,7 +144,7 @@ def _queue_shares(fleet: Fleet, cluster: Cluster) -> Iterator[QueueShare]:
             lend = queue.lending_limit[name].gpu if queue.cohort and name in queue.lending_limit else None
             owned = int(nominal(pools[name], queue.nominal_quota.get(name), GPU))
             flavors.append(FlavorShare(name, pools[name].gpu_model, owned, borrow, owned if queue.cohort and lend is None else lend))
-        teams = tuple(team.name for _, team in fleet.placements[cluster.name] if team_queue(team, cluster) == queue.name)
+        teams = tuple(team.name for team in fleet.queue_teams(cluster, queue.name))
         weight = None if queue.fair_sharing_weight is None else str(queue.fair_sharing_weight)
         yield QueueShare(cluster.name, queue.name, teams, queue.cohort, weight, tuple(flavors))
 
@@ -154,7 +154,7 @@ def _volcano_shares(fleet: Fleet, cluster: Cluster) -> Iterator[VolcanoShare]:
         return
     for _, team in fleet.placements[cluster.name]:
         gpus = team.quota_on(cluster.name).requests.gpu
-        weight = cluster.volcano.weights.get(team.name, 1)
+        weight = cluster.volcano.weight_of(team.name)
         yield VolcanoShare(cluster.name, queue_name(team.name), team.name, weight, gpus, gpus)
 
 

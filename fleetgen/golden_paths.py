@@ -133,7 +133,7 @@ def resolve(fleet: Fleet, ask: Ask, pods: int, *, gang: bool) -> Target:
         names = volcano.node_pools
         scheduler, queue = f"Volcano on {cluster.name}", volcano_queue_name(team.name)
     else:
-        cluster_queue = kueue_objects.queue_of(fleet, cluster, index)
+        cluster_queue = fleet.teams[index].queue_on(cluster)
         names = next(q.flavors for q in cluster.queues if q.name == cluster_queue)
         scheduler, queue = f"team {team.name}'s queue {cluster_queue} on {cluster.name}", object_names(fleet, team).local_queue
     reachable = [p for p in cluster.node_pools if p.gpus_per_node and (names is None or p.name in names)]

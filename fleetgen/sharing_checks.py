@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from fleetgen.errors import FieldPath, Finding, Severity
-from fleetgen.model import Cluster, Fleet, NodePool, Queue, Team
+from fleetgen.model import Cluster, Fleet, NodePool, Queue
 from fleetgen.model.sharing import FIELDS, GPU, RESOURCES, PerFlavor, nominal, pool_total
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -25,12 +25,6 @@ def _show(resource: str, value: Fraction) -> str:
 
 def _flavors(cluster: Cluster, queue: Queue) -> tuple[str, ...]:
     return queue.flavors if queue.flavors is not None else tuple(p.name for p in cluster.node_pools)
-
-
-def team_queue(team: Team, cluster: Cluster) -> str:
-    """The ClusterQueue a team's LocalQueue feeds on a cluster."""
-    placement = team.clusters.get(cluster.name)
-    return placement.queue if placement and placement.queue else cluster.queues[0].name
 
 
 def _root(cluster: Cluster, cohort: str) -> str:
@@ -152,7 +146,7 @@ def check_team_reaches_gpus(fleet: Fleet) -> Iterator[Finding]:
             cluster = clusters.get(name)
             if cluster is None or not cluster.queues or not team.quota_on(name).requests.gpu:
                 continue
-            queue = team_queue(team, cluster)
+            queue = team.queue_on(cluster)
             index = next((q for q, qq in enumerate(cluster.queues) if qq.name == queue), None)
             pools = {p.name: p for p in cluster.node_pools}
             if index is not None and not _gpu_reachable(cluster, index, pools):
@@ -236,7 +230,7 @@ def check_admission(fleet: Fleet) -> Iterator[Finding]:
         for q, queue in enumerate(cluster.queues):
             if queue.admits != "placed-teams" or "admits" not in queue.model_fields_set:
                 continue
-            placed = [team for _, team in fleet.placements[cluster.name] if team_queue(team, cluster) == queue.name]
+            placed = fleet.queue_teams(cluster, queue.name)
             if not placed:
                 yield Finding(
                     ("clusters", c, "queues", q, "admits"), "no team is placed on this queue: it admits nothing", Severity.WARNING

@@ -223,6 +223,11 @@ class Team(Spec):
     def quota_on(self, cluster: str) -> Quota:
         return self.quotas.get(cluster, self.quota)
 
+    def queue_on(self, cluster: Cluster) -> str:
+        """The ClusterQueue the team's LocalQueue feeds on `cluster`: its placement's, else the cluster's first."""
+        placement = self.clusters.get(cluster.name)
+        return placement.queue if placement and placement.queue else cluster.queues[0].name
+
 
 class ApprovalCondition(Spec):
     """Which changes a rule gates; exactly one condition per rule."""
@@ -416,6 +421,10 @@ class Fleet(Spec):
     def team_object_names(self) -> dict[str, ObjectNames]:
         """Team name -> the names of its objects (naming.object_names), filled once per team."""
         return {team.name: names_of(self.naming, team) for team in self.teams}
+
+    def queue_teams(self, cluster: Cluster, queue: str) -> list[Team]:
+        """The teams on `cluster` whose LocalQueue feeds ClusterQueue `queue`, in fleet order."""
+        return [team for _, team in self.placements[cluster.name] if team.queue_on(cluster) == queue]
 
     @cached_property
     def placements(self) -> dict[str, list[tuple[int, Team]]]:

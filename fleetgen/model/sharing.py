@@ -120,6 +120,10 @@ class Volcano(Spec):
     reclaimable: Bool = True
     """Whether other queues may reclaim resources a team's queue uses beyond its guarantee."""
 
+    def weight_of(self, team: str) -> int:
+        """The weight of team `team`'s Volcano queue: its own, else 1."""
+        return self.weights.get(team, 1)
+
 
 class Scheduling(Spec):
     workload_priority_classes: Bool = True

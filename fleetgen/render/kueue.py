@@ -242,16 +242,10 @@ def _record_resources(
             why.set(body, (*at, limit), owner_at + (limit, flavor, field))
 
 
-def queue_of(fleet: Fleet, cluster: Cluster, team_index: int) -> str:
-    """The ClusterQueue a team's LocalQueue feeds on a cluster."""
-    placement = fleet.teams[team_index].clusters.get(cluster.name)
-    return placement.queue if placement and placement.queue else cluster.queues[0].name
-
-
 def _namespace_selector(fleet: Fleet, cluster: Cluster, queue: Queue) -> dict[str, Any]:
     if queue.admits == "any-namespace":
         return {}
-    teams = sorted(team.name for t, team in fleet.placements[cluster.name] if queue_of(fleet, cluster, t) == queue.name)
+    teams = sorted(team.name for team in fleet.queue_teams(cluster, queue.name))
     if not teams:  # a selector that matches no namespace
         return {"matchExpressions": [{"key": "team", "operator": "Exists"}, {"key": "team", "operator": "DoesNotExist"}]}
     return {"matchExpressions": [{"key": "team", "operator": "In", "values": teams}]}

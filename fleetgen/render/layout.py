@@ -107,7 +107,7 @@ def base_context(team: Team, at: FieldPath) -> TeamContext:
 def cluster_context(team: Team, at: FieldPath, cluster: Cluster, index: int, why: Recorder = NOWHERE) -> TeamContext:
     placement = team.clusters.get(cluster.name)
     quota_at = at + ("clusters", cluster.name) if placement else at + ("quota",)
-    queue = placement.queue if placement and placement.queue else cluster.queues[0].name
+    queue = team.queue_on(cluster)
     queue_at: FieldPath = quota_at + ("queue",) if placement and placement.queue else ("clusters", index, "queues", 0, "name")
     rules = volcano_objects.VOLCANO_RULES if cluster.volcano else ()
     return TeamContext(team.quota_on(cluster.name), quota_at, queue, rules, queue_at, ("clusters", index), why)

@@ -40,7 +40,7 @@ def volcano_queues(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder 
                 capability[resource] = quantity_value(limit or request)
         if quota.requests.gpu is not None:
             guarantee[GPU_RESOURCE] = capability[GPU_RESOURCE] = quota.requests.gpu
-        spec: dict[str, Any] = {"weight": cluster.volcano.weights.get(team.name, 1), "reclaimable": cluster.volcano.reclaimable}
+        spec: dict[str, Any] = {"weight": cluster.volcano.weight_of(team.name), "reclaimable": cluster.volcano.reclaimable}
         if capability:
             spec["capability"] = capability
         if guarantee:

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from fleetgen.model import COMPONENTS, Cluster, Fleet, Queue, Quota, Team
-from fleetgen.sharing_checks import team_queue
 
 QUOTA_FIELDS = (
     ("requests", "gpu", "nvidia.com/gpu quota"),
@@ -151,7 +150,7 @@ def _cluster(base: Fleet, a: Cluster, head: Fleet, b: Cluster) -> Iterator[Chang
 def _sharing(fleet: Fleet, cluster: Cluster, a: Queue, b: Queue, production: bool) -> Iterator[Change]:
     """A queue's GPUs in the teams' words: "data-science may borrow up to 8 (was 4) A100s of a100-spot from the training cohort"."""
     pools = {p.name: p for p in cluster.node_pools}
-    teams = ", ".join(t.name for _, t in fleet.placements[cluster.name] if team_queue(t, cluster) == b.name)
+    teams = ", ".join(t.name for t in fleet.queue_teams(cluster, b.name))
     owner = f"queue {b.name}" + (f" ({teams})" if teams else "")
     phrases = (  # field, who, what a value says, what no value says, what no value was, where
         ("nominal_quota", teams or owner, "owns", "owns all of the pool", "all of the pool", ""),
@@ -192,7 +191,7 @@ def _volcano(a: Cluster, b: Cluster, production: bool) -> Iterator[Change]:
         text = f"{subject} node pools {_show(pools_a)} -> {_show(pools_b)}"
         yield Change("queue", text, cluster=b.name, field="volcano", old=_show(pools_a), new=_show(pools_b), production=production)
     for team in sorted(a.volcano.weights.keys() | b.volcano.weights.keys()):
-        old, new = a.volcano.weights.get(team, 1), b.volcano.weights.get(team, 1)
+        old, new = a.volcano.weight_of(team), b.volcano.weight_of(team)
         if old != new:
             text = f"{subject} queue of team {team}: weight {old} -> {new}"
             yield Change("queue", text, cluster=b.name, team=team, field="volcano", old=str(old), new=str(new), production=production)
@@ -278,11 +277,11 @@ def _team(base: Fleet, a: Team, head: Fleet, b: Team) -> Iterator[Change]:
 
 
 def _queue(fleet: Fleet, team: Team, cluster: str) -> str:
-    placement = team.clusters.get(cluster)
-    if placement and placement.queue:
-        return placement.queue
     found = next((c for c in fleet.clusters if c.name == cluster), None)
-    return found.queues[0].name if found else "?"
+    if found is not None:
+        return team.queue_on(found)
+    placement = team.clusters.get(cluster)  # placed on a cluster the fleet does not have
+    return placement.queue if placement and placement.queue else "?"
 
 
 def _is_production(fleet: Fleet, cluster: str) -> bool:
