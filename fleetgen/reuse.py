@@ -62,7 +62,7 @@ class EmitCache:
         for output in outputs:
             content = output.markdown if output.markdown is not None else [m.body for m in output.manifests]
             key = hashlib.sha256(f"{self._salt}\0{source_name}\0{content!r}".encode()).hexdigest()
-            text = self._used.get(key) or self._loaded.get(key)
+            text = self._text(key)
             if text is None:
                 text = files_of([output], source_name)[output.path].decode("utf-8")
             self._used[key] = text
@@ -92,7 +92,7 @@ class EmitCache:
             if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair) and pair[0].startswith(folder)):
                 return None
             path, key = pair
-            text = self._used.get(key) or self._loaded.get(key)
+            text = self._text(key)
             if text is None:
                 return None  # its emitted files are gone from the cache: plan it again
             texts[path] = (key, text)
@@ -100,6 +100,10 @@ class EmitCache:
             self._used[key] = text
         self._planned_used[entry_key] = entry
         return {path: text.encode("utf-8") for path, (_, text) in texts.items()}
+
+    def _text(self, key: str) -> str | None:
+        """The emitted text under `key`, from this run or the cache read."""
+        return self._used.get(key) or self._loaded.get(key)
 
     def _cluster_key(self, fingerprint: str, source_name: str) -> str:
         return hashlib.sha256(f"{source_name}\0{fingerprint}".encode()).hexdigest()

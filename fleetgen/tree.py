@@ -70,7 +70,7 @@ class Tree:
         """The absolute path of a relative tree path, refusing anything that could leave the tree."""
         path = self._folders_checked(rel)
         if os.path.islink(path):
-            raise InputError(f"{path}: is a symbolic link; fleetgen does not write through links")
+            raise _linked(path)
         return Path(path)
 
     def _refuse_escape(self, rel: str) -> None:
@@ -88,7 +88,7 @@ class Tree:
                 prefix = "/".join(parts[:depth])
                 if prefix not in self._safe_folders:
                     if os.path.islink(f"{self.root}/{prefix}"):
-                        raise InputError(f"{self.root / prefix}: is a symbolic link; fleetgen does not write through links")
+                        raise _linked(f"{self.root}/{prefix}")
                     self._safe_folders.add(prefix)
         return f"{self.root}/{rel}"
 
@@ -121,7 +121,7 @@ class Tree:
             return None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise InputError(f"{path}: is a symbolic link; fleetgen does not write through links") from None
+                raise _linked(path) from None
             raise InputError(f"{self.root / rel}: cannot read: {exc.strerror}") from None
         try:
             with open(handle, "rb") as stream:
@@ -236,6 +236,10 @@ class Tree:
             if leftover.is_dir() and not leftover.is_symlink():
                 shutil.rmtree(leftover, ignore_errors=True)
         (self.root / (JOURNAL + ".tmp")).unlink(missing_ok=True)
+
+
+def _linked(path: str) -> InputError:
+    return InputError(f"{path}: is a symbolic link; fleetgen does not write through links")
 
 
 def _flush_folder(folder: Path) -> None:
