@@ -155,6 +155,39 @@ def test_hostile_selector_values_stay_values() -> None:
                 assert matchers["code"] == '5\\d\\d|"'
 
 
+def _endpoint(code: str, service: str = "chat") -> Endpoint:
+    return Endpoint.model_validate(
+        {
+            "name": "e",
+            "tier": "batch",
+            "clusters": ["prod-inference-eastus"],
+            "metrics": {"requests": "r_total", "errors": {"code": code}, "latency": "l_seconds", "selector": {"service": service}},
+        }
+    )
+
+
+@pytest.mark.parametrize("code", ["4[0-9]{2}", "5\\d{2,}", "[{]", "[]{]", "\\{x}", "}"])
+def test_a_brace_the_model_takes_every_promql_reader_takes(code: str) -> None:
+    rules = _endpoint_rules(FLEET, "prod-inference-eastus", FLEET.teams[1], _endpoint(code), FLEET.slo.all_tiers["batch"])
+    codes = {m.value for r in rules for sel in selectors(r["expr"]) for m in sel.matchers.matchers if m.name == "code"}
+    assert codes == {code}
+
+
+@pytest.mark.parametrize(
+    ("code", "why"),
+    [
+        ("{{", "a '{' that starts no repetition such as {2} or {2,5}; write \\{ for a literal brace"),
+        ("5{,2}", "a '{' that starts no repetition such as {2} or {2,5}; write \\{ for a literal brace"),
+        ("5{1001}", "Prometheus' regular expressions (RE2 syntax) repeat at most 1000 times"),
+    ],
+)
+def test_a_brace_readers_disagree_on_is_refused(code: str, why: str) -> None:
+    """Found by the property test below: `{{` passed, which Prometheus (Go) reads as text and the PromQL parser refuses."""
+    with pytest.raises(ValidationError) as refused:
+        _endpoint(code)
+    assert f"{code!r}: {why}" in str(refused.value)
+
+
 VISIBLE = st.text(st.characters(blacklist_categories=["Cc", "Cf", "Cs", "Zl", "Zp"]), min_size=1, max_size=30)
 
 

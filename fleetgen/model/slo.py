@@ -45,25 +45,52 @@ _RE2_ESCAPES = set("afnrtvdDsSwWbBAzpPxQE")  # letters Prometheus' regular expre
 _NOT_RE2 = ("(?=", "(?!", "(?<=", "(?<!", "(?>", "(?(", "(?P=")  # lookaround, atomic groups, conditionals, backreferences
 
 
+_REPEAT = re.compile(r"\{(\d+)(?:,(\d*))?\}")
+_RE2_MAX_REPEAT = 1000  # Go's regexp refuses a larger count: "invalid repeat count"
+
+
 def _check_regex(value: str) -> str:
-    """A regular expression Python reads and RE2 syntax allows: no backreference, lookaround or Python-only escape."""
+    """A regular expression Python reads and RE2 syntax allows: no backreference, lookaround or Python-only escape.
+
+    Engines disagree on a `{` that starts no repetition (Go reads `{{` and `{,3}` as text, other
+    PromQL readers refuse `{{` or read `{,3}` as a repetition), so outside a character class it must
+    start `{n}`, `{n,}` or `{n,m}` (n, m at most 1000, RE2's limit); `\\{` is a literal brace."""
     try:
         re.compile(value)
     except re.error as error:
         raise ValueError(f"{value!r} is not a regular expression: {error}") from None
-    i = 0
+    i, in_class = 0, False
     while i < len(value):
         if value[i] == "\\":
             after = value[i + 1 : i + 2]
             if after not in _RE2_ESCAPES and not (after.isascii() and not after.isalnum()):  # else only ASCII punctuation
                 raise ValueError(f"{value!r}: Prometheus' regular expressions (RE2 syntax) have no \\{after}")
             i += 2
-            continue
-        unsupported = next((p for p in _NOT_RE2 if value.startswith(p, i)), None)
-        if unsupported:
-            raise ValueError(f"{value!r}: Prometheus' regular expressions (RE2 syntax) have no {unsupported}...)")
-        i += 1
+        elif in_class:
+            in_class = value[i] != "]"
+            i += 1
+        elif value[i] == "[":  # a class: `]` right after `[` or `[^` is a member, not its end
+            i += 2 if value.startswith("[^", i) else 1
+            i += 1 if value.startswith("]", i) else 0
+            in_class = True
+        elif value[i] == "{":
+            i = _repeat_end(value, i)
+        else:
+            unsupported = next((p for p in _NOT_RE2 if value.startswith(p, i)), None)
+            if unsupported:
+                raise ValueError(f"{value!r}: Prometheus' regular expressions (RE2 syntax) have no {unsupported}...)")
+            i += 1
     return value
+
+
+def _repeat_end(value: str, i: int) -> int:
+    """Where the repetition starting at value[i] (a `{`) ends; a ValueError when it is none RE2 takes."""
+    repeat = _REPEAT.match(value, i)
+    if repeat is None:
+        raise ValueError(f"{value!r}: a '{{' that starts no repetition such as {{2}} or {{2,5}}; write \\{{ for a literal brace")
+    if any(int(n) > _RE2_MAX_REPEAT for n in repeat.groups() if n):
+        raise ValueError(f"{value!r}: Prometheus' regular expressions (RE2 syntax) repeat at most {_RE2_MAX_REPEAT} times")
+    return repeat.end()
 
 
 Latency = Annotated[str, _matches(_LATENCY, "a latency such as 200ms, 2s, 5m or 1h", 8), _schema(_LATENCY, 8)]
