@@ -169,13 +169,8 @@ class Tree:
             moves = []
             one_by_one = len(to_write) <= _FSYNC_AT_MOST
             for number, (rel, data) in enumerate(sorted(to_write.items())):
-                staged = staging / str(number)
-                with staged.open("wb") as stream:
-                    stream.write(data)
-                    if one_by_one:
-                        stream.flush()
-                        os.fsync(stream.fileno())
-                moves.append([staged.name, rel])
+                _write_new(f"{staging}/{number}", data, flush=one_by_one)
+                moves.append([str(number), rel])
             journal = {"staging": staging.name, "moves": moves, "removes": changes.removed}
             if one_by_one:
                 _flush_folder(staging)  # the staged names
@@ -205,12 +200,19 @@ class Tree:
             raise InputError(f"{journal_path}: unreadable render journal ({exc}); remove it and render again") from None
         try:
             staging = self.root / journal["staging"]
+            made: set[Path] = set()  # folders this replay made or found, so each is made once
             for staged_name, rel in journal["moves"]:
                 staged = staging / staged_name
-                if staged.exists():
-                    target = self.checked(rel)
+                target = self.checked(rel)
+                if target.parent not in made:
                     target.parent.mkdir(parents=True, exist_ok=True)
+                    made.add(target.parent)
+                try:
                     os.replace(staged, target)
+                except FileNotFoundError:
+                    if staged.exists():
+                        raise
+                    # moved already, by the replay that was interrupted
             for rel in journal["removes"]:
                 target = self.checked(rel)
                 if target.exists():
@@ -240,6 +242,19 @@ class Tree:
 
 def _linked(path: str) -> InputError:
     return InputError(f"{path}: is a symbolic link; fleetgen does not write through links")
+
+
+def _write_new(path: str, data: bytes, flush: bool) -> None:
+    """Create `path` with `data`: the bare system calls, since a render may create thousands of files."""
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(handle, view) :]
+        if flush:
+            os.fsync(handle)
+    finally:
+        os.close(handle)
 
 
 def _flush_folder(folder: Path) -> None:
