@@ -20,8 +20,11 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from fleetgen.emit import HEADER, MARKDOWN_HEADER
 from fleetgen.errors import InputError
@@ -35,6 +38,9 @@ _LEDGER_LINE = re.compile(r"([0-9a-f]{64})  (\S.*)")
 # system at once (os.sync), cheaper than thousands of flushes, but its cost depends on whatever else
 # the machine has written, which a one-line change's render should not pay.
 _FSYNC_AT_MOST = 64
+# Threads that create or move the files of a large render (see _each).
+_THREADS = min(4, os.cpu_count() or 1)
+_Item = TypeVar("_Item")
 _OWNED_MARKS = (HEADER.split("{", 1)[0].encode(), MARKDOWN_HEADER.split("{", 1)[0].encode())
 
 
@@ -166,15 +172,19 @@ class Tree:
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.root))
-            moves = []
             one_by_one = len(to_write) <= _FSYNC_AT_MOST
-            for number, (rel, data) in enumerate(sorted(to_write.items())):
-                _write_new(f"{staging}/{number}", data, flush=one_by_one)
-                moves.append([str(number), rel])
+            # Each thread stages its share in a folder of its own: threads creating files in one
+            # folder wait on each other.
+            share = _share_size(len(to_write))
+            moves = [[f"{number // share}/{number}", rel] for number, rel in enumerate(sorted(to_write))]
+            folders = sorted({staging / staged.partition("/")[0] for staged, _ in moves})
+            for folder in folders:
+                folder.mkdir()
+            _each(lambda move: _write_new(f"{staging}/{move[0]}", to_write[move[1]], flush=one_by_one), moves)
             journal = {"staging": staging.name, "moves": moves, "removes": changes.removed}
             if one_by_one:
-                _flush_folder(staging)  # the staged names
-                _flush_folder(self.root)  # the staging folder's own name
+                for folder in (*folders, staging, self.root):  # the staged names, then the folders' own
+                    _flush_folder(folder)
             else:
                 os.sync()
             # The staged bytes are durable before the commit point names them.
@@ -200,19 +210,12 @@ class Tree:
             raise InputError(f"{journal_path}: unreadable render journal ({exc}); remove it and render again") from None
         try:
             staging = self.root / journal["staging"]
-            made: set[Path] = set()  # folders this replay made or found, so each is made once
-            for staged_name, rel in journal["moves"]:
-                staged = staging / staged_name
-                target = self.checked(rel)
-                if target.parent not in made:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    made.add(target.parent)
-                try:
-                    os.replace(staged, target)
-                except FileNotFoundError:
-                    if staged.exists():
-                        raise
-                    # moved already, by the replay that was interrupted
+            moves = [(staging / staged_name, self.checked(rel)) for staged_name, rel in journal["moves"]]
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"{journal_path}: unreadable render journal ({exc!r}); remove it and render again") from None
+        try:
+            _each(lambda folder: folder.mkdir(parents=True, exist_ok=True), sorted({target.parent for _, target in moves}))
+            _each(_move_staged, moves)
             for rel in journal["removes"]:
                 target = self.checked(rel)
                 if target.exists():
@@ -242,6 +245,43 @@ class Tree:
 
 def _linked(path: str) -> InputError:
     return InputError(f"{path}: is a symbolic link; fleetgen does not write through links")
+
+
+def _each(work: Callable[[_Item], object], items: list[_Item]) -> None:
+    """Run `work` on every item; on a few threads, each with a contiguous share, when there are many.
+
+    Creating files and folders is kernel time that the kernel spreads over the cores. On the 2-core
+    machine this was measured on, the benchmark's first render (7,503 files in 2,800 folders) took a
+    median 5.8 s this way against 8.6 s on one thread, in five alternating pairs. Contiguous shares
+    keep the threads of a replay mostly in different folders."""
+    share = _share_size(len(items))
+    if share >= len(items):
+        _in_turn(work, items)
+        return
+    with ThreadPoolExecutor(_THREADS) as pool:
+        shares = [pool.submit(_in_turn, work, items[start : start + share]) for start in range(0, len(items), share)]
+        for done in shares:
+            done.result()  # raises the first share's error, once every share has stopped
+
+
+def _share_size(count: int) -> int:
+    """How many of `count` items each thread of _each takes: all of them when they are few."""
+    return count if _THREADS == 1 or count <= _FSYNC_AT_MOST else -(-count // _THREADS)
+
+
+def _in_turn(work: Callable[[_Item], object], items: list[_Item]) -> None:
+    for item in items:
+        work(item)
+
+
+def _move_staged(move: tuple[Path, Path]) -> None:
+    staged, target = move
+    try:
+        os.replace(staged, target)
+    except FileNotFoundError:
+        if staged.exists():
+            raise
+        # moved already, by the replay that was interrupted
 
 
 def _write_new(path: str, data: bytes, flush: bool) -> None:

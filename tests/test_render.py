@@ -273,11 +273,15 @@ def test_invalid_fleet_leaves_the_tree_untouched(tmp_path: Path, cli_run: Any) -
     assert snapshot == {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
 
-def test_interrupted_render_is_finished_by_the_next_command(tmp_path: Path) -> None:
-    """A render killed after its commit point: the journal rolls the tree forward, never half-way."""
-    write_example(tmp_path)
+@pytest.mark.parametrize("first", [False, True], ids=["one-change", "whole-tree"])
+def test_interrupted_render_is_finished_by_the_next_command(tmp_path: Path, first: bool) -> None:
+    """A render killed after its commit point: the journal rolls the tree forward, never half-way.
+
+    A whole tree is staged by several threads, each in a folder of its own; one change by one."""
     text = replace_once(EXAMPLE.read_text(), "requests: {cpu: 32, memory: 128Gi, gpu: 4}", "requests: {cpu: 32, memory: 128Gi, gpu: 3}")
     new_files = render_files(load_fleet_text(text.encode()).fleet)
+    if not first:
+        write_example(tmp_path)
 
     class KilledAfterCommit(Tree):
         def recover(self) -> None:  # the process dies before replaying its journal
@@ -289,11 +293,23 @@ def test_interrupted_render_is_finished_by_the_next_command(tmp_path: Path) -> N
         KilledAfterCommit(tmp_path).write(new_files)
     assert (tmp_path / JOURNAL).exists()
     journal = json.loads((tmp_path / JOURNAL).read_text())
-    staged_name, first = journal["moves"][0]  # a replay that died after its first move
-    os.replace(tmp_path / journal["staging"] / staged_name, tmp_path / first)
+    staged_in = {staged.partition("/")[0] for staged, _ in journal["moves"]}
+    assert len(staged_in) > 1 if first and (os.cpu_count() or 1) > 1 else len(staged_in) == 1
+    staged_name, moved = journal["moves"][0]  # a replay that died after its first move
+    (tmp_path / moved).parent.mkdir(parents=True, exist_ok=True)
+    os.replace(tmp_path / journal["staging"] / staged_name, tmp_path / moved)
     Tree(tmp_path).recover()
     assert not (tmp_path / JOURNAL).exists() and not list(tmp_path.glob(".fleetgen-staging-*"))
     assert Tree(tmp_path).changes(new_files)[0].empty
+
+
+@pytest.mark.parametrize(
+    "journal", ['{"moves": []}', '{"staging": "s", "moves": [["0/0"]], "removes": []}', '{"staging": "s", "moves": 7}']
+)
+def test_a_journal_of_the_wrong_shape_is_refused_by_name(tmp_path: Path, journal: str) -> None:
+    (tmp_path / JOURNAL).write_text(journal)
+    with pytest.raises(InputError, match=f"^{tmp_path / JOURNAL}: unreadable render journal"):
+        Tree(tmp_path).recover()
 
 
 WESTEU_POOLS = "nodePools: [*a100-reserved, *a10g-reserved]   # YAML anchors: same pools as East US\n"
