@@ -24,7 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from fleetgen.emit import HEADER, MARKDOWN_HEADER
 from fleetgen.errors import InputError
@@ -32,6 +32,8 @@ from fleetgen.errors import InputError
 LEDGER = ".fleetgen-ledger"
 JOURNAL = ".fleetgen-journal"
 STAGING_PREFIX = ".fleetgen-staging-"
+_STAGING_NAME = re.compile(re.escape(STAGING_PREFIX) + r"[a-z0-9_]+")  # tempfile.mkdtemp's names
+_STAGED_NAME = re.compile(r"(?:[0-9]+/)?[0-9]+")  # a thread's share folder and a number; a number alone before shares
 _LEDGER_HEADER = "# fleetgen ledger: files generated from the fleet file, with their SHA-256. Do not edit.\n"
 _LEDGER_LINE = re.compile(r"([0-9a-f]{64})  (\S.*)")
 # A render that writes at most this many files flushes each one; a larger one flushes every file
@@ -79,10 +81,10 @@ class Tree:
             raise _linked(path)
         return Path(path)
 
-    def _refuse_escape(self, rel: str) -> None:
+    def _refuse_escape(self, rel: str, named_in: str = LEDGER) -> None:
         parts = rel.split("/")
         if not rel or rel.startswith("/") or "\\" in rel or any(p in ("..", ".", "") for p in parts):
-            raise InputError(f"{self.root / LEDGER}: refusing path {rel!r}: it must stay inside {self.root}")
+            raise InputError(f"{self.root / named_in}: refusing path {rel!r}: it must stay inside {self.root}")
 
     def _folders_checked(self, rel: str) -> str:
         """The absolute path of `rel` once it is known to stay inside the tree through no link but maybe its last part."""
@@ -208,16 +210,11 @@ class Tree:
             return
         except (OSError, ValueError) as exc:
             raise InputError(f"{journal_path}: unreadable render journal ({exc}); remove it and render again") from None
-        try:
-            staging = self.root / journal["staging"]
-            moves = [(staging / staged_name, self.checked(rel)) for staged_name, rel in journal["moves"]]
-        except (AttributeError, KeyError, TypeError, ValueError) as exc:
-            raise InputError(f"{journal_path}: unreadable render journal ({exc!r}); remove it and render again") from None
+        moves, removes = self._replay_plan(journal)
         try:
             _each(lambda folder: folder.mkdir(parents=True, exist_ok=True), sorted({target.parent for _, target in moves}))
             _each(_move_staged, moves)
-            for rel in journal["removes"]:
-                target = self.checked(rel)
+            for target in removes:
                 if target.exists():
                     target.unlink()
                     self._remove_empty_parents(target.parent)
@@ -225,6 +222,37 @@ class Tree:
         except OSError as exc:
             raise InputError(f"{self.root}: cannot finish the interrupted render: {exc.strerror or exc}") from None
         self._discard_staging()
+
+    def _replay_plan(self, journal: Any) -> tuple[list[tuple[Path, Path]], list[Path]]:
+        """The moves (staged file, target) and removals of a journal that write() could have made.
+
+        A journal is read from the output folder, which a pull request can fill: its staged files
+        must be numbered files in one of this tree's staging folders, through no link, and its
+        targets must be inside the tree. Otherwise a forged journal could move any file in."""
+
+        def refuse(why: str) -> NoReturn:
+            raise InputError(f"{self.root / JOURNAL}: not a render journal fleetgen wrote: {why}; remove it and render again")
+
+        if not isinstance(journal, dict) or not all(isinstance(journal.get(k), list) for k in ("moves", "removes")):
+            refuse("it must name staging, moves and removes")
+        staging = journal.get("staging")
+        if not isinstance(staging, str) or not _STAGING_NAME.fullmatch(staging):
+            refuse(f"{staging!r} is not a staging folder's name")
+        moves: list[tuple[Path, Path]] = []
+        for move in journal["moves"]:
+            shaped = isinstance(move, list) and len(move) == 2 and all(isinstance(part, str) for part in move)
+            if not shaped or not _STAGED_NAME.fullmatch(move[0]):
+                refuse(f"{move!r} is not a move [staged file, path]")
+            self._refuse_escape(move[1], named_in=JOURNAL)
+            moves.append((self.root / staging / move[0], self.checked(move[1])))
+        for rel in journal["removes"]:
+            if not isinstance(rel, str):
+                refuse(f"{rel!r} is not a path")
+            self._refuse_escape(rel, named_in=JOURNAL)
+        for folder in {self.root / staging, *(staged.parent for staged, _ in moves)}:
+            if folder.is_symlink():
+                refuse(f"{folder} is a symbolic link")
+        return moves, [self.checked(rel) for rel in journal["removes"]]
 
     def _remove_empty_parents(self, folder: Path) -> None:
         while folder != self.root and folder.is_relative_to(self.root):

@@ -304,12 +304,33 @@ def test_interrupted_render_is_finished_by_the_next_command(tmp_path: Path, firs
 
 
 @pytest.mark.parametrize(
-    "journal", ['{"moves": []}', '{"staging": "s", "moves": [["0/0"]], "removes": []}', '{"staging": "s", "moves": 7}']
+    ("journal", "why"),
+    [
+        ({"moves": []}, "it must name staging, moves and removes"),
+        ({"staging": ".fleetgen-staging-ab", "moves": 7, "removes": []}, "it must name staging, moves and removes"),
+        ({"staging": "../outside", "moves": [], "removes": []}, "'../outside' is not a staging folder's name"),
+        ({"staging": ".fleetgen-staging-ab", "moves": [["../../outside/secret", "x.yaml"]], "removes": []}, "is not a move"),
+        ({"staging": ".fleetgen-staging-ab", "moves": [["0"]], "removes": []}, "is not a move"),
+        ({"staging": ".fleetgen-staging-ab", "moves": [["0/1", "../x.yaml"]], "removes": []}, "refusing path '../x.yaml'"),
+        ({"staging": ".fleetgen-staging-ab", "moves": [], "removes": ["/etc/hostname"]}, "refusing path '/etc/hostname'"),
+        ({"staging": ".fleetgen-staging-ab", "moves": [["0/1", "x.yaml"]], "removes": []}, "is a symbolic link"),
+    ],
 )
-def test_a_journal_of_the_wrong_shape_is_refused_by_name(tmp_path: Path, journal: str) -> None:
-    (tmp_path / JOURNAL).write_text(journal)
-    with pytest.raises(InputError, match=f"^{tmp_path / JOURNAL}: unreadable render journal"):
-        Tree(tmp_path).recover()
+def test_a_journal_fleetgen_did_not_write_moves_and_removes_nothing(tmp_path: Path, journal: dict[str, Any], why: str) -> None:
+    """The journal lies in the output folder, which a pull request can fill: a forged one must not
+    move a file in from outside the tree, through a link or not, nor remove one."""
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    (outside / "0").mkdir(parents=True)
+    (outside / "secret").write_text("mine\n")
+    (outside / "0" / "1").write_text("mine too\n")
+    tree.mkdir()
+    (tree / ".fleetgen-staging-ab").symlink_to(outside)  # used by the last case only: a linked staging folder
+    (tree / JOURNAL).write_text(json.dumps(journal))
+    with pytest.raises(InputError) as refused:
+        Tree(tree).recover()
+    assert str(refused.value).startswith(f"{tree / JOURNAL}: ") and why in str(refused.value)
+    assert (outside / "secret").read_text() == "mine\n" and (outside / "0" / "1").read_text() == "mine too\n"
+    assert sorted(p.name for p in tree.iterdir()) == sorted([".fleetgen-staging-ab", JOURNAL])
 
 
 WESTEU_POOLS = "nodePools: [*a100-reserved, *a10g-reserved]   # YAML anchors: same pools as East US\n"
