@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from fleetgen import emit
 from fleetgen.cachefile import CACHE_FOLDER
 from fleetgen.emit import dump_documents
 from fleetgen.errors import FindingsError
@@ -198,6 +199,32 @@ def test_number_like_strings_stay_strings_for_both_readers(value: str) -> None:
     written = dump_documents([{"name": value}])
     assert yaml.load(written, Loader=YAML_11) == {"name": value}
     assert YAML_12.load(written) == {"name": value}
+
+
+class _GenericDumper(emit._Dumper):
+    """PyYAML's own representer and resolver, with fleetgen's string styles: what emit's shortcuts replace."""
+
+    represent_data = yaml.representer.BaseRepresenter.represent_data
+    resolve = yaml.resolver.BaseResolver.resolve
+
+
+_GenericDumper.add_representer(
+    str, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:str", value, style=emit._str_style(value))
+)
+
+RENDERED_DATA = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=25,
+)
+
+
+@given(documents=st.lists(RENDERED_DATA, min_size=1, max_size=3))
+def test_the_emitters_shortcuts_write_the_bytes_pyyamls_representer_does(documents: list[Any]) -> None:
+    written = dump_documents(documents)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(emit, "_Dumper", _GenericDumper)
+        assert written == dump_documents(documents)
 
 
 # -- 2. round trip ----------------------------------------------------------------------------
