@@ -18,9 +18,12 @@ from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner
 from conftest import EXAMPLE, git
 
 from fleetgen import rendered as rendered_module
+from fleetgen import validate as validate_module
+from fleetgen.cli import cli
 from fleetgen.emit import dump_documents
 from fleetgen.errors import FindingsError, Severity
 from fleetgen.load import load_fleet_text
@@ -247,6 +250,29 @@ def test_check_and_diff_say_the_same_with_or_without_the_cache(tmp_path: Path, c
         shutil.rmtree(tmp_path / CACHE_FOLDER)
     assert answers[0] == answers[1]
     assert answers[0][0] == 0 and answers[0][2] == 1 and '"fresh": true' in answers[0][1]
+
+
+def test_validate_keeps_the_cluster_verdicts_that_render_then_uses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`fleetgen validate` then `fleetgen render`, as a user runs them, check each cluster once.
+
+    In this process, since a command in another one has another import path, so another cache salt."""
+    (tmp_path / "fleet.yaml").write_text(synthetic_fleet(4, 8, 2))
+    monkeypatch.chdir(tmp_path)
+    validated: list[int] = []
+    checks_one = validate_module._validate_cluster
+    monkeypatch.setattr(
+        validate_module, "_validate_cluster", lambda rendered, index, *rest: validated.append(index) or checks_one(rendered, index, *rest)
+    )
+    said = [CliRunner().invoke(cli, ["validate"]) for _ in range(2)]
+    assert [(r.exit_code, r.output) for r in said] == [(0, said[0].output)] * 2 and "warning" in said[0].output
+    assert validated == [0, 1, 2, 3]  # the second validate took the verdicts the first kept, warnings and all
+    assert CliRunner().invoke(cli, ["render"]).exit_code == 0
+    assert validated == [0, 1, 2, 3]
+    shutil.rmtree(tmp_path / CACHE_FOLDER)
+    assert CliRunner().invoke(cli, ["render", "--out", "again"]).exit_code == 0
+    assert validated == [0, 1, 2, 3] * 2 and tree_bytes(tmp_path / "again") == {
+        path: data for path, data in tree_bytes(tmp_path).items() if not path.startswith("again/")
+    }
 
 
 def overcommitted(text: str) -> str:

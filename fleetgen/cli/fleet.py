@@ -27,7 +27,8 @@ from fleetgen.tree import replace_file
 def validate(fleet: Path, fmt: str, all_findings: bool, crds: tuple[Path, ...], strict: bool, fail_on: str) -> None:
     """Check FLEET (default: fleet.yaml) and every object it renders; report each problem with its line."""
     shell = console()
-    result = workflows.load_checked(fleet, check_options(crds, strict, fail_on), shell.stage)
+    # Per-cluster verdicts are kept where `render` looks for them, so validate, then render, checks each cluster once.
+    result = workflows.load_checked(fleet, check_options(crds, strict, fail_on), shell.stage, cache=fleet.parent)
     shell.findings(result.findings, fmt, every=all_findings)
     if fmt == "text":
         model = result.fleet
