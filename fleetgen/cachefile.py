@@ -1,8 +1,12 @@
 """One file of fleetgen's cache (`.fleetgen-cache/<name>` under the output folder), never trusted blindly.
 
-A cache file is a JSON map of entries behind a first line that carries the SHA-256 of the rest and
-a salt naming what the entries were computed with; a file whose hash or salt does not match is
-read as empty. The folder holds a `.gitignore` that keeps it out of git, and deleting it only costs
+A cache file is a JSON map of entries behind a first line that signs the rest (HMAC-SHA256 under a
+key of this user on this machine, kept outside every repository), with a salt naming what the
+entries were computed with; a file whose signature or salt does not match is read as empty. The
+key is what makes a committed cache harmless: the output folder is a repository a pull request can
+fill, and CI checks pull requests, so a cache anyone can sign (a plain hash) could make `check` pass
+a tree fleetgen would not render, or skip validating a fleet. A cache from another machine is
+simply not used. The folder holds a `.gitignore` that keeps it out of git, and deleting it only costs
 time. Writing skips symbolic links (the output folder's own and the cache's) and any file that does not start with fleetgen's mark, and
 gives up silently on any trouble: a cache is never a reason to fail.
 """
@@ -10,6 +14,7 @@ gives up silently on any trouble: a cache is never a reason to fail.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import sys
@@ -21,7 +26,9 @@ from pathlib import Path
 
 CACHE_FOLDER = ".fleetgen-cache"
 _METADATA_FOLDERS = (".dist-info", ".egg-info")
-_MARK = b"# fleetgen cache, safe to delete; sha256 of the rest: "
+_OURS = b"# fleetgen cache, safe to delete; "  # how every version's cache files begin
+_MARK = _OURS + b"HMAC-SHA256 of the rest under this user's key: "
+_KEY_FILE = "cache-key"  # in $XDG_CACHE_HOME/fleetgen (default ~/.cache/fleetgen)
 
 
 @cache  # render reads three caches salted with it: hash the package once per command
@@ -67,7 +74,7 @@ def read_entries(root: Path | None, name: str, salt: str) -> dict[str, str]:
         return {}
     try:
         mark, _, body = (folder / name).read_bytes().partition(b"\n")
-        if mark != _MARK + hashlib.sha256(body).hexdigest().encode():
+        if not hmac.compare_digest(mark, signed(body).partition(b"\n")[0]):
             return {}
         data = json.loads(body)
     except (OSError, ValueError):
@@ -98,13 +105,45 @@ def write_entries(root: Path | None, name: str, salt: str, entries: dict[str, st
         return
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(_MARK + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+            stream.write(signed(body))
         os.replace(pending, target)
     except OSError:
         Path(pending).unlink(missing_ok=True)
 
 
+def signed(body: bytes) -> bytes:
+    """A cache file's bytes: the line signing `body` under this user's key, then `body`."""
+    return _MARK + hmac.new(_key(), body, hashlib.sha256).hexdigest().encode() + b"\n" + body
+
+
+@cache
+def _key() -> bytes:
+    """This user's cache key: read, or made once, in the user's cache folder; for one command only
+    when that folder cannot be written (its cache then lasts that command)."""
+    configured = os.environ.get("XDG_CACHE_HOME", "")
+    try:
+        folder = (Path(configured) if os.path.isabs(configured) else Path.home() / ".cache") / "fleetgen"
+        path = folder / _KEY_FILE
+        if not path.exists():
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            handle, pending = tempfile.mkstemp(prefix=f".{_KEY_FILE}-", dir=folder)  # readable by this user only
+            try:
+                os.write(handle, os.urandom(32))
+            finally:
+                os.close(handle)
+            try:
+                os.link(pending, path)  # never replaces the key a concurrent command made first
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(pending)
+        key = path.read_bytes()
+    except (OSError, RuntimeError):  # RuntimeError: no home folder to be found
+        return os.urandom(32)
+    return key if len(key) >= 32 else os.urandom(32)
+
+
 def _starts_with_mark(path: Path) -> bool:
-    """Is `path` a cache file fleetgen wrote? Reads only the mark's length, not the whole file."""
+    """Is `path` a cache file fleetgen wrote (this version or an earlier one)? Reads only the start."""
     with path.open("rb") as stream:
-        return stream.read(len(_MARK)) == _MARK
+        return stream.read(len(_OURS)) == _OURS

@@ -24,6 +24,12 @@ EXAMPLE = REPO / "fleet.yaml"
 UPSTREAM_CRDS = Path(os.environ.get("FLEETGEN_TEST_CRDS") or REPO / "tests" / "crds")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cache_key_of_the_test_run(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The suite's commands sign their caches with a key of their own, not the key in the user's cache folder."""
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+
+
 @pytest.fixture(scope="session")
 def example_text() -> str:
     return EXAMPLE.read_text(encoding="utf-8")
