@@ -74,7 +74,7 @@ def read_entries(root: Path | None, name: str, salt: str) -> dict[str, str]:
         return {}
     try:
         mark, _, body = (folder / name).read_bytes().partition(b"\n")
-        if not hmac.compare_digest(mark, signed(body).partition(b"\n")[0]):
+        if not hmac.compare_digest(mark, _signature(body)):
             return {}
         data = json.loads(body)
     except (OSError, ValueError):
@@ -113,7 +113,11 @@ def write_entries(root: Path | None, name: str, salt: str, entries: dict[str, st
 
 def signed(body: bytes) -> bytes:
     """A cache file's bytes: the line signing `body` under this user's key, then `body`."""
-    return _MARK + hmac.new(_key(), body, hashlib.sha256).hexdigest().encode() + b"\n" + body
+    return _signature(body) + b"\n" + body
+
+
+def _signature(body: bytes) -> bytes:
+    return _MARK + hmac.new(_key(), body, hashlib.sha256).hexdigest().encode()
 
 
 @cache
