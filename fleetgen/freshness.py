@@ -37,7 +37,8 @@ def check_tree(tree: Tree, files: dict[str, bytes], output: Callable[[str], Outp
         current = tree.read(path)
         if current == data:
             continue
-        origin = _origin(output(path), source)
+        planned = output(path)
+        origin = _origin(planned, source)
         if current is None:
             out.append(Discrepancy(path, "missing", f"rendered from {origin}; run fleetgen render"))
         elif path in ledger and digest(current) != ledger[path]:
@@ -45,12 +46,12 @@ def check_tree(tree: Tree, files: dict[str, bytes], output: Callable[[str], Outp
                 Discrepancy(
                     path,
                     "edited",
-                    f"changed by hand since the last render ({_changes(current, output(path))}); fleetgen render would overwrite it",
+                    f"changed by hand since the last render ({_changes(current, planned)}); fleetgen render would overwrite it",
                 )
             )
         else:
             out.append(
-                Discrepancy(path, "stale", f"fleet.yaml changed since the last render: {_changes(current, output(path))} (from {origin})")
+                Discrepancy(path, "stale", f"fleet.yaml changed since the last render: {_changes(current, planned)} (from {origin})")
             )
     for path in sorted(p for p in ledger if p not in files):
         if tree.read(path) is not None:
