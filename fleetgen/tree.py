@@ -27,14 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
-from fleetgen.emit import HEADER, MARKDOWN_HEADER
+from fleetgen.emit import GENERATED_MARKS
 from fleetgen.errors import InputError
 
 LEDGER = ".fleetgen-ledger"
 JOURNAL = ".fleetgen-journal"
 STAGING_PREFIX = ".fleetgen-staging-"
 _STAGING_NAME = re.compile(re.escape(STAGING_PREFIX) + r"[a-z0-9_]+")  # tempfile.mkdtemp's names
-_NUMBER = re.compile(r"[0-9]+")
 _STAGED_NAME = re.compile(r"(?:[0-9]+/)?[0-9]+")  # a thread's share folder and a number; a number alone before shares
 _LEDGER_HEADER = "# fleetgen ledger: files generated from the fleet file, with their SHA-256. Do not edit.\n"
 _LEDGER_LINE = re.compile(r"([0-9a-f]{64})  (\S.*)")
@@ -45,7 +44,7 @@ _FSYNC_AT_MOST = 64
 # Threads that create or move the files of a large render (see _each).
 _THREADS = min(4, os.cpu_count() or 1)
 _Item = TypeVar("_Item")
-_OWNED_MARKS = (HEADER.split("{", 1)[0].encode(), MARKDOWN_HEADER.split("{", 1)[0].encode())
+_OWNED_MARKS = tuple(mark.encode() for mark in GENERATED_MARKS)
 
 
 @dataclass
@@ -281,21 +280,17 @@ class Tree:
 
 
 def _only_staged_files(folder: Path) -> bool:
-    """Does `folder` hold what write() stages and nothing else: numbered files, maybe in numbered folders?
+    """Does `folder` hold what write() stages and nothing else, with no link among it (_STAGED_NAME)?
 
     A folder of that name that holds anything else was not left by fleetgen, so it is not removed."""
     if folder.is_symlink() or not folder.is_dir():
         return False
-    for entry in folder.iterdir():
-        if not _NUMBER.fullmatch(entry.name) or entry.is_symlink():
-            return False
-        if entry.is_dir() and not all(_NUMBER.fullmatch(inner.name) and _plain_file(inner) for inner in entry.iterdir()):
-            return False
+    for parent, folders, files in os.walk(folder):  # links to folders are listed, not followed
+        for name in folders + files:
+            path = os.path.join(parent, name)
+            if os.path.islink(path) or not _STAGED_NAME.fullmatch(os.path.relpath(path, folder)):
+                return False
     return True
-
-
-def _plain_file(path: Path) -> bool:
-    return path.is_file() and not path.is_symlink()
 
 
 def _linked(path: str) -> InputError:
