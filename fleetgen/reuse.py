@@ -26,13 +26,12 @@ import yaml
 
 from fleetgen import __version__
 from fleetgen.cachefile import CACHE_FOLDER, code_salt, read_entries, write_entries
-from fleetgen.emit import HEADER, MARKDOWN_HEADER
+from fleetgen.emit import GENERATED_MARKS
 from fleetgen.render import OutputFile, files_of
 
 __all__ = ["CACHE_FOLDER", "EmitCache"]
 _CACHE_FILE = "emitted.json"
 _PLANNED_FILE = "planned.json"
-_OWNED = (HEADER.split("{", 1)[0], MARKDOWN_HEADER.split("{", 1)[0])
 
 
 def _emitter_salt() -> str:
@@ -47,7 +46,7 @@ class EmitCache:
     def __init__(self, root: Path | None = None):
         self.root = root
         self._salt = _emitter_salt()
-        self._loaded = {k: v for k, v in read_entries(root, _CACHE_FILE, self._salt).items() if v.startswith(_OWNED)}
+        self._loaded = {k: v for k, v in read_entries(root, _CACHE_FILE, self._salt).items() if v.startswith(GENERATED_MARKS)}
         self._used: dict[str, str] = {}
         self._planned_salt = code_salt()
         self._planned_loaded = read_entries(root, _PLANNED_FILE, self._planned_salt)
