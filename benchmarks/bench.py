@@ -23,13 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kubernetes_validate
 from synth import size_arguments, synthetic_fleet
 
+from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import Severity
-from fleetgen.load import load_fleet_text
 from fleetgen.model import Fleet, Version
+from fleetgen.output.tree import Tree
 from fleetgen.render import cluster_objects
-from fleetgen.rendered import Rendered, render_files
-from fleetgen.tree import Tree
-from fleetgen.validate import Schemas, validate_rendered
+from fleetgen.render.rendered import Rendered, render_files
+from fleetgen.validation.rendered_objects import Schemas, validate_rendered
 
 
 def measure(clusters: int, teams: int, per_team: int) -> dict[str, float]:

@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import yaml
 from synth import synthetic_fleet
 
-from fleetgen.live import compare, read_live
-from fleetgen.load import load_fleet_text
-from fleetgen.rendered import Rendered
+from fleetgen.checks.load import load_fleet_text
+from fleetgen.live.state import compare, read_live
+from fleetgen.render.rendered import Rendered
 
 OBJECTS_PER_TEAM = 7  # namespace, role, binding, quota, two network policies, local queue
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synth import size_arguments, synthetic_fleet
 
-from fleetgen.kubectl import kubectl
+from fleetgen.live.kubectl import kubectl
 
 FLEETGEN = shutil.which("fleetgen") or "fleetgen"
 

@@ -14,24 +14,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fleetgen.crdschema import read_crds
+from fleetgen.authoring.scaffold import init_files, refuse_overwrites
+from fleetgen.cache import Cache
+from fleetgen.checks.load import LoadedFleet, load_fleet, load_fleet_text
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
-from fleetgen.explain import Explained, explain_object, find_object, select
-from fleetgen.freshness import Discrepancy, check_tree
-from fleetgen.gitrev import read_at
-from fleetgen.live import Drift, QuotaImpact, compare, live_from_context, quota_impacts, read_live
-from fleetgen.load import LoadedFleet, load_fleet, load_fleet_text
+from fleetgen.live.state import Drift, QuotaImpact, compare, live_from_context, quota_impacts, read_live
 from fleetgen.model import Fleet
+from fleetgen.model.json_schema import SCHEMA_PATH, fleet_json_schema
+from fleetgen.output.freshness import Discrepancy, check_tree
+from fleetgen.output.tree import LEDGER, Tree, TreeChanges, replace_file
 from fleetgen.render import ObjectKey
-from fleetgen.rendered import Rendered
-from fleetgen.reuse import EmitCache
+from fleetgen.render.rendered import Rendered
+from fleetgen.report.explain import Explained, explain_object, find_object, select
 from fleetgen.review import FleetDiff, diff_fleets
-from fleetgen.scaffold import init_files, refuse_overwrites
-from fleetgen.schema import SCHEMA_PATH, fleet_json_schema
-from fleetgen.source import read_fleet_bytes
-from fleetgen.tree import LEDGER, Tree, TreeChanges, replace_file
-from fleetgen.validate import Schemas, check_loaded
-from fleetgen.verdicts import ClusterVerdicts, Verdicts
+from fleetgen.source.git_revision import read_at
+from fleetgen.source.reader import read_fleet_bytes
+from fleetgen.validation.crd_schemas import read_crds
+from fleetgen.validation.rendered_objects import Schemas, check_loaded
+from fleetgen.validation.verdicts import ClusterVerdicts, FleetVerdicts
 
 Stage = Callable[[str], None]
 
@@ -73,49 +73,49 @@ def checked(
     loaded: LoadedFleet,
     options: CheckOptions = CheckOptions(),
     stage: Stage = _quiet,
-    emitted: EmitCache | None = None,
     lender: Rendered | None = None,
-    cache: Path | None = None,
+    cache: Cache | None = None,
 ) -> Checked:
     """Render `loaded` once and check it and every object it renders; raises FindingsError when it fails.
 
-    `emitted`: files an earlier render emitted; `lender`: another revision's render, whose clusters
-    with unchanged inputs are taken as they are; `cache`: the folder whose .fleetgen-cache holds
-    per-cluster verdicts, so clusters whose inputs did not change are not validated again (never
-    for a fleet with its own facts file, which is read beside it, nor with a --crd CEL rule that is
-    warned about once a run)."""
+    `lender`: another revision's render, whose clusters with unchanged inputs are taken as they
+    are; `cache`: emitted files and per-cluster verdicts of earlier runs, so clusters whose inputs
+    did not change are neither emitted nor validated again (verdicts never for a fleet with its own
+    facts file, which is read beside it, nor with a --crd CEL rule that is warned about once a run)."""
     schemas = _schemas(options)
     stage(f"checking what {len(loaded.fleet.clusters)} cluster(s) get")
-    rendered = Rendered(loaded.fleet, loaded.source.file, emitted, lender)
+    rendered = Rendered(loaded.fleet, loaded.source.file, cache, lender)
     # Per-cluster verdicts only where each cluster's verdict depends on that cluster's inputs alone.
     own_facts = loaded.fleet.compatibility.facts_file is not None
     alone = cache is not None and not own_facts and not schemas.warns_once
-    known = ClusterVerdicts(cache, schemas.digest, options.strict) if alone else None
+    known = ClusterVerdicts(cache, schemas.digest, options.strict) if cache is not None and alone else None
     findings = check_loaded(loaded, schemas, rendered, strict=options.strict, fail_on=options.fail_on, known=known)
     if known is not None:
         known.save()  # only after a pass: a failing fleet is judged afresh next time
     return Checked(loaded, rendered, findings)
 
 
-def _judged(
-    loaded: LoadedFleet, verdicts: Verdicts, stage: Stage = _quiet, emitted: EmitCache | None = None, lender: Rendered | None = None
-) -> Checked:
-    """`checked` with the default options, skipped when `verdicts` knows this text passed them.
+def _judged(loaded: LoadedFleet, cache: Cache, stage: Stage = _quiet, lender: Rendered | None = None) -> Checked:
+    """`checked` with the default options, skipped when the cache knows this text passed them.
 
     For `check` and `diff`, which print no warnings: a skipped check has only the model's."""
+    verdicts = FleetVerdicts(cache)
     if verdicts.passed(loaded):
-        return Checked(loaded, Rendered(loaded.fleet, loaded.source.file, emitted, lender), list(loaded.warnings))
-    result = checked(loaded, stage=stage, emitted=emitted, lender=lender)
+        return Checked(loaded, Rendered(loaded.fleet, loaded.source.file, cache, lender), list(loaded.warnings))
+    result = checked(loaded, stage=stage, lender=lender, cache=cache)
     verdicts.record(loaded)
     return result
 
 
-def load_checked(
-    fleet: Path, options: CheckOptions = CheckOptions(), stage: Stage = _quiet, emitted: EmitCache | None = None, cache: Path | None = None
-) -> Checked:
+def load_checked(fleet: Path, options: CheckOptions = CheckOptions(), stage: Stage = _quiet, cache: Cache | None = None) -> Checked:
     """Load FLEET from disk, render it once and check everything (`validate`)."""
     stage(f"reading {fleet}")
-    return checked(load_fleet(fleet), options, stage, emitted, cache=cache)
+    return checked(load_fleet(fleet), options, stage, cache=cache)
+
+
+def validate(fleet: Path, options: CheckOptions = CheckOptions(), stage: Stage = _quiet) -> Checked:
+    """`validate`: like load_checked, keeping what it found in the cache, where `render` then looks."""
+    return load_checked(fleet, options, stage, Cache.for_user())
 
 
 @dataclass(frozen=True)
@@ -129,16 +129,16 @@ class RenderResult:
 def render_tree(fleet: Path, out: Path | None, options: CheckOptions = CheckOptions(), stage: Stage = _quiet) -> RenderResult:
     """Write the tree of FLEET; nothing is written unless FLEET and every object it renders are valid."""
     root = out if out is not None else fleet.parent
-    emitted = EmitCache(root)
-    result = load_checked(fleet, options, stage, emitted, cache=root)
+    cache = Cache.for_user()
+    result = load_checked(fleet, options, stage, cache)
     refuse_missing_hand_written(result.loaded, root)
     stage("rendering")
     files = result.rendered.files
     stage(f"writing {len(files)} files")
     changes = Tree(root).write(files)
-    emitted.save()
     if options == CheckOptions():
-        Verdicts(root).record(result.loaded)
+        FleetVerdicts(cache).record(result.loaded)
+    cache.prune()
     return RenderResult(root, len(files), changes, result.findings)
 
 
@@ -167,15 +167,13 @@ class Freshness:
 def freshness(fleet: Path, out: Path | None, *, fix: bool = False, stage: Stage = _quiet) -> Freshness:
     """Is the committed tree a fresh render of FLEET (`check`)? With `fix`, make it one."""
     tree = Tree(out if out is not None else fleet.parent)
-    emitted = EmitCache(tree.root)
     stage(f"reading {fleet}")
-    result = _judged(load_fleet(fleet), Verdicts(tree.root), stage, emitted)
+    result = _judged(load_fleet(fleet), Cache.for_user(), stage)
     refuse_missing_hand_written(result.loaded, tree.root)
     tree.recover()  # a render interrupted after its commit point is finished first
     rendered = result.rendered
     found = check_tree(tree, rendered.files, rendered.output, result.loaded.source)
     fixed = tree.write(rendered.files) if fix and found else None
-    emitted.save()
     return Freshness(tree.root, len(rendered.files), found, fixed)
 
 
@@ -201,10 +199,10 @@ def cluster_index(fleet: Fleet, name: str, where: str) -> int:
     raise InputError(f"{where}: no such cluster (known: {', '.join(c.name for c in fleet.clusters)})")
 
 
-def _revision(raw: bytes, name: str, verdicts: Verdicts, lender: Rendered | None = None) -> Checked:
+def _revision(raw: bytes, name: str, cache: Cache, lender: Rendered | None = None) -> Checked:
     """A side of a diff, judged exactly as `render` judges it: one that would not render is trouble (exit 2)."""
     try:
-        return _judged(load_fleet_text(raw, name), verdicts, lender=lender)
+        return _judged(load_fleet_text(raw, name), cache, lender=lender)
     except FindingsError as exc:
         errors = [f for f in exc.findings if f.severity is Severity.ERROR] or exc.findings
         first = errors[0]
@@ -233,10 +231,10 @@ def cluster_dumps(values: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
 
 def review(fleet: Path, base_ref: str, head_ref: str | None, live: tuple[str, ...] = ()) -> Review:
     """What a change to FLEET does to each cluster, and the approvals it needs (`diff`)."""
-    verdicts = Verdicts(fleet.parent)
-    base = _revision(read_at(fleet, base_ref), f"{fleet.name}@{base_ref}", verdicts)
+    cache = Cache.for_user()
+    base = _revision(read_at(fleet, base_ref), f"{fleet.name}@{base_ref}", cache)
     head_name = f"{fleet.name}@{head_ref}" if head_ref else fleet.name
-    head = _revision(read_at(fleet, head_ref) if head_ref else read_fleet_bytes(fleet), head_name, verdicts, base.rendered)
+    head = _revision(read_at(fleet, head_ref) if head_ref else read_fleet_bytes(fleet), head_name, cache, base.rendered)
     result = diff_fleets(base.rendered, head.rendered, base_ref, head_ref or "working tree")
     impacts = {
         cluster: quota_impacts(head.rendered.keyed(cluster_index(head.fleet, cluster, f"--live {cluster}")), objects)

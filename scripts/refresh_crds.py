@@ -6,7 +6,7 @@
 `--from` copies every CustomResourceDefinition file (*.yaml, *.yml) of UPSTREAM_DIR into
 tests/crds/INTO, replacing files of the same name and deleting none; record the new version and
 commit in tests/crds/SOURCES.md. Then schemas/crds is rewritten: one strict JSON Schema per served
-version of each kind fleetgen renders (SHIPPED_GROUPS, SHIPPED_KINDS in fleetgen/crdschema.py), and
+version of each kind fleetgen renders (SHIPPED_GROUPS, SHIPPED_KINDS in fleetgen/validation/crd_schemas.py), and
 JSON files no longer generated are removed from it. Exit 0 when done, 2 on bad input.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from fleetgen.crdschema import read_crds, shipped_files
+from fleetgen.validation.crd_schemas import read_crds, shipped_files
 
 REPO = Path(__file__).resolve().parents[1]
 

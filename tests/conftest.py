@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from fleetgen.crdschema import schemas_from_crds
+from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import FindingsError, Severity
-from fleetgen.load import load_fleet_text
+from fleetgen.validation.crd_schemas import schemas_from_crds
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "fleet.yaml"
@@ -24,10 +24,11 @@ EXAMPLE = REPO / "fleet.yaml"
 UPSTREAM_CRDS = Path(os.environ.get("FLEETGEN_TEST_CRDS") or REPO / "tests" / "crds")
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _cache_key_of_the_test_run(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The suite's commands sign their caches with a key of their own, not the key in the user's cache folder."""
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+@pytest.fixture(autouse=True)
+def _cache_of_each_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets an empty cache folder of its own, never the user's: a test that patches a stage
+    must not leave its answers where another test, or the user, would take them."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""The API server's Go validation rules (fleetgen/apirules.yaml): one rejected object per rule, with the exact error."""
+"""The API server's Go validation rules (fleetgen/validation/api_rules.yaml): one rejected object per rule, with the exact error."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from conftest import EXAMPLE, findings_of, line_of, replace_once
 
-from fleetgen.apirules import load_rules
 from fleetgen.errors import Severity
 from fleetgen.model import Version
-from fleetgen.validate import Schemas, _problems
+from fleetgen.validation.api_rules import load_rules
+from fleetgen.validation.rendered_objects import Schemas, _problems
 
 K8S = Version("1.30.0")
 LABELS = {"team": "a", "project": "b", "cost-center": "c", "environment": "dev"}
@@ -63,7 +63,7 @@ def _set(body: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     return out
 
 
-# (kind, where to set, value, the exact error); every rule of apirules.yaml appears at least once.
+# (kind, where to set, value, the exact error); every rule of api_rules.yaml appears at least once.
 CORPUS = [
     ("Namespace", "metadata/name", "Team_A", f'metadata.name: Invalid value: "Team_A": {DNS_LABEL}'),
     ("Namespace", "metadata/name", "a" * 64, f'metadata.name: Invalid value: "{"a" * 64}": must be no more than 63 characters'),

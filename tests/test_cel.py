@@ -13,12 +13,12 @@ import pytest
 import yaml
 from conftest import EXAMPLE, UPSTREAM_CRDS
 
-from fleetgen.cel import CelRules
+from fleetgen.checks.load import load_fleet, load_fleet_text
 from fleetgen.errors import Severity
-from fleetgen.load import load_fleet, load_fleet_text
 from fleetgen.model import Version
-from fleetgen.rendered import Rendered
-from fleetgen.validate import Schemas, _problems, validate_rendered
+from fleetgen.render.rendered import Rendered
+from fleetgen.validation.cel_rules import CelRules
+from fleetgen.validation.rendered_objects import Schemas, _problems, validate_rendered
 
 Run = Callable[..., CompletedProcess[str]]
 K8S = Version("1.30.0")

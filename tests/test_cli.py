@@ -10,8 +10,8 @@ from subprocess import CompletedProcess
 
 from conftest import EXAMPLE, line_of, replace_once
 
-from fleetgen.load import load_fleet
-from fleetgen.rendered import render_files
+from fleetgen.checks.load import load_fleet
+from fleetgen.render.rendered import render_files
 
 Run = Callable[..., CompletedProcess[str]]
 
@@ -124,7 +124,7 @@ def test_repeated_findings_are_counted_in_text_and_kept_in_json(tmp_path: Path, 
 
 def test_failing_findings_are_counted_too_and_a_few_repeats_are_listed() -> None:
     from fleetgen.errors import Finding, Location
-    from fleetgen.findings_format import format_findings
+    from fleetgen.report.findings import format_findings
 
     def at(line: int, message: str) -> Finding:
         return Finding(("teams", line), message, location=Location("fleet.yaml", line, 3))

@@ -166,7 +166,7 @@ def test_init_pins_hooks_and_ci_to_fleetgens_own_source(tmp_path: Path) -> None:
 
 
 def test_action_and_init_workflow_run_the_same_fleetgen_commands() -> None:
-    from fleetgen.scaffold import workflow_text
+    from fleetgen.authoring.scaffold import workflow_text
 
     def commands(steps: list[dict[str, Any]]) -> list[str]:
         found = []

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE, line_of, replace_once
 
+from fleetgen.checks.load import load_fleet
 from fleetgen.compat import facts, removed_api, version_set_problems
 from fleetgen.compat.facts import ContainerdKubernetes, ContainerdRelease, CudaDriver, CudnnCuda, GpuModel, KubernetesRelease, RemovedApi
 from fleetgen.errors import FindingsError, Severity
-from fleetgen.load import load_fleet
 from fleetgen.model import Version, VersionSet
 
 DATA = facts()

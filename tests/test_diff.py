@@ -18,10 +18,10 @@ from typing import Any
 import yaml
 from conftest import EXAMPLE, git, replace_once
 
-from fleetgen.live import compare, normalize
-from fleetgen.load import load_fleet_text
+from fleetgen.checks.load import load_fleet_text
+from fleetgen.live.state import compare, normalize
 from fleetgen.render import cluster_objects
-from fleetgen.rendered import Rendered
+from fleetgen.render.rendered import Rendered
 from fleetgen.review import diff_fleets
 from fleetgen.review.output import BUDGET, COMMENT_LIMIT, MARKER, diff_markdown
 

@@ -17,9 +17,9 @@ import pytest
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from fleetgen.explain import explain_object
-from fleetgen.load import load_fleet_text
-from fleetgen.rendered import Rendered
+from fleetgen.checks.load import load_fleet_text
+from fleetgen.render.rendered import Rendered
+from fleetgen.report.explain import explain_object
 from tests.conftest import EXAMPLE, line_of, replace_once
 
 Run = Callable[..., CompletedProcess[str]]

@@ -18,9 +18,9 @@ import pytest
 import yaml
 from conftest import EXAMPLE, replace_once
 
-from fleetgen.golden_paths import startup_failure_threshold
-from fleetgen.load import load_fleet, load_fleet_text
+from fleetgen.checks.load import load_fleet, load_fleet_text
 from fleetgen.model import Fleet, Quantity
+from fleetgen.render.golden_paths import startup_failure_threshold
 from fleetgen.render.layout import cluster_objects
 
 Run = Callable[..., subprocess.CompletedProcess[str]]

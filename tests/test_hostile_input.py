@@ -21,10 +21,10 @@ from conftest import EXAMPLE, findings_of, line_of, replace_once
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import FindingsError, InputError
-from fleetgen.live_input import live_objects
-from fleetgen.load import load_fleet_text
-from fleetgen.source import parse_fleet
+from fleetgen.live.dumps import live_objects
+from fleetgen.source.reader import parse_fleet
 
 Run = Callable[..., CompletedProcess[str]]
 ONE_LINE = re.compile(r"^fleetgen: (?P<file>[^:]+):(?P<line>\d+):(?P<column>\d+): .+$")

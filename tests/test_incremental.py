@@ -1,13 +1,15 @@
 """Reuse between renders: an incremental render gives exactly the bytes of a render from scratch.
 
-The emit cache (.fleetgen-cache under the output folder) is safe to delete, ignored by git, checked
-by hash, and never makes fleetgen write a file that is not its own.
+The cache lives in the user's cache folder ($XDG_CACHE_HOME/fleetgen), never in the repository;
+its entries are keyed by the hash of their inputs, and a damaged or deleted cache changes nothing
+but the time a command takes.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import random
 import re
 import shutil
@@ -20,19 +22,18 @@ import yaml
 from click.testing import CliRunner
 from conftest import EXAMPLE, git
 
-from fleetgen import rendered as rendered_module
-from fleetgen import validate as validate_module
-from fleetgen.cachefile import signed
+from fleetgen.cache import Cache
+from fleetgen.checks.load import load_fleet_text
 from fleetgen.cli import cli
-from fleetgen.emit import dump_documents
 from fleetgen.errors import FindingsError, Severity
-from fleetgen.load import load_fleet_text
-from fleetgen.objdiff import diff_objects
-from fleetgen.rendered import Rendered
-from fleetgen.reuse import CACHE_FOLDER
+from fleetgen.output.emit import dump_documents
+from fleetgen.render import rendered as rendered_module
+from fleetgen.render.rendered import Rendered
 from fleetgen.review import diff_fleets
-from fleetgen.validate import Schemas
-from fleetgen.verdicts import ClusterVerdict, ClusterVerdicts
+from fleetgen.review.object_diff import diff_objects
+from fleetgen.validation import rendered_objects as validate_module
+from fleetgen.validation.rendered_objects import Schemas
+from fleetgen.validation.verdicts import ClusterVerdict, ClusterVerdicts
 from fleetgen.workflows import CheckOptions, freshness, render_tree
 
 sys.path.insert(0, str(EXAMPLE.parent / "benchmarks"))
@@ -40,12 +41,21 @@ from synth import synthetic_fleet
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
-    """Every file under `root` but fleet.yaml and the cache."""
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name != "fleet.yaml" and CACHE_FOLDER not in p.parts
-    }
+    """Every file under `root` but fleet.yaml."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name != "fleet.yaml"}
+
+
+@pytest.fixture
+def cache_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A user cache folder of this test's own, outside the folder it renders in."""
+    home = tmp_path_factory.mktemp("cache-home")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    return home
+
+
+def entries(home: Path, kind: str) -> list[Path]:
+    """The cache's entries of one kind."""
+    return sorted(p for p in (home / "fleetgen").glob(f"*/{kind}/*/*") if p.is_file())
 
 
 def one_edit(fleet: dict[str, Any], rng: random.Random) -> str:
@@ -93,13 +103,15 @@ def render_both(fleet: dict[str, Any], incremental: Path, scratch: Path, monkeyp
 
 
 @pytest.mark.slow
-def test_random_edits_render_incrementally_to_the_bytes_of_a_fresh_render(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_random_edits_render_incrementally_to_the_bytes_of_a_fresh_render(
+    tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rng = random.Random(20)
     fleet = yaml.safe_load(synthetic_fleet(8, 24, 3))
     incremental, scratch = tmp_path / "incremental", tmp_path / "scratch"
     incremental.mkdir()
     render_both(fleet, incremental, scratch, monkeypatch)
-    assert (incremental / CACHE_FOLDER / "emitted.json").exists()
+    assert entries(cache_home, "cluster-files") and entries(cache_home, "emitted-files")
     for step in range(25):
         before = copy.deepcopy(fleet)
         what = one_edit(fleet, rng)
@@ -125,53 +137,49 @@ def assert_lent_clusters_are_exact(before: dict[str, Any], after: dict[str, Any]
     assert [c.cluster for c in diff_fleets(base, lent, "a", "b").clusters] == changed, what
 
 
-def test_a_damaged_forged_or_deleted_cache_changes_nothing(tmp_path: Path) -> None:
-    fleet = tmp_path / "fleet.yaml"
+def test_a_damaged_or_deleted_cache_changes_nothing(tmp_path: Path, cache_home: Path) -> None:
+    fleet = tmp_path / "out" / "fleet.yaml"
+    fleet.parent.mkdir()
     fleet.write_text(synthetic_fleet(3, 6, 2))
     render_tree(fleet, None)
-    expected = tree_bytes(tmp_path)
-    cache = tmp_path / CACHE_FOLDER / "emitted.json"
-    data = cache.read_bytes()
+    expected = tree_bytes(fleet.parent)
+    kept = entries(cache_home, "cluster-files") + entries(cache_home, "emitted-files")
+    assert kept
 
-    cache.write_bytes(data.replace(b"gpu-quota", b"gpu-quotx", 1))  # damaged: its hash no longer matches
-    (tmp_path / "clusters" / "c0000-dev" / "cluster.yaml").unlink()
+    for entry in kept:  # damaged: cut short, so no entry parses
+        entry.write_bytes(entry.read_bytes()[:40])
+    (fleet.parent / "clusters" / "c0000-dev" / "cluster.yaml").unlink()
     render_tree(fleet, None)
-    assert tree_bytes(tmp_path) == expected
-    assert cache.read_bytes() == data  # rebuilt
+    assert tree_bytes(fleet.parent) == expected
+    assert all(json.loads(entry.read_bytes()) for entry in kept)  # written again whole
 
-    body = data.partition(b"\n")[2]  # forged, and signed with this user's key: entries without fleetgen's header
-    entries = json.loads(body)
-    entries["entries"] = {key: text.replace("# Generated by fleetgen", "# hand-made", 1) for key, text in entries["entries"].items()}
-    cache.write_bytes(signed(json.dumps(entries).encode()))
-    (tmp_path / "clusters" / "c0000-dev" / "cluster.yaml").unlink()
+    shutil.rmtree(cache_home / "fleetgen")
+    (fleet.parent / "clusters" / "c0000-dev" / "cluster.yaml").unlink()
     render_tree(fleet, None)
-    assert tree_bytes(tmp_path) == expected
-
-    shutil.rmtree(tmp_path / CACHE_FOLDER)
-    (tmp_path / "clusters" / "c0000-dev" / "cluster.yaml").unlink()
-    render_tree(fleet, None)
-    assert tree_bytes(tmp_path) == expected
+    assert tree_bytes(fleet.parent) == expected
 
 
-def test_a_cache_signed_on_another_machine_is_not_used(tmp_path: Path, cli_run: Any) -> None:
-    """A pull request can commit a cache, and CI checks pull requests: entries signed under any key
-    but this user's (here: another XDG_CACHE_HOME, as on another machine) are read as none."""
-    (tmp_path / "fleet.yaml").write_text(synthetic_fleet(3, 6, 2))
-    elsewhere = {"XDG_CACHE_HOME": str(tmp_path / "other-machine")}
-    assert cli_run("render", env=elsewhere).returncode == 0
-    made_elsewhere = {p.name: p.read_bytes() for p in (tmp_path / CACHE_FOLDER).glob("*.json")}
-    assert {"emitted.json", "planned.json", "clusters.json", "validated.json"} <= set(made_elsewhere)
-    assert (tmp_path / "other-machine" / "fleetgen" / "cache-key").stat().st_mode & 0o077 == 0  # this user's only
+def test_the_cache_stays_out_of_the_repository(tmp_path: Path, cli_run: Any) -> None:
+    """A pull request can fill the repository, and CI checks pull requests: fleetgen keeps and reads
+    nothing there but the tree and its ledger, and a cache-like folder committed there is never read."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "fleet.yaml").write_text(synthetic_fleet(2, 4, 1))
+    home = {"XDG_CACHE_HOME": str(tmp_path / "home")}
+    assert cli_run("validate", cwd=repo, env=home).returncode == 0
+    assert cli_run("render", cwd=repo, env=home).returncode == 0
+    made = {p.relative_to(repo).parts[0] for p in repo.rglob("*") if ".git" not in p.relative_to(repo).parts}
+    assert made == {"fleet.yaml", "base", "clusters", "FLEET.md", ".fleetgen-ledger"}
+    assert list((tmp_path / "home" / "fleetgen").rglob("*"))
+    (repo / ".fleetgen-cache").mkdir()
+    (repo / ".fleetgen-cache" / "clusters.json").write_text("{}")
+    assert cli_run("check", cwd=repo, env=home).returncode == 0
 
-    assert cli_run("render").returncode == 0  # here: a key of its own; nothing of the other cache is taken
-    made_here = {p.name: p.read_bytes() for p in (tmp_path / CACHE_FOLDER).glob("*.json")}
-    assert all(made_here[name].partition(b"\n")[0] != data.partition(b"\n")[0] for name, data in made_elsewhere.items())
-    assert all(made_here[name].partition(b"\n")[2] == data.partition(b"\n")[2] for name, data in made_elsewhere.items())
 
-
-def test_a_render_plans_only_the_clusters_a_change_touches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_render_plans_only_the_clusters_a_change_touches(tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each cluster's folder is remembered by its input fingerprint: after a one-line change only the
-    clusters whose inputs moved are planned again, and without the emitted files every cluster is."""
+    clusters whose inputs moved are planned again, and without the cache every cluster is."""
     from pr_bench import one_line_change
 
     incremental, scratch = tmp_path / "incremental", tmp_path / "scratch"
@@ -199,23 +207,10 @@ def test_a_render_plans_only_the_clusters_a_change_touches(tmp_path: Path, monke
     taken = tree_bytes(incremental)
 
     planned.clear()
-    (incremental / CACHE_FOLDER / "emitted.json").unlink()  # planned.json now names keys the emit cache lacks
+    shutil.rmtree(cache_home / "fleetgen")
     (incremental / "clusters" / "c0000-dev" / "cluster.yaml").unlink()
     render_tree(Path("fleet.yaml"), None)
     assert planned == [c.name for c in new.fleet.clusters]
-
-    # Forged, and signed with this user's key: entries naming no file, or files outside their
-    # cluster's folder, are not taken; every cluster is planned again.
-    cache = incremental / CACHE_FOLDER / "planned.json"
-    body = cache.read_bytes().partition(b"\n")[2]
-    for forge in (lambda pairs: [], lambda pairs: [["base/" + path, key] for path, key in pairs]):
-        data = json.loads(body)
-        data["entries"] = {k: json.dumps(forge(json.loads(v))) for k, v in data["entries"].items()}
-        cache.write_bytes(signed(json.dumps(data).encode()))
-        planned.clear()
-        render_tree(Path("fleet.yaml"), None)
-        assert planned == [c.name for c in new.fleet.clusters]
-        assert tree_bytes(incremental) == taken
 
     monkeypatch.chdir(scratch)
     Path("fleet.yaml").write_text(after)
@@ -223,50 +218,50 @@ def test_a_render_plans_only_the_clusters_a_change_touches(tmp_path: Path, monke
     assert taken == tree_bytes(scratch) == tree_bytes(incremental)
 
 
-def test_the_cache_is_ignored_by_git_and_a_foreign_file_there_is_kept(tmp_path: Path) -> None:
-    git(tmp_path, "init", "-q")
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text(synthetic_fleet(2, 4, 1))
-    render_tree(fleet, None)
-    assert CACHE_FOLDER not in git(tmp_path, "status", "--porcelain", "--untracked-files=all")
-
-    mine = tmp_path / CACHE_FOLDER / "emitted.json"
-    mine.write_text("my notes\n")
-    fleet.write_text(synthetic_fleet(2, 5, 1))
-    render_tree(fleet, None)
-    assert mine.read_text() == "my notes\n"
-    assert sorted(p.name for p in (tmp_path / CACHE_FOLDER).iterdir()) == [
-        ".gitignore",
-        "clusters.json",
-        "emitted.json",
-        "planned.json",
-        "validated.json",
-    ]
+def test_entries_nobody_reads_for_a_month_are_pruned(tmp_path: Path) -> None:
+    cache = Cache(tmp_path)
+    cache.put("kind", "old", b"1")
+    cache.put("kind", "read", b"2")
+    old, read = (cache._path("kind", cache.key("kind", name)) for name in ("old", "read"))
+    assert old is not None and read is not None
+    month_ago = old.stat().st_mtime - 31 * 86400
+    for path in (old, read):
+        os.utime(path, (month_ago, month_ago))
+    assert cache.get("kind", "read") == b"2"  # a read keeps it
+    assert cache.prune() == 1
+    assert cache.get("kind", "old") is None and cache.get("kind", "read") == b"2"
+    cache.put("kind", "old", b"1")
+    os.utime(old, (month_ago, month_ago))
+    assert cache.prune() == 0  # at most one prune a day
 
 
 def test_check_and_diff_say_the_same_with_or_without_the_cache(tmp_path: Path, cli_run: Any) -> None:
+    home = tmp_path / "home"
+    cache = {"XDG_CACHE_HOME": str(home)}
     """check and diff take verdicts and emitted files from the cache; their answers do not depend on it."""
     from pr_bench import one_line_change
 
     git(tmp_path, "init", "-q")
     (tmp_path / "fleet.yaml").write_text(synthetic_fleet(6, 12, 3))
-    assert cli_run("render").returncode == 0
+    assert cli_run("render", env=cache).returncode == 0
     git(tmp_path, "add", "-A")
     git(tmp_path, "commit", "-qm", "base")
     (tmp_path / "fleet.yaml").write_text(one_line_change((tmp_path / "fleet.yaml").read_text()))
-    assert cli_run("render").returncode == 0
-    assert (tmp_path / CACHE_FOLDER / "validated.json").exists()
+    assert cli_run("render", env=cache).returncode == 0
+    assert entries(home, "fleet-passed")
     answers = []
     for _ in range(2):
-        check = cli_run("check", "--format", "json")
-        diff = cli_run("diff", "--base", "HEAD", "--format", "json")
+        check = cli_run("check", "--format", "json", env=cache)
+        diff = cli_run("diff", "--base", "HEAD", "--format", "json", env=cache)
         answers.append((check.returncode, check.stdout, diff.returncode, diff.stdout))
-        shutil.rmtree(tmp_path / CACHE_FOLDER)
+        shutil.rmtree(home / "fleetgen")
     assert answers[0] == answers[1]
     assert answers[0][0] == 0 and answers[0][2] == 1 and '"fresh": true' in answers[0][1]
 
 
-def test_validate_keeps_the_cluster_verdicts_that_render_then_uses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_validate_keeps_the_cluster_verdicts_that_render_then_uses(
+    tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`fleetgen validate` then `fleetgen render`, as a user runs them, check each cluster once.
 
     In this process, since a command in another one has another import path, so another cache salt."""
@@ -282,7 +277,7 @@ def test_validate_keeps_the_cluster_verdicts_that_render_then_uses(tmp_path: Pat
     assert validated == [0, 1, 2, 3]  # the second validate took the verdicts the first kept, warnings and all
     assert CliRunner().invoke(cli, ["render"]).exit_code == 0
     assert validated == [0, 1, 2, 3]
-    shutil.rmtree(tmp_path / CACHE_FOLDER)
+    shutil.rmtree(cache_home / "fleetgen")
     assert CliRunner().invoke(cli, ["render", "--out", "again"]).exit_code == 0
     assert validated == [0, 1, 2, 3] * 2 and tree_bytes(tmp_path / "again") == {
         path: data for path, data in tree_bytes(tmp_path).items() if not path.startswith("again/")
@@ -303,48 +298,37 @@ def render_errors(fleet: Path) -> list[str]:
     return [f.message for f in failed.value.findings if f.severity is Severity.ERROR]
 
 
-def test_a_stale_or_forged_cluster_verdict_is_not_trusted(tmp_path: Path) -> None:
+def test_a_stale_or_damaged_cluster_verdict_is_not_trusted(tmp_path: Path, cache_home: Path) -> None:
     """Per-cluster verdicts are keyed by everything validation reads: a cluster whose objects changed is validated again."""
-    fleet = tmp_path / "fleet.yaml"
+    fleet = tmp_path / "out" / "fleet.yaml"
+    fleet.parent.mkdir()
     text = synthetic_fleet(3, 6, 2)
     fleet.write_text(text)
     render_tree(fleet, None)  # keeps a passing verdict for every cluster
-    before = tree_bytes(tmp_path)
+    before = tree_bytes(fleet.parent)
     bad = "GPU requests (1) and limits (3) must be equal"
 
-    fleet.write_text(overcommitted(text))  # stale: the verdicts on disk are of the clusters before the edit
+    fleet.write_text(overcommitted(text))  # stale: the verdicts kept are of the clusters before the edit
     errors = render_errors(fleet)
     assert len(errors) == 1 and bad in errors[0] and "(on c000" in errors[0]
-    assert tree_bytes(tmp_path) == before
+    assert tree_bytes(fleet.parent) == before
 
-    # Forged: verdicts saying every cluster of the edited fleet passed, under the right keys, as only
-    # someone with this user's key can sign them. With the salt of other code, or with the signature
-    # of the file not matching, they are read as nothing.
+    # Verdicts saying every cluster of the edited fleet passed, under the keys render looks up, are
+    # taken (the user's own cache is trusted as the user is); damaged ones are not.
     edited = load_fleet_text(overcommitted(text).encode()).fleet
-    forger = ClusterVerdicts(tmp_path, Schemas().digest, False)
+    planted = ClusterVerdicts(Cache.for_user(), Schemas().digest, False)
     for fingerprint in Rendered(edited).fingerprints:
-        forger.keep(fingerprint, ClusterVerdict((), ()))
-    forger.save()
-    cache = tmp_path / CACHE_FOLDER / "clusters.json"
-    entries = json.loads(cache.read_bytes().partition(b"\n")[2])
-    entries["salt"] = "other code"
-    cache.write_bytes(signed(json.dumps(entries).encode()))  # signed with this user's key, under another salt
+        planted.keep(fingerprint, ClusterVerdict((), ()))
+    planted.save()
+    for entry in entries(cache_home, "cluster-verdict"):
+        entry.write_bytes(entry.read_bytes().replace(b'"findings": []', b'"findings": [', 1))
     assert any(bad in e for e in render_errors(fleet))
-    forger.save()
-    written = cache.read_bytes()
-    damaged = written.replace(b'\\"findings\\": []', b'\\"findings\\": [ ]', 1)
-    assert damaged != written
-    cache.write_bytes(damaged)  # the signature in its first line no longer matches
-    assert any(bad in e for e in render_errors(fleet))
-    assert tree_bytes(tmp_path) == before
-    # The forged keys were the ones render looks up: written intact, with this code's salt and this
-    # user's key, they would be taken (the cache is as trusted as this user's key), so the refusals
-    # above are the salt's and the signature's doing.
-    cache.write_bytes(written)
-    render_tree(fleet, None)
+    assert tree_bytes(fleet.parent) == before
+    planted.save()
+    render_tree(fleet, None)  # intact, they are the verdicts render looks up
 
     # Another --strict or schema set is another key; a verdict whose entry is not a verdict is not one.
-    assert ClusterVerdicts(tmp_path, "other CRDs", False).get(Rendered(edited).fingerprints[0]) is None
+    assert ClusterVerdicts(Cache.for_user(), "other CRDs", False).get(Rendered(edited).fingerprints[0]) is None
     assert ClusterVerdict.from_text('{"findings": [[["teams", true], "x", "error"]], "kinds": []}') is None
 
 
@@ -367,7 +351,7 @@ spec:
 """
 
 
-def test_no_cluster_verdicts_with_a_crd_rule_warned_about_once_a_run(tmp_path: Path) -> None:
+def test_no_cluster_verdicts_with_a_crd_rule_warned_about_once_a_run(tmp_path: Path, cache_home: Path) -> None:
     """fleetgen warns about a CEL rule it cannot evaluate once a run, at the first object reaching it: what
     validating one cluster says then depends on the clusters before it, so no cluster's verdict is kept."""
     assert not Schemas().warns_once  # fleetgen's own CRDs: every rule is evaluated
@@ -375,5 +359,5 @@ def test_no_cluster_verdicts_with_a_crd_rule_warned_about_once_a_run(tmp_path: P
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(synthetic_fleet(2, 4, 1))
     render_tree(fleet, None, CheckOptions(crds=(tmp_path / "widget.yaml",)))
-    assert (tmp_path / CACHE_FOLDER / "emitted.json").exists()
-    assert not (tmp_path / CACHE_FOLDER / "clusters.json").exists()
+    assert entries(cache_home, "cluster-files")
+    assert not entries(cache_home, "cluster-verdict")

@@ -17,10 +17,10 @@ import kubernetes_validate
 import pytest
 from conftest import EXAMPLE, replace_once
 
-from fleetgen.load import load_fleet, load_fleet_text
+from fleetgen.checks.load import load_fleet, load_fleet_text
+from fleetgen.output.tree import Tree
 from fleetgen.render import cluster_objects
-from fleetgen.rendered import render_files
-from fleetgen.tree import Tree
+from fleetgen.render.rendered import render_files
 
 Build = Callable[[Path], list[dict[str, Any]]]
 FLEET = load_fleet(EXAMPLE).fleet

@@ -8,7 +8,7 @@ import pytest
 from conftest import EXAMPLE, REPO, findings_of, line_of, replace_once
 
 from fleetgen import workflows
-from fleetgen.load import load_fleet_text
+from fleetgen.checks.load import load_fleet_text
 from fleetgen.render.layout import cluster_objects
 
 

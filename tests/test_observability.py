@@ -16,10 +16,10 @@ import promql_parser
 import pytest
 from conftest import EXAMPLE, replace_once
 
-from fleetgen.capacity_report import HOURS_PER_MONTH, build_report
-from fleetgen.load import load_fleet_text
+from fleetgen.checks.load import load_fleet_text
 from fleetgen.render import cluster_objects
 from fleetgen.render.observability import DEFAULT_ALERTS
+from fleetgen.report.capacity import HOURS_PER_MONTH, build_report
 
 Run = Callable[..., CompletedProcess[str]]
 FLEET = load_fleet_text(EXAMPLE.read_bytes()).fleet

@@ -13,13 +13,13 @@ import yaml
 from conftest import EXAMPLE, REPO
 
 from fleetgen.compat.gpu_operator import driver_findings, operator_facts, operator_release
-from fleetgen.emit import dump_documents
 from fleetgen.model import Fleet, Version
-from fleetgen.reconcile import reconcile_findings
+from fleetgen.output.emit import dump_documents
 from fleetgen.render.layout import OutputFile, plan
 from fleetgen.render.manifest import Manifest
 from fleetgen.render.platform import add_ons, helm_values
-from fleetgen.rendered import Rendered
+from fleetgen.render.rendered import Rendered
+from fleetgen.validation.reconcile import reconcile_findings
 
 CHARTS = REPO / "tests" / "charts"
 Build = Callable[[Path], list[dict[str, Any]]]
@@ -213,7 +213,7 @@ def test_platform_files_are_deterministic() -> None:
 
 
 def test_driver_wave_changes_the_driver_of_exactly_that_waves_clusters() -> None:
-    from fleetgen.load import load_fleet_text
+    from fleetgen.checks.load import load_fleet_text
     from fleetgen.upgrade.apply import apply_wave
 
     before = load_fleet_text(EXAMPLE.read_bytes())

@@ -27,16 +27,15 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from fleetgen import emit
-from fleetgen.cachefile import CACHE_FOLDER
-from fleetgen.emit import dump_documents
+from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import FindingsError
-from fleetgen.freshness import check_tree
-from fleetgen.load import load_fleet_text
+from fleetgen.output import emit
+from fleetgen.output.emit import dump_documents
+from fleetgen.output.freshness import check_tree
+from fleetgen.output.tree import Tree
 from fleetgen.render import plan
-from fleetgen.rendered import Rendered, render_files
+from fleetgen.render.rendered import Rendered, render_files
 from fleetgen.review import diff_fleets
-from fleetgen.tree import Tree
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from synth import synthetic_fleet
@@ -254,11 +253,11 @@ def test_render_check_and_self_diff_round_trip(clusters: int, teams: int, per_te
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    """The tree a sync would see: without the staging folder or fleetgen's git-ignored cache."""
+    """The tree a sync would see: without the staging folder."""
     return {
         str(p.relative_to(root)): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.name.startswith(".fleetgen-staging") and CACHE_FOLDER not in p.relative_to(root).parts
+        if p.is_file() and not p.name.startswith(".fleetgen-staging")
     }
 
 
@@ -426,10 +425,10 @@ SCALE_SCRIPT = """
 import json, resource, sys, time
 sys.path.insert(0, {bench!r})
 from synth import synthetic_fleet
-from fleetgen.load import load_fleet_text
-from fleetgen.rendered import Rendered
+from fleetgen.checks.load import load_fleet_text
+from fleetgen.render.rendered import Rendered
 from fleetgen.review import diff_fleets
-from fleetgen.validate import Schemas, validate_rendered
+from fleetgen.validation.rendered_objects import Schemas, validate_rendered
 started = time.perf_counter()
 raw = synthetic_fleet({clusters}, {teams}, {per_team}).encode()
 fleet = load_fleet_text(raw).fleet

@@ -16,12 +16,12 @@ import yaml
 from conftest import EXAMPLE, REPO, replace_once
 from ruamel.yaml import YAML
 
+from fleetgen.checks.load import load_fleet, load_fleet_text
 from fleetgen.errors import InputError
-from fleetgen.load import load_fleet, load_fleet_text
 from fleetgen.model.types import RENDERED_IN_CLUSTER
+from fleetgen.output.tree import JOURNAL, LEDGER, Tree, write_new_files
 from fleetgen.render import cluster_objects
-from fleetgen.rendered import render_files
-from fleetgen.tree import JOURNAL, LEDGER, Tree, write_new_files
+from fleetgen.render.rendered import render_files
 
 
 @pytest.fixture(scope="module")

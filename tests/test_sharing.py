@@ -16,13 +16,13 @@ import jsonschema
 import pytest
 from conftest import EXAMPLE, REPO, findings_of, git, line_of, replace_once
 
+from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import Severity
-from fleetgen.load import load_fleet_text
+from fleetgen.output.tree import Tree
 from fleetgen.render import cluster_objects, files_of, plan
-from fleetgen.rendered import Rendered
+from fleetgen.render.rendered import Rendered
 from fleetgen.review.changes import fleet_changes
-from fleetgen.tree import Tree
-from fleetgen.validate import Schemas, validate_rendered
+from fleetgen.validation.rendered_objects import Schemas, validate_rendered
 
 Build = Callable[[Path], list[dict[str, Any]]]
 Run = Callable[..., subprocess.CompletedProcess[str]]

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from fleetgen.load import load_fleet_text
+from fleetgen.checks.load import load_fleet_text
 from fleetgen.model.fleet import Fleet
 from fleetgen.model.slo import BUDGET_WINDOW, Endpoint, Slo, allowed_error_ratio, error_budget, latency_seconds
 from fleetgen.render import cluster_objects

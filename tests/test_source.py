@@ -7,7 +7,7 @@ import time
 import pytest
 
 from fleetgen.errors import FindingsError, InputError
-from fleetgen.source import MAX_BYTES, parse_fleet, read_fleet
+from fleetgen.source.reader import MAX_BYTES, parse_fleet, read_fleet
 
 
 def problems(raw: bytes) -> list[str]:

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from conftest import EXAMPLE, replace_once
 
+from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import FindingsError
-from fleetgen.load import load_fleet_text
 from fleetgen.model import Fleet, Version
 from fleetgen.upgrade.apply import apply_wave
 from fleetgen.upgrade.plan import Plan, PlanRefused, plan_upgrade, step_label

@@ -15,8 +15,8 @@ from conftest import EXAMPLE, replace_once
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import FindingsError, FleetgenError, InputError
-from fleetgen.load import load_fleet_text
 from fleetgen.model import COMPONENTS, Version
 from fleetgen.upgrade.apply import apply_wave
 from fleetgen.upgrade.arguments import override_reason, parse_moment, requested_versions, wave_number

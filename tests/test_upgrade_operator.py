@@ -16,8 +16,8 @@ import pytest
 from conftest import EXAMPLE, replace_once
 from test_compat_facts import below
 
+from fleetgen.checks.load import load_fleet_text
 from fleetgen.compat.gpu_operator import OperatorRelease, driver_move, operator_facts
-from fleetgen.load import load_fleet_text
 from fleetgen.model import Fleet, Version
 from fleetgen.upgrade.plan import PlanRefused, plan_upgrade
 

@@ -14,9 +14,9 @@ import pytest
 import yaml
 from conftest import EXAMPLE, git, replace_once
 
+from fleetgen.checks.load import LoadedFleet, load_fleet_text
 from fleetgen.errors import InputError
-from fleetgen.live import read_live
-from fleetgen.load import LoadedFleet, load_fleet_text
+from fleetgen.live.state import read_live
 from fleetgen.model import Version
 from fleetgen.review.changes import fleet_changes
 from fleetgen.upgrade.apply import apply_wave

@@ -16,15 +16,15 @@ import pytest
 import yaml
 from conftest import EXAMPLE, REPO, UPSTREAM_CRDS, line_of, replace_once
 
-from fleetgen.crdschema import parse_shipped_name, read_crds, shipped_name, strict, without_descriptions
+from fleetgen.checks.load import load_fleet
 from fleetgen.errors import Severity
-from fleetgen.lint import lint_cluster
-from fleetgen.load import load_fleet
 from fleetgen.model import Version
+from fleetgen.model.json_schema import SCHEMA_PATH, fleet_json_schema
 from fleetgen.render import Manifest, cluster_objects
-from fleetgen.rendered import Rendered
-from fleetgen.schema import SCHEMA_PATH, fleet_json_schema
-from fleetgen.validate import Schemas, validate_rendered
+from fleetgen.render.rendered import Rendered
+from fleetgen.validation.crd_schemas import parse_shipped_name, read_crds, shipped_name, strict, without_descriptions
+from fleetgen.validation.policy_lints import lint_cluster
+from fleetgen.validation.rendered_objects import Schemas, validate_rendered
 
 Run = Callable[..., CompletedProcess[str]]
 FLEET = load_fleet(EXAMPLE).fleet

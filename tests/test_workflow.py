@@ -15,9 +15,9 @@ import pytest
 import yaml
 from conftest import EXAMPLE, REPO, on_terminal
 
+from fleetgen.authoring.scaffold import WORKFLOW_PATH, workflow_text
 from fleetgen.cli import cli
-from fleetgen.docs import REFERENCE_PATH, reference_markdown
-from fleetgen.scaffold import WORKFLOW_PATH, workflow_text
+from fleetgen.model.reference_doc import REFERENCE_PATH, reference_markdown
 
 Run = Callable[..., CompletedProcess[str]]
 CHECKER = str(Path(sys.executable).parent / "check-jsonschema")
@@ -41,7 +41,7 @@ def test_workflows_and_action_pass_githubs_schemas(tmp_path: Path) -> None:
 
 
 def test_this_repositorys_workflow_is_the_one_init_writes() -> None:
-    """Regenerate with: python -c "from fleetgen.scaffold import workflow_text; open('.github/workflows/fleetgen.yml','wb').write(workflow_text('.'))" """
+    """Regenerate with: python -c "from fleetgen.authoring.scaffold import workflow_text; open('.github/workflows/fleetgen.yml','wb').write(workflow_text('.'))" """
     assert (REPO / WORKFLOW_PATH).read_bytes() == workflow_text(".")
     steps = yaml.safe_load(workflow_text("fleetgen==0.1.0"))["jobs"]["fleet"]["steps"]
     runs = "\n".join(s.get("run", "") for s in steps)

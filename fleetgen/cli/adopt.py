@@ -8,9 +8,9 @@ import click
 
 from fleetgen.cli.common import console, reports_errors
 from fleetgen.errors import DifferencesFound, InputError
-from fleetgen.importer.infer import Given
+from fleetgen.importer.imported import Given
 from fleetgen.importer.run import import_repository
-from fleetgen.tree import replace_file, write_new_files
+from fleetgen.output.tree import replace_file, write_new_files
 
 
 def _facts(values: tuple[str, ...]) -> dict[str, dict[str, str]]:

@@ -8,7 +8,7 @@ import click
 
 from fleetgen import workflows
 from fleetgen.cli.common import console, reports_errors
-from fleetgen.explain import explain_json, explain_text
+from fleetgen.report.explain import explain_json, explain_text
 
 
 @click.command(epilog="Example: fleetgen explain training-eastus ResourceQuota/team-nlp/gpu-quota --field spec.hard")

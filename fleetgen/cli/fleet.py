@@ -7,16 +7,17 @@ from pathlib import Path
 import click
 
 from fleetgen import workflows
-from fleetgen.capacity_report import build_report, report_html, report_json, report_markdown
+from fleetgen.authoring.scaffold import SOURCE_HELP
+from fleetgen.checks.load import load_fleet
 from fleetgen.cli.common import check_options, checking_options, console, findings_format_option, fleet_argument, reports_errors
-from fleetgen.docs import REFERENCE_PATH, reference_markdown
 from fleetgen.errors import DifferencesFound, InputError
-from fleetgen.findings_format import summary
-from fleetgen.freshness import freshness_github, freshness_json, freshness_text
-from fleetgen.load import load_fleet
-from fleetgen.scaffold import SOURCE_HELP
-from fleetgen.schema import SCHEMA_PATH, fleet_json_schema
-from fleetgen.tree import replace_file
+from fleetgen.model.json_schema import SCHEMA_PATH, fleet_json_schema
+from fleetgen.model.reference_doc import REFERENCE_PATH, reference_markdown
+from fleetgen.output.freshness import freshness_github, freshness_json, freshness_text
+from fleetgen.output.tree import replace_file
+from fleetgen.report.capacity import build_report
+from fleetgen.report.capacity_output import report_html, report_json, report_markdown
+from fleetgen.report.findings import summary
 
 
 @click.command(epilog="Example: fleetgen validate fleet.yaml --format github --crd crds/")
@@ -28,7 +29,7 @@ def validate(fleet: Path, fmt: str, all_findings: bool, crds: tuple[Path, ...], 
     """Check FLEET (default: fleet.yaml) and every object it renders; report each problem with its line."""
     shell = console()
     # Per-cluster verdicts are kept where `render` looks for them, so validate, then render, checks each cluster once.
-    result = workflows.load_checked(fleet, check_options(crds, strict, fail_on), shell.stage, cache=fleet.parent)
+    result = workflows.validate(fleet, check_options(crds, strict, fail_on), shell.stage)
     shell.findings(result.findings, fmt, every=all_findings)
     if fmt == "text":
         model = result.fleet

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import click
 
+from fleetgen.checks.load import load_fleet
 from fleetgen.cli.common import console, reports_errors
-from fleetgen.crdschema import read_crds
-from fleetgen.emit import dump_documents
 from fleetgen.errors import InputError
-from fleetgen.golden_paths import Ask, Serving, job_objects
-from fleetgen.load import load_fleet
 from fleetgen.model import Fleet
-from fleetgen.tree import Tree, replace_file
-from fleetgen.validate import Schemas
+from fleetgen.output.emit import dump_documents
+from fleetgen.output.tree import Tree, replace_file
+from fleetgen.render.golden_paths import Ask, Serving, job_objects
+from fleetgen.validation.crd_schemas import read_crds
+from fleetgen.validation.rendered_objects import Schemas
 
 _DURATION = re.compile(r"(\d{1,5})([smh]?)")
 

@@ -8,10 +8,10 @@ import click
 
 from fleetgen import workflows
 from fleetgen.cli.common import cluster_dumps_option, console, fleet_argument, reports_errors
-from fleetgen.drift_format import drift_json, drift_text
 from fleetgen.errors import DifferencesFound
-from fleetgen.explain import diff_sources
-from fleetgen.findings_format import FORMATS, escape_github
+from fleetgen.live.drift_output import drift_json, drift_text
+from fleetgen.report.explain import diff_sources
+from fleetgen.report.findings import FORMATS, escape_github
 from fleetgen.review import change_path
 from fleetgen.review.output import diff_json, diff_markdown, diff_text, github_annotations
 

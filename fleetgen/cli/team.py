@@ -7,9 +7,9 @@ from pathlib import Path
 import click
 
 from fleetgen import workflows
+from fleetgen.authoring.onboarding import NewTeam, add_team, remove_team
+from fleetgen.checks.load import load_fleet
 from fleetgen.cli.common import console, findings_format_option, fleet_option, reports_errors
-from fleetgen.load import load_fleet
-from fleetgen.onboarding import NewTeam, add_team, remove_team
 
 
 @click.group()

@@ -7,9 +7,9 @@ from pathlib import Path
 import click
 
 from fleetgen import workflows
+from fleetgen.checks.load import load_fleet
 from fleetgen.cli.common import cluster_dumps_option, console, fleet_argument, reports_errors
 from fleetgen.errors import InputError
-from fleetgen.load import load_fleet
 from fleetgen.upgrade.apply import apply_wave
 from fleetgen.upgrade.arguments import override_reason, parse_moment, requested_versions
 from fleetgen.upgrade.moments import utc_now

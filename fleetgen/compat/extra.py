@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from fleetgen.compat.facts import ExtraFacts, Facts, facts, merge
 from fleetgen.errors import Finding, FindingsError, InputError, Location, Severity
 from fleetgen.model import Fleet
-from fleetgen.source import Source, parse_fleet, read_fleet_bytes
+from fleetgen.source.reader import Source, parse_fleet, read_fleet_bytes
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from fleetgen.errors import InputError
-from fleetgen.kubectl import kubectl
+from fleetgen.live.kubectl import kubectl
 
 ORIGIN = "config.kubernetes.io/origin"
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")

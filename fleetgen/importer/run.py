@@ -11,14 +11,15 @@ from pydantic import ValidationError
 
 from fleetgen.errors import FieldPath
 from fleetgen.importer.build import build_clusters
-from fleetgen.importer.infer import Given, Imported, infer
+from fleetgen.importer.imported import Given, Imported
+from fleetgen.importer.infer import infer
 from fleetgen.importer.keep import Kept, keep
 from fleetgen.importer.recognise import recognise
 from fleetgen.importer.verify import unreproduced
 from fleetgen.importer.write import fleet_yaml
 from fleetgen.model import Fleet
-from fleetgen.objdiff import ObjectChange
 from fleetgen.render.layout import cluster_objects
+from fleetgen.review.object_diff import ObjectChange
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from fleetgen.objdiff import ObjectChange, ObjectKey, diff_objects
 from fleetgen.render.layout import cluster_objects
+from fleetgen.review.object_diff import ObjectChange, ObjectKey, diff_objects
 
 MODELLED_KINDS = (
     "Namespace",

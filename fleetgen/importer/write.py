@@ -9,7 +9,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from fleetgen.errors import FieldPath
-from fleetgen.importer.infer import Imported
+from fleetgen.importer.imported import Imported
 
 HEADER = """\
 # yaml-language-server: $schema=schemas/fleet.schema.json

@@ -1,27 +1,12 @@
-"""The fleet.yaml model."""
+"""The fleet.yaml model: frozen pydantic models, one module per section of the file."""
 
-from fleetgen.model.fleet import (
-    API_VERSION,
-    COMPONENTS,
-    GPU_RESOURCE,
-    ApprovalCondition,
-    ApprovalRule,
-    Cluster,
-    Fleet,
-    GitOps,
-    Metadata,
-    NodePool,
-    Placement,
-    PriorityClass,
-    Quota,
-    Resources,
-    Rollout,
-    Team,
-    Upgrade,
-    UpgradeWave,
-    VersionSet,
-)
+from fleetgen.model.approvals import ApprovalCondition, ApprovalRule
+from fleetgen.model.cluster import Cluster, VersionSet
+from fleetgen.model.fleet import API_VERSION, Fleet, GitOps, Metadata, PriorityClass
+from fleetgen.model.node_pool import GPU_RESOURCE, NodePool
+from fleetgen.model.rollout import COMPONENTS, Rollout, Upgrade, UpgradeWave
 from fleetgen.model.sharing import Queue
+from fleetgen.model.team import Placement, Quota, Resources, Team
 from fleetgen.model.types import Quantity, Version
 
 __all__ = [

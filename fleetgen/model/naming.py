@@ -8,16 +8,11 @@ names. `{team}` stands for the team's name, `{namespace}` for its namespace (tea
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from pydantic.alias_generators import to_camel
 
 from fleetgen.model.spec import Spec
 from fleetgen.model.types import NameTemplate, fill_name
-
-if TYPE_CHECKING:
-    from fleetgen.errors import FieldPath
-    from fleetgen.model.fleet import Fleet, Team
 
 NAMED_OBJECTS = ("role", "role_binding", "resource_quota", "priority_class_quota", "network_policy", "local_queue")
 
@@ -68,21 +63,14 @@ class ObjectNames:
     local_queue: str
 
 
-def object_names(fleet: Fleet, team: Team) -> ObjectNames:
-    """The one place render takes a team's object names from: the team's own, else the fleet's.
-
-    Filled once per team of the fleet (`Fleet.team_object_names`), not once per object and cluster."""
-    known = fleet.team_object_names.get(team.name)
-    return known if known is not None else names_of(fleet.naming, team)
+def names_of(naming: Naming, own: TeamNames, team: str) -> ObjectNames:
+    """The names of team `team`'s objects: its own names where it has them, else the fleet's."""
+    chosen = {field: getattr(own, field) or getattr(naming, field) for field in NAMED_OBJECTS}
+    return ObjectNames(**{field: fill_name(template, team) for field, template in chosen.items()})
 
 
-def names_of(naming: Naming, team: Team) -> ObjectNames:
-    chosen = {field: getattr(team.names, field) or getattr(naming, field) for field in NAMED_OBJECTS}
-    return ObjectNames(**{field: fill_name(template, team.name) for field, template in chosen.items()})
-
-
-def name_source(fleet: Fleet, team_index: int, field: str) -> FieldPath:
-    """The fleet.yaml field a team's object name comes from."""
-    if getattr(fleet.teams[team_index].names, field) is not None:
+def name_source(own: TeamNames, team_index: int, field: str) -> tuple[str | int, ...]:
+    """The fleet.yaml field a team's object name comes from: its own `names`, else the fleet's `naming`."""
+    if getattr(own, field) is not None:
         return ("teams", team_index, "names", to_camel(field))
     return ("naming", to_camel(field))

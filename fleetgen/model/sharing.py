@@ -3,22 +3,20 @@
 A queue's nominal quota is, per flavor (node pool), the pool at its maximum size unless the queue
 says otherwise; a GPU count alone brings the same share of the pool's CPU and memory. Cross-checks
 (borrowing the cohort cannot lend, cohort cycles, Kueue and Volcano on the same pools) live in
-fleetgen.sharing_checks.
+fleetgen.checks.sharing.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
+from fleetgen.model.node_pool import NodePool
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Bool, Int, unique_by
 from fleetgen.model.types import DnsLabel, DnsSubdomain, Quantity
-
-if TYPE_CHECKING:
-    from fleetgen.model.fleet import NodePool
 
 GPU = "nvidia.com/gpu"
 RESOURCES = ("cpu", "memory", GPU)  # the resources every queue and cohort covers, in this order

@@ -1,6 +1,6 @@
 """Rendering: the model to plain Kubernetes objects, laid out as a kustomize tree."""
 
-from fleetgen.emit import dump_documents, markdown_document
+from fleetgen.output.emit import dump_documents, markdown_document
 from fleetgen.render.layout import OutputFile, cluster_objects, plan
 from fleetgen.render.manifest import Manifest, ObjectKey
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from fleetgen.errors import FieldPath
 from fleetgen.model import Cluster, Fleet, Team
-from fleetgen.model.fleet import AlertOverride
+from fleetgen.model.alerts import AlertOverride
 from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object, team_labels
 from fleetgen.render.provenance import NOWHERE, Given, Recorder

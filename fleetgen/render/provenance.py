@@ -17,7 +17,7 @@ An Origin is what the builder knows: `default` (a fleetgen constant, with its no
 is a team value (`teams[2].quota...`), a per-cluster override (`teams[2].clusters.<c>...`, a
 cluster's own `platform` or `alerts`) or a fleet value (the rest). Whether that value was written
 in fleet.yaml or is the model's default is the loader's knowledge, not the builder's:
-fleetgen/explain.py asks the Source and reports an unwritten one as a model default, at the key of
+fleetgen/report/explain.py asks the Source and reports an unwritten one as a model default, at the key of
 its nearest written parent. This module only records; it knows no positions.
 """
 

@@ -6,7 +6,6 @@ from typing import Any
 
 from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet, Quota, Team
-from fleetgen.model.naming import object_names
 from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, k8s_object, team_labels
 from fleetgen.render.provenance import NOWHERE, Given, Recorder
@@ -39,7 +38,7 @@ def rbac(
     fleet: Fleet, team: Team, at: FieldPath, extra_rules: tuple[dict[str, Any], ...] = (), why: Recorder = NOWHERE, extra_at: FieldPath = ()
 ) -> list[Manifest]:
     """The team's Role and RoleBinding; `extra_rules` adds what the cluster's own schedulers need (Volcano jobs)."""
-    labels, ns, names = team_labels(fleet, team), team.namespace, object_names(fleet, team)
+    labels, ns, names = team_labels(fleet, team), team.namespace, fleet.object_names(team)
     rules = [dict(r) for r in ROLE_RULES + extra_rules]
     role = k8s_object("rbac.authorization.k8s.io/v1", "Role", names.role, labels, namespace=ns, rules=rules)
     binding = k8s_object(
@@ -78,7 +77,7 @@ def quota_hard(quota: Quota) -> dict[str, str]:
 
 
 def resource_quotas(fleet: Fleet, team: Team, at: FieldPath, quota: Quota, quota_at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
-    labels, ns, names = team_labels(fleet, team), team.namespace, object_names(fleet, team)
+    labels, ns, names = team_labels(fleet, team), team.namespace, fleet.object_names(team)
     hard = {"hard": quota_hard(quota)}
     out = [Manifest(k8s_object("v1", "ResourceQuota", names.resource_quota, labels, namespace=ns, spec=hard), quota_at)]
     if why.on:
@@ -120,7 +119,7 @@ def network_policy(fleet: Fleet, team: Team, at: FieldPath, why: Recorder = NOWH
     body = k8s_object(
         "networking.k8s.io/v1",
         "NetworkPolicy",
-        object_names(fleet, team).network_policy,
+        fleet.object_names(team).network_policy,
         team_labels(fleet, team),
         namespace=team.namespace,
         spec=spec,
@@ -139,7 +138,7 @@ def local_queue(
     body = k8s_object(
         "kueue.x-k8s.io/v1beta2",
         "LocalQueue",
-        object_names(fleet, team).local_queue,
+        fleet.object_names(team).local_queue,
         team_labels(fleet, team),
         namespace=team.namespace,
         spec={"clusterQueue": cluster_queue},

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 
 from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet
-from fleetgen.objdiff import ObjectChange, diff_objects
 from fleetgen.render.provenance import quota_path
-from fleetgen.rendered import Rendered
+from fleetgen.render.rendered import Rendered
 from fleetgen.review.approvals import Approval, required_approvals
 from fleetgen.review.changes import Change, fleet_changes
+from fleetgen.review.object_diff import ObjectChange, diff_objects
 
 
 @dataclass(frozen=True)

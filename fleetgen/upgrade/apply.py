@@ -19,10 +19,10 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+from fleetgen.checks.load import LoadedFleet
 from fleetgen.compat import Facts
-from fleetgen.edit import RoundTrip, flow_map, flow_seq, like
-from fleetgen.load import LoadedFleet
 from fleetgen.model import COMPONENTS, Fleet, Upgrade, UpgradeWave, Version
+from fleetgen.source.edit import RoundTrip, flow_map, flow_seq, like
 from fleetgen.upgrade.arguments import wave_number
 from fleetgen.upgrade.fold import fold_version_sets
 from fleetgen.upgrade.gate import wave_gate

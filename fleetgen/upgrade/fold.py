@@ -16,8 +16,8 @@ from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import CommentMark
 from ruamel.yaml.tokens import CommentToken
 
-from fleetgen.edit import like
 from fleetgen.model import COMPONENTS, Upgrade, Version
+from fleetgen.source.edit import like
 
 _INTERIM = re.compile(r"^(?P<base>.+)-w(?P<wave>\d{1,6})$")
 

@@ -1,0 +1,1 @@
+"""Commands that write fleet.yaml or a new fleet repository: team add and remove, init."""

@@ -1,0 +1,236 @@
+"""`fleetgen init`: a new fleet repository, and the pull-request workflow it (and this project) runs.
+
+The workflow is built as data from one function, so this repository's own workflow and the one
+`init` writes cannot drift apart (a test compares them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, metadata
+from pathlib import Path
+from typing import Any
+
+from fleetgen import __version__
+from fleetgen.errors import InputError
+from fleetgen.output.emit import dump_documents
+from fleetgen.review.output import MARKER
+from fleetgen.source.edit import RoundTrip
+
+WORKFLOW_PATH = ".github/workflows/fleetgen.yml"
+DEFAULT_URL = "https://github.com/fleetgen/fleetgen"  # as [project.urls] declares it; used when no metadata is installed
+PRE_COMMIT_PATH = ".pre-commit-config.yaml"
+
+# Upserts one PR comment, found by the hidden marker the markdown diff starts with.
+_COMMENT_SCRIPT = """const fs = require('fs');
+const body = fs.readFileSync('fleetgen-diff.md', 'utf8');
+const marker = 'MARKER';
+const {owner, repo} = context.repo;
+const issue_number = context.issue.number;
+const comments = await github.paginate(github.rest.issues.listComments, {owner, repo, issue_number});
+const mine = comments.find(c => c.body && c.body.startsWith(marker));
+if (mine) {
+  await github.rest.issues.updateComment({owner, repo, comment_id: mine.id, body});
+} else {
+  await github.rest.issues.createComment({owner, repo, issue_number, body});
+}
+""".replace("MARKER", MARKER)
+
+_MERGE_BASE = 'base=$(git merge-base "origin/${{ github.base_ref }}" HEAD)'
+
+
+def workflow(install: str) -> dict[str, Any]:
+    """The pull-request workflow; `install` is what pip installs (a git source, or `.` for this repository)."""
+    return {
+        "name": "fleetgen",
+        "on": {"pull_request": {"paths": ["fleet.yaml", "base/**", "clusters/**", "FLEET.md", ".fleetgen-ledger"]}},
+        "permissions": {"contents": "read", "pull-requests": "write"},
+        "concurrency": {"group": "fleetgen-${{ github.event.pull_request.number }}", "cancel-in-progress": True},
+        "jobs": {
+            "fleet": {
+                "runs-on": "ubuntu-latest",
+                "outputs": {
+                    "approvals-required": "${{ steps.gate.outputs.approvals-required }}",
+                    "approvers": "${{ steps.gate.outputs.approvers }}",
+                    "rules": "${{ steps.gate.outputs.rules }}",
+                },
+                "steps": [
+                    {"uses": "actions/checkout@v4", "with": {"fetch-depth": 0}},
+                    {"uses": "actions/setup-python@v5", "with": {"python-version": "3.12"}},
+                    {"name": "Install fleetgen", "run": 'pip install "$FLEETGEN"', "env": {"FLEETGEN": install}},
+                    {"name": "Validate fleet.yaml and everything it renders", "run": "fleetgen validate --format github"},
+                    {"name": "The committed tree is a fresh render", "run": "fleetgen check"},
+                    {
+                        "name": "Diff against the merge base",
+                        "run": f'{_MERGE_BASE}\nfleetgen diff --base "$base" --format markdown > fleetgen-diff.md || test $? -eq 1\n',
+                    },
+                    {
+                        "name": "Approval gate",
+                        "id": "gate",
+                        "run": f'{_MERGE_BASE}\nfleetgen diff --base "$base" --format github || test $? -eq 1\n',
+                    },
+                    {"name": "Comment on the pull request", "uses": "actions/github-script@v7", "with": {"script": _COMMENT_SCRIPT}},
+                ],
+            },
+            "approval": {
+                "needs": "fleet",
+                "if": "needs.fleet.outputs.approvals-required == 'true'",
+                "runs-on": "ubuntu-latest",
+                # Give this environment required reviewers (the approver groups of fleet.yaml):
+                # the job, and so a required check on it, waits for their approval.
+                "environment": "fleet-approval",
+                "steps": [
+                    {
+                        "name": "Approved",
+                        "run": 'echo "Approved for rules $RULES (approvers: $APPROVERS)"',
+                        "env": {"RULES": "${{ needs.fleet.outputs.rules }}", "APPROVERS": "${{ needs.fleet.outputs.approvers }}"},
+                    }
+                ],
+            },
+        },
+    }
+
+
+def workflow_text(install: str) -> bytes:
+    return dump_documents([workflow(install)], header="# Written by fleetgen; pull requests that touch the fleet run it.\n")
+
+
+def project_url() -> str:
+    """Where fleetgen lives: the repository URL its package metadata declares ([project.urls] in pyproject.toml)."""
+    try:
+        urls: list[str] = metadata("fleetgen").get_all("Project-URL") or []
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        urls = []
+    for entry in urls:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() == "repository":
+            return url.strip()
+    return DEFAULT_URL
+
+
+@dataclass(frozen=True)
+class FleetgenSource:
+    """A git repository and ref to install fleetgen from: the project's release tag, or a company mirror."""
+
+    url: str
+    ref: str
+
+    @classmethod
+    def parse(cls, text: str | None) -> FleetgenSource:
+        if text is None:
+            return cls(project_url(), f"v{__version__}")
+        url, sep, ref = text.rpartition("@")
+        if not sep or not url or not ref or any(ch.isspace() or ord(ch) < 32 for ch in text):
+            raise InputError(f"--fleetgen-source {text!r}: expected URL@REF, e.g. https://git.example.com/mirrors/fleetgen@v0.1.0")
+        return cls(url, ref)
+
+    @property
+    def pip(self) -> str:
+        """The pip requirement that installs this source."""
+        return f"fleetgen @ git+{self.url}@{self.ref}"
+
+
+SOURCE_HELP = "Where the new repository's hooks and CI install fleetgen from (default: this release of the project repository)."
+
+
+def pre_commit_config(source: FleetgenSource) -> bytes:
+    """Hooks from fleetgen's own repository (its .pre-commit-hooks.yaml), pinned to a tag or commit."""
+    hooks = [{"id": "fleetgen-validate"}, {"id": "fleetgen-check"}]
+    config = {"repos": [{"repo": source.url, "rev": source.ref, "hooks": hooks}]}
+    return dump_documents([config], header="# Written by fleetgen init; `pre-commit install` runs these before each commit.\n")
+
+
+STARTER = """\
+# yaml-language-server: $schema=schemas/fleet.schema.json
+# fleet.yaml: the whole GPU fleet in one file. Edit it in a pull request; CI runs
+#   fleetgen validate && fleetgen check && fleetgen diff --base <merge-base>
+# Add a team with `fleetgen team add NAME --group ID --cost-center CC --cluster dev --gpu 2`.
+apiVersion: fleetgen/v1alpha1
+kind: Fleet
+
+metadata:
+  name: my-fleet
+  costCenter: platform          # cost centre of fleet-wide objects
+
+gitops:
+  engine: flux                  # flux or argocd
+  repository: https://example.com/my-org/fleet.git
+
+# One row of the compatibility matrix a cluster names.
+versionSets:
+  current:
+    kubernetes: 1.35.2
+    driver: 580.95.05
+    cuda: "13.0"
+    cudnn: 9.17.0
+    containerd: 2.2.1
+
+clusters:
+  - name: dev
+    region: eastus
+    environment: dev
+    purpose: Dev/test, notebooks
+    versionSet: current
+    nodePools:
+      - name: t4-spot
+        vmSize: Standard_NC4as_T4_v3
+        gpuModel: T4
+        gpusPerNode: 1
+        cpuPerNode: 3
+        memoryPerNode: 24Gi
+        maxNodes: 4
+        scaling: spot
+        labels: {accelerator: nvidia-t4}
+
+# Each team gets a namespace, RBAC for its group, a quota, a network policy and a Kueue queue.
+teams:
+  - name: ml
+    group: 00000000-0000-0000-0000-000000000000   # your identity provider's group id
+    costCenter: ml
+    project: first-models
+    quota:
+      requests: {cpu: 8, memory: 32Gi, gpu: 2}
+    clusters:
+      dev: {}
+"""
+
+README = """\
+# Fleet configuration
+
+`fleet.yaml` describes the GPU fleet; `base/` and `clusters/` are rendered from it by
+fleetgen and synced by the GitOps engine. Do not edit them.
+
+    pip install "fleetgen @ git+URL@REF"   # the source .pre-commit-config.yaml names
+    pre-commit install     # validate and check before every commit
+    fleetgen validate      # every problem, with its line and column
+    fleetgen render        # rewrite base/ and clusters/
+    fleetgen check         # is the committed tree fresh? (CI runs this)
+
+Pull requests that change the fleet get a comment with the per-cluster diff and the approvals
+it needs (`.github/workflows/fleetgen.yml`).
+"""
+
+
+def init_files(name: str | None, engine: str | None, repository: str | None, source: str | None = None) -> dict[str, bytes]:
+    """The files of a new fleet repository (the rendered tree and schema are added by the caller)."""
+    installed_from = FleetgenSource.parse(source)
+    starter = RoundTrip(STARTER)
+    if name:
+        starter.data["metadata"]["name"] = name
+    if engine:
+        starter.data["gitops"]["engine"] = engine
+    if repository:
+        starter.data["gitops"]["repository"] = repository
+    return {
+        "fleet.yaml": starter.text().encode(),
+        WORKFLOW_PATH: workflow_text(installed_from.pip),
+        PRE_COMMIT_PATH: pre_commit_config(installed_from),
+        "README.md": README.encode(),
+    }
+
+
+def refuse_overwrites(root: Path, paths: list[str]) -> None:
+    existing = sorted(p for p in paths if (root / p).exists() or (root / p).is_symlink())
+    if existing:
+        shown = ", ".join(existing[:3]) + (f" and {len(existing) - 3} more" if len(existing) > 3 else "")
+        raise InputError(f"{root}: refusing to overwrite {shown}; fleetgen init writes only into a fresh folder")

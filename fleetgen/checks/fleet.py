@@ -1,0 +1,198 @@
+"""Checks that span the model: names, cross-references, capacity. Each yields findings by path.
+
+Paths use fleet.yaml's own spelling (camelCase, list indices) so the loader can point at them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from fleetgen.checks.sharing import SHARING_CHECKS
+from fleetgen.checks.slo import SLO_CHECKS
+from fleetgen.compat import Facts, check_compatibility, check_fleet_policy
+from fleetgen.errors import FieldPath, Finding, Severity
+from fleetgen.model import Fleet, Quota
+
+Check = Callable[[Fleet], Iterator[Finding]]
+
+
+def check_references(fleet: Fleet) -> Iterator[Finding]:
+    clusters = {c.name: c for c in fleet.clusters}
+    classes = {p.name for p in fleet.priority_classes}
+    for i, cluster in enumerate(fleet.clusters):
+        here: FieldPath = ("clusters", i)
+        if cluster.version_set not in fleet.version_sets:
+            yield Finding(
+                here + ("versionSet",),
+                f"unknown version set {cluster.version_set!r}{_known(fleet.version_sets)}",
+            )
+        partner = cluster.dr_partner
+        if partner is not None:
+            if partner == cluster.name:
+                yield Finding(here + ("drPartner",), "a cluster cannot be its own DR partner")
+            elif partner not in clusters:
+                yield Finding(here + ("drPartner",), f"unknown cluster {partner!r}{_known(clusters)}")
+            elif clusters[partner].dr_partner != cluster.name:
+                yield Finding(
+                    here + ("drPartner",),
+                    f"{partner!r} does not name {cluster.name!r} as its drPartner; DR pairs name each other",
+                )
+        pools = {p.name for p in cluster.node_pools}
+        for q, queue in enumerate(cluster.queues):
+            for f, flavor in enumerate(queue.flavors or ()):
+                if flavor not in pools:
+                    yield Finding(here + ("queues", q, "flavors", f), f"unknown node pool {flavor!r} of {cluster.name}{_known(pools)}")
+    for t, team in enumerate(fleet.teams):
+        here = ("teams", t)
+        for name, placement in team.clusters.items():
+            if name not in clusters:
+                yield Finding(here + ("clusters", name), f"unknown cluster {name!r}{_known(clusters)}")
+            elif placement and placement.queue:
+                queues = {q.name for q in clusters[name].queues}
+                if placement.queue not in queues:
+                    yield Finding(
+                        here + ("clusters", name, "queue"),
+                        f"unknown queue {placement.queue!r} on {name}{_known(queues)}",
+                    )
+        for p, cls in enumerate(team.priority_classes or ()):
+            if cls not in classes:
+                yield Finding(here + ("priorityClasses", p), f"unknown priority class {cls!r}{_known(classes)}")
+
+
+def check_priority_classes(fleet: Fleet) -> Iterator[Finding]:
+    defaults = [i for i, p in enumerate(fleet.priority_classes) if p.global_default]
+    for i in defaults[1:]:
+        yield Finding(
+            ("priorityClasses", i, "globalDefault"),
+            f"a second global default (priorityClasses[{defaults[0]}] is one); at most one class may be",
+        )
+
+
+def check_quotas(fleet: Fleet) -> Iterator[Finding]:
+    for t, team in enumerate(fleet.teams):
+        if team.quota.requests.gpu is None:
+            yield Finding(("teams", t, "quota", "requests"), "a GPU quota (gpu) is required: without one a team may take every GPU")
+        yield from _limits_cover_requests(team.quota, ("teams", t, "quota"), {"cpu", "memory", "gpu"})
+        for cluster, placement in team.clusters.items():
+            if placement:  # only what the placement itself sets; the defaults were checked above
+                own = {
+                    r
+                    for r in ("cpu", "memory", "gpu")
+                    if getattr(placement.requests, r) is not None or getattr(placement.limits, r) is not None
+                }
+                yield from _limits_cover_requests(team.quota_on(cluster), ("teams", t, "clusters", cluster), own)
+
+
+def check_object_names(fleet: Fleet) -> Iterator[Finding]:
+    """A team's two ResourceQuotas (its quota and the zero quota on barred priority classes) need two names."""
+    classes = [p.name for p in fleet.priority_classes]
+    for t, team in enumerate(fleet.teams):
+        barred = team.priority_classes is not None and any(c not in team.priority_classes for c in classes)
+        names = fleet.object_names(team)
+        if barred and names.resource_quota == names.priority_class_quota:
+            yield Finding(
+                fleet.name_source(t, "priority_class_quota"),
+                f"ResourceQuota name {names.resource_quota!r} in {team.namespace} is also the team's resourceQuota; "
+                "two objects of one kind in a namespace need different names",
+            )
+
+
+def check_gpu_limits(fleet: Fleet) -> Iterator[Finding]:
+    """A GPU limit in a quota is accepted and ignored: only requests.nvidia.com/gpu is enforced."""
+    for t, team in enumerate(fleet.teams):
+        places: list[tuple[FieldPath, Quota]] = [(("teams", t, "quota"), team.quota)]
+        places += [(("teams", t, "clusters", name), p) for name, p in team.clusters.items() if p]
+        for where, quota in places:
+            if quota.limits.gpu is not None:
+                yield Finding(
+                    where + ("limits", "gpu"),
+                    "limits.nvidia.com/gpu is accepted by the API server but never enforced: for extended resources "
+                    "only requests.nvidia.com/gpu counts; drop the GPU limit",
+                    Severity.WARNING,
+                )
+
+
+def _limits_cover_requests(quota: Quota, where: FieldPath, resources: set[str]) -> Iterator[Finding]:
+    for resource in ("cpu", "memory", "gpu"):
+        request, limit = getattr(quota.requests, resource), getattr(quota.limits, resource)
+        if resource in resources and request is not None and limit is not None and limit < request:
+            yield Finding(where + ("limits", resource), f"limit {limit} is below the request {request}")
+
+
+def check_node_pools(fleet: Fleet) -> Iterator[Finding]:
+    for c, cluster in enumerate(fleet.clusters):
+        selectors: dict[frozenset[tuple[str, str]], int] = {}
+        for p, pool in enumerate(cluster.node_pools):
+            here: FieldPath = ("clusters", c, "nodePools", p)
+            if pool.min_nodes > pool.max_nodes:
+                yield Finding(here + ("minNodes",), f"minNodes {pool.min_nodes} is above maxNodes {pool.max_nodes}")
+            selector = frozenset(pool.labels.items())
+            if selector in selectors:
+                other = cluster.node_pools[selectors[selector]].name
+                yield Finding(here + ("labels",), f"same labels as node pool {other!r}: Kueue could not tell them apart")
+            selectors.setdefault(selector, p)
+
+
+def check_gpu_capacity(fleet: Fleet) -> Iterator[Finding]:
+    """Per cluster, the teams' GPU quotas must fit its pools' GPUs (times the overcommit ratio)."""
+    ratio = fleet.capacity.gpu_overcommit or 1.0
+    for cluster in fleet.clusters:
+        gpus = sum(p.max_nodes * p.gpus_per_node for p in cluster.node_pools)
+        allowed = gpus * ratio
+        held = [(t, team.name, team.quota_on(cluster.name).requests.gpu or 0) for t, team in fleet.placements[cluster.name]]
+        total = sum(gpu for _, _, gpu in held)
+        if total <= allowed:
+            continue
+        largest = max(held, key=lambda item: item[2])[0]  # point at the largest holder, the likeliest fix
+        pools = ", ".join(f"{p.name} {p.max_nodes} x {p.gpus_per_node}" for p in cluster.node_pools)
+        ceiling = f"{gpus} GPUs ({pools})"
+        if ratio != 1.0:
+            ceiling += f" x overcommit {ratio:g} = {allowed:g}"
+        hint = "" if fleet.capacity.gpu_overcommit else "; set capacity.gpuOvercommit to allow it"
+        yield Finding(
+            ("teams", largest, "clusters", cluster.name),
+            f"GPU quotas on {cluster.name} add up to {total} ({', '.join(f'{n} {g}' for _, n, g in held)}), above its {ceiling}{hint}",
+        )
+
+
+def check_rollout(fleet: Fleet) -> Iterator[Finding]:
+    """Windows that open before they close; an upgrade record whose waves are numbered 1..n over known clusters."""
+    for w, window in enumerate(fleet.rollout.windows):
+        if window.start >= window.end:
+            yield Finding(("rollout", "windows", w, "end"), f"the window closes ({window.end}) before it opens ({window.start})")
+    if fleet.upgrade is None:
+        return
+    names = {c.name for c in fleet.clusters}
+    for index, wave in enumerate(fleet.upgrade.waves):
+        if wave.wave != index + 1:
+            yield Finding(("upgrade", "waves", index, "wave"), f"waves are numbered 1, 2, ... in order; this one should be {index + 1}")
+        for c, cluster in enumerate(wave.clusters):
+            if cluster not in names:
+                yield Finding(("upgrade", "waves", index, "clusters", c), f"unknown cluster {cluster!r}{_known(names)}")
+
+
+CHECKS: tuple[Check, ...] = (
+    check_references,
+    check_priority_classes,
+    check_quotas,
+    check_object_names,
+    check_gpu_limits,
+    check_node_pools,
+    check_gpu_capacity,
+    check_compatibility,
+    check_fleet_policy,
+    check_rollout,
+    *SHARING_CHECKS,
+    *SLO_CHECKS,
+)
+
+
+def run_checks(fleet: Fleet, data: Facts | None = None) -> list[Finding]:
+    """Every check; compatibility against `data` (the shipped facts merged with the fleet's own) when given."""
+    checks = [(lambda f: check_compatibility(f, data)) if check is check_compatibility else check for check in CHECKS]
+    return [finding for check in checks for finding in check(fleet)]
+
+
+def _known(names: object) -> str:
+    listed = sorted(names)  # type: ignore[call-overload]
+    return f" (known: {', '.join(listed)})" if listed else " (none defined)"

@@ -1,0 +1,240 @@
+"""Checks of how teams share a cluster's GPUs: Kueue cohorts, borrowing and lending, Volcano's pools.
+
+Each yields findings by fleet.yaml path, like fleetgen.checks.fleet (which runs them). What a queue may
+borrow is bounded by what the rest of its cohort tree can lend: every other queue's lending limit
+(its nominal quota where it sets none) plus the cohorts' own quotas, for the same flavor and resource.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from fractions import Fraction
+
+from fleetgen.errors import FieldPath, Finding, Severity
+from fleetgen.model import Cluster, Fleet, NodePool, Queue
+from fleetgen.model.sharing import FIELDS, GPU, RESOURCES, PerFlavor, nominal, pool_total
+
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def _show(resource: str, value: Fraction) -> str:
+    if resource == "memory" and value and value % 1024**3 == 0:
+        return f"{value // 1024**3}Gi"
+    return str(int(value)) if value.denominator == 1 else f"{float(value):g}"
+
+
+def _flavors(cluster: Cluster, queue: Queue) -> tuple[str, ...]:
+    return queue.flavors if queue.flavors is not None else tuple(p.name for p in cluster.node_pools)
+
+
+def _root(cluster: Cluster, cohort: str) -> str:
+    """The top of a cohort's tree through the parents the cluster declares (a cycle stops at the repeat)."""
+    parents = {c.name: c.parent for c in cluster.cohorts}
+    seen = {cohort}
+    while parents.get(cohort) and parents[cohort] not in seen:
+        cohort = parents[cohort]  # type: ignore[assignment]
+        seen.add(cohort)
+    return cohort
+
+
+def lendable(cluster: Cluster, borrower: int, flavor: str, resource: str) -> Fraction:
+    """What the rest of queue `borrower`'s cohort tree can lend it of one flavor and resource."""
+    pools = {p.name: p for p in cluster.node_pools}
+    root = _root(cluster, cluster.queues[borrower].cohort or "")
+    total = Fraction(0)
+    for q, queue in enumerate(cluster.queues):
+        if q == borrower or not queue.cohort or _root(cluster, queue.cohort) != root or flavor not in _flavors(cluster, queue):
+            continue
+        limit = queue.lending_limit[flavor].amount(resource) if flavor in queue.lending_limit else None
+        total += limit if limit is not None else nominal(pools[flavor], queue.nominal_quota.get(flavor), resource)
+    for cohort in cluster.cohorts:
+        if _root(cluster, cohort.name) == root and flavor in cohort.nominal_quota:
+            total += cohort.nominal_quota[flavor].amount(resource) or 0
+    return total
+
+
+def _keys_are_flavors(here: FieldPath, limits: dict[str, PerFlavor], allowed: tuple[str, ...], what: str) -> Iterator[Finding]:
+    """`what`: "a flavor of this queue" or "a node pool of <cluster>"; the message lists the allowed names."""
+    for field, per_flavor in limits.items():
+        for flavor in per_flavor:
+            if flavor not in allowed:
+                yield Finding(here + (field, flavor), f"{flavor!r} is not {what} (known: {', '.join(allowed) or 'none'})")
+
+
+def check_cohorts(fleet: Fleet) -> Iterator[Finding]:
+    """Duplicate cohorts, parent cycles, cohort quotas on unknown node pools."""
+    for c, cluster in enumerate(fleet.clusters):
+        pools = tuple(p.name for p in cluster.node_pools)
+        parents = {k.name: k.parent for k in cluster.cohorts}
+        seen: set[str] = set()
+        for k, cohort in enumerate(cluster.cohorts):
+            here: FieldPath = ("clusters", c, "cohorts", k)
+            if cohort.name in seen:
+                yield Finding(here + ("name",), f"duplicate cohort {cohort.name!r}")
+            seen.add(cohort.name)
+            chain, name = [cohort.name], cohort.parent
+            while name in parents and name not in chain:
+                chain.append(name)
+                name = parents[name]
+            if name is not None and name == cohort.name:
+                yield Finding(here + ("parent",), f"cohort cycle: {' -> '.join([*chain, name])}; a cohort tree needs a top")
+            limits = {"nominalQuota": cohort.nominal_quota, "borrowingLimit": cohort.borrowing_limit, "lendingLimit": cohort.lending_limit}
+            yield from _keys_are_flavors(here, limits, pools, f"a node pool of {cluster.name}")
+
+
+def check_queue_limits(fleet: Fleet) -> Iterator[Finding]:
+    """Lending above the nominal quota, borrowing without a cohort or beyond what it can lend, Kueue's preemption rule."""
+    for c, cluster in enumerate(fleet.clusters):
+        pools = {p.name: p for p in cluster.node_pools}
+        for q, queue in enumerate(cluster.queues):
+            here: FieldPath = ("clusters", c, "queues", q)
+            flavors = tuple(f for f in _flavors(cluster, queue) if f in pools)
+            limits = {"nominalQuota": queue.nominal_quota, "borrowingLimit": queue.borrowing_limit, "lendingLimit": queue.lending_limit}
+            yield from _keys_are_flavors(here, limits, flavors, "a flavor of this queue")
+            for flavor, lend in queue.lending_limit.items():
+                for resource in RESOURCES if flavor in flavors else ():
+                    amount, own = lend.amount(resource), nominal(pools[flavor], queue.nominal_quota.get(flavor), resource)
+                    if amount is not None and amount > own:
+                        yield Finding(
+                            here + ("lendingLimit", flavor, FIELDS[resource]),
+                            f"lendingLimit {_show(resource, amount)} {resource} of {flavor} is above the queue's nominal quota "
+                            f"{_show(resource, own)}: a queue lends only what it owns",
+                        )
+            for flavor, borrow in queue.borrowing_limit.items():
+                for resource in RESOURCES if flavor in flavors else ():
+                    amount = borrow.amount(resource)
+                    if amount is None:
+                        continue
+                    at = here + ("borrowingLimit", flavor, FIELDS[resource])
+                    if not queue.cohort:
+                        yield Finding(at, "borrowingLimit needs a cohort to borrow from (set cohort)")
+                        break
+                    can = lendable(cluster, q, flavor, resource)
+                    if amount > can:
+                        yield Finding(
+                            at,
+                            f"borrowingLimit {_show(resource, amount)} {resource} of {flavor} exceeds the "
+                            f"{_show(resource, can)} that cohort {queue.cohort} can lend",
+                        )
+            borrow_policy = queue.preemption.borrow_within_cohort
+            if borrow_policy and borrow_policy.policy != "Never" and queue.preemption.reclaim_within_cohort == "Never":
+                yield Finding(
+                    here + ("preemption", "borrowWithinCohort", "policy"),
+                    "borrowWithinCohort needs reclaimWithinCohort other than Never (Kueue refuses the queue otherwise)",
+                )
+
+
+def _gpu_reachable(cluster: Cluster, q: int, pools: dict[str, NodePool]) -> bool:
+    queue = cluster.queues[q]
+    for flavor in _flavors(cluster, queue):
+        if flavor not in pools:
+            return True  # an unknown node pool is the flavor check's finding; a second one here would only repeat it
+        if nominal(pools[flavor], queue.nominal_quota.get(flavor), GPU) > 0:
+            return True
+        if queue.cohort:
+            limit = queue.borrowing_limit[flavor].amount(GPU) if flavor in queue.borrowing_limit else None
+            if min(lendable(cluster, q, flavor, GPU), limit if limit is not None else Fraction(10**9)) > 0:
+                return True
+    return False
+
+
+def check_team_reaches_gpus(fleet: Fleet) -> Iterator[Finding]:
+    """A team with a GPU quota whose queue owns no GPU and cannot borrow one."""
+    clusters = {c.name: c for c in fleet.clusters}
+    for t, team in enumerate(fleet.teams):
+        for name, placement in team.clusters.items():
+            cluster = clusters.get(name)
+            if cluster is None or not cluster.queues or not team.quota_on(name).requests.gpu:
+                continue
+            queue = team.queue_on(cluster)
+            index = next((q for q, qq in enumerate(cluster.queues) if qq.name == queue), None)
+            pools = {p.name: p for p in cluster.node_pools}
+            if index is not None and not _gpu_reachable(cluster, index, pools):
+                where: FieldPath = ("teams", t, "clusters", name) + (("queue",) if placement and placement.queue else ())
+                yield Finding(
+                    where,
+                    f"team {team.name}'s queue {queue} on {name} cannot reach any GPU: its flavors hold no GPU "
+                    "nominal quota and it cannot borrow one from a cohort",
+                )
+
+
+def check_volcano(fleet: Fleet) -> Iterator[Finding]:
+    """Volcano's pools and weights refer to what exists; Volcano and Kueue never hand out the same GPUs."""
+    for c, cluster in enumerate(fleet.clusters):
+        volcano = cluster.volcano
+        if volcano is None:
+            continue
+        here: FieldPath = ("clusters", c, "volcano")
+        pools = {p.name: p for p in cluster.node_pools}
+        for p, pool in enumerate(volcano.node_pools or ()):
+            if pool not in pools:
+                yield Finding(here + ("nodePools", p), f"unknown node pool {pool!r} of {cluster.name}")
+        teams = {team.name for _, team in fleet.placements[cluster.name]}
+        for team, weight in volcano.weights.items():
+            if team not in teams:
+                yield Finding(here + ("weights", team), f"team {team!r} is not on {cluster.name}")
+            elif not 1 <= weight <= 65535:
+                yield Finding(here + ("weights", team), f"weight {weight} is outside Volcano's 1-65535")
+        mine = set(volcano.node_pools) if volcano.node_pools is not None else set(pools)
+        yield from _volcano_guarantees(fleet, cluster, here, [pools[p] for p in sorted(mine) if p in pools])
+        for queue in cluster.queues:
+            shared = [f for f in _flavors(cluster, queue) if f in mine and f in pools and pools[f].gpus_per_node]
+            if shared:
+                yield Finding(
+                    here + (("nodePools",) if volcano.node_pools is not None else ()),
+                    f"Volcano and Kueue queue {queue.name} both hand out the GPUs of {', '.join(shared)}: "
+                    "split the node pools (volcano.nodePools, and flavors on each queue)",
+                )
+
+
+def _volcano_guarantees(fleet: Fleet, cluster: Cluster, here: FieldPath, pools: list[NodePool]) -> Iterator[Finding]:
+    """Each team's Volcano queue guarantees its quota on the cluster: together they must fit Volcano's node pools.
+
+    GPUs are allowed capacity.gpuOvercommit, as quotas are; GPU quotas above the whole cluster are the capacity check's finding.
+    """
+    at = here + (("nodePools",) if cluster.volcano and cluster.volcano.node_pools is not None else ())
+    teams = fleet.placements[cluster.name]
+    ratio = Fraction(fleet.capacity.gpu_overcommit or 1)
+    for resource in RESOURCES:
+        amounts = [(team.name, getattr(team.quota_on(cluster.name).requests, FIELDS[resource])) for _, team in teams]
+        given = [(name, Fraction(v) if isinstance(v, int) else v.value) for name, v in amounts if v is not None]
+        total, held = sum((v for _, v in given), Fraction(0)), sum((pool_total(p, resource) for p in pools), Fraction(0))
+        if resource == GPU:
+            if total > ratio * sum((pool_total(p, GPU) for p in cluster.node_pools), Fraction(0)):
+                continue
+        shown = _show(resource, held)
+        if resource == GPU and ratio != 1:
+            shown, held = f"{shown} x overcommit {float(ratio):g}", held * ratio
+        if total > held:
+            each = ", ".join(f"{name} {_show(resource, v)}" for name, v in given)
+            yield Finding(
+                at,
+                f"the teams' Volcano queues on {cluster.name} guarantee {_show(resource, total)} {resource} ({each}), more than "
+                f"Volcano's node pools hold ({shown}): give Volcano more pools or lower the teams' quotas here",
+            )
+
+
+def check_topology(fleet: Fleet) -> Iterator[Finding]:
+    """Kueue's Topology rule: kubernetes.io/hostname only as the last level (a repeated level is the model's finding)."""
+    for c, cluster in enumerate(fleet.clusters):
+        for p, pool in enumerate(cluster.node_pools):
+            here: FieldPath = ("clusters", c, "nodePools", p, "topology")
+            for i, label in enumerate(pool.topology):
+                if label == HOSTNAME and i != len(pool.topology) - 1:
+                    yield Finding(here + (i,), f"{HOSTNAME} must be the last (narrowest) level")
+
+
+def check_admission(fleet: Fleet) -> Iterator[Finding]:
+    """A queue set to admit only placed teams that has none admits nothing (by default this stays quiet: a new cluster has no teams)."""
+    for c, cluster in enumerate(fleet.clusters):
+        for q, queue in enumerate(cluster.queues):
+            if queue.admits != "placed-teams" or "admits" not in queue.model_fields_set:
+                continue
+            placed = fleet.queue_teams(cluster, queue.name)
+            if not placed:
+                yield Finding(
+                    ("clusters", c, "queues", q, "admits"), "no team is placed on this queue: it admits nothing", Severity.WARNING
+                )
+
+
+SHARING_CHECKS = (check_cohorts, check_queue_limits, check_team_reaches_gpus, check_volcano, check_topology, check_admission)

@@ -1,0 +1,57 @@
+"""How drift between a cluster's live state and its render is shown: text or JSON (versioned).
+
+The JSON Schema of the JSON form is schemas/output/drift.schema.json.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fleetgen.live.state import Drift, QuotaImpact
+from fleetgen.review.object_diff import ObjectChange, json_value, object_lines
+
+Impacts = dict[str, list[QuotaImpact]]  # cluster -> impacts from its live state
+
+
+def impact_text(cluster: str, impact: QuotaImpact) -> str:
+    team = impact.namespace.removeprefix("team-")
+    return (
+        f"team {team} on {cluster}: {impact.resource} lowered to {impact.hard} below its current use of "
+        f"{impact.used}; running pods stay, every new pod is rejected until use drops"
+    )
+
+
+def drift_text(cluster: str, drift: Drift) -> str:
+    if not drift.found and not drift.impacts:
+        return f"{cluster}: no drift"
+    lines = [f"{cluster}: {len(drift.missing)} missing, {len(drift.extra)} extra, {len(drift.changed)} changed"]
+    lines += object_lines(drift.missing + drift.extra + drift.changed)
+    lines += [f"warning: {impact_text(cluster, i)}" for i in drift.impacts]
+    return "\n".join(lines)
+
+
+def drift_json(cluster: str, drift: Drift) -> str:
+    def objects(items: tuple[ObjectChange, ...]) -> list[dict[str, Any]]:
+        return [
+            {
+                "kind": o.kind,
+                "namespace": o.namespace,
+                "name": o.name,
+                "fields": [{"path": f.path, "live": json_value(f.new), "rendered": json_value(f.old)} for f in o.fields],
+            }
+            for o in items
+        ]
+
+    return json.dumps(
+        {
+            "version": 1,
+            "cluster": cluster,
+            "drift": drift.found,
+            "missing": objects(drift.missing),
+            "extra": objects(drift.extra),
+            "changed": objects(drift.changed),
+            "quotaImpacts": [{"namespace": i.namespace, "resource": i.resource, "used": i.used, "hard": i.hard} for i in drift.impacts],
+        },
+        indent=2,
+    )

@@ -1,0 +1,39 @@
+"""fleet.yaml's alerts: the GPU alerts every cluster gets, and the changes a cluster or team makes to them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from fleetgen.model.spec import Spec
+from fleetgen.model.strict import Bool, Float
+from fleetgen.model.types import DnsLabel, LabelKey, LabelValue, Line
+
+AlertName = Literal[
+    "gpuUnderutilized", "gpuMemoryFull", "quotaConsumption", "gpuTemperature", "gpuXidErrors", "gpuEccErrors", "kueuePendingWorkloads"
+]
+TeamAlertName = Literal["gpuUnderutilized", "gpuMemoryFull", "quotaConsumption"]
+
+
+class AlertOverride(Spec):
+    """Changes to one alert's defaults; anything left out keeps the value from the level above."""
+
+    threshold: Float | None = None
+    """The alert's threshold, in the alert's own unit (percent, degrees C, workloads)."""
+    for_: Annotated[str | None, Field(alias="for", pattern=r"^\d+[smh]$")] = None
+    """How long the condition must hold, e.g. 5m or 1h."""
+    severity: Literal["info", "warning", "critical"] | None = None
+    enabled: Bool | None = None
+    """false turns the alert off at this level."""
+
+
+class Alerts(Spec):
+    namespace: DnsLabel = "monitoring"
+    """Namespace of the PrometheusRules and Grafana dashboards (where Prometheus and Grafana's sidecar look)."""
+    rule_labels: dict[LabelKey, LabelValue] = {}
+    """Extra labels on each PrometheusRule, to match the Prometheus ruleSelector (e.g. release: kube-prometheus-stack)."""
+    runbook_base_url: Line = ""
+    """Runbook links are this URL plus /<alert-name>; left out, rules carry no runbook_url."""
+    rules: dict[AlertName, AlertOverride] = {}
+    """Fleet-wide changes to the default alerts."""

@@ -1,0 +1,49 @@
+"""A GPU node pool: the nodes one VM size brings, what they offer, and how they scale and are bought."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from fleetgen.model.spec import Spec
+from fleetgen.model.strict import Identifier, Int, unique_by
+from fleetgen.model.types import DnsLabel, LabelKey, LabelValue, Quantity
+
+GPU_RESOURCE = "nvidia.com/gpu"
+
+
+class Taint(Spec):
+    key: LabelKey
+    """Taint key on the pool's nodes."""
+    value: LabelValue = ""
+    """Taint value; empty tolerates any value."""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
+    """Taint effect."""
+
+
+class NodePool(Spec):
+    name: DnsLabel
+    """Node pool name; also the name of its Kueue ResourceFlavor."""
+    vm_size: Identifier
+    """Cloud VM SKU, e.g. Standard_NC24ads_A100_v4."""
+    gpu_model: Identifier = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*$")
+    """GPU model of the nodes: T4, A10G, A100, L4, H100, H200, B200 ..."""
+    gpus_per_node: Int = Field(ge=0, le=64)
+    """GPUs on each node (nvidia.com/gpu)."""
+    cpu_per_node: Quantity
+    """CPU a node offers to workloads (allocatable), e.g. 64."""
+    memory_per_node: Quantity
+    """Memory a node offers to workloads (allocatable), e.g. 256Gi."""
+    min_nodes: Int = Field(default=0, ge=0, le=5000)
+    """Fewest nodes the autoscaler keeps."""
+    max_nodes: Int = Field(ge=1, le=5000)
+    """Most nodes the pool can grow to; capacity and Kueue quotas count these."""
+    scaling: Literal["spot", "on-demand", "reserved"]
+    """How the nodes are bought: spot (preemptible), on-demand, or reserved capacity."""
+    labels: dict[LabelKey, LabelValue] = Field(min_length=1)
+    """Node labels that select this pool's nodes; Kueue's ResourceFlavor uses them."""
+    taints: tuple[Taint, ...] = ()
+    """Taints on the pool's nodes; workloads admitted to its flavor get matching tolerations."""
+    topology: Annotated[tuple[LabelKey, ...], unique_by()] = ()
+    """Node labels of the pool's network topology, broadest first (e.g. block, rack, kubernetes.io/hostname): a Kueue Topology."""

@@ -1,0 +1,194 @@
+"""The capacity and cost report: who holds which GPUs, at what cost, against what capacity.
+
+Capacity is what the node pools can grow to (maxNodes x gpusPerNode); committed is the sum of the
+teams' GPU quotas. A team's GPUs on a cluster cost the average price per GPU-hour of the pools its
+queue draws from (weighted by their GPUs), times 730 hours a month.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from fleetgen.checks.sharing import lendable
+from fleetgen.model import Cluster, Fleet
+from fleetgen.model.sharing import GPU, nominal
+from fleetgen.render.volcano import queue_name
+
+HOURS_PER_MONTH = 730
+COMPONENT_TITLES = {
+    "kubernetes": "Kubernetes",
+    "driver": "GPU Driver",
+    "cuda": "CUDA Toolkit",
+    "cudnn": "cuDNN",
+    "containerd": "Container Runtime",
+}
+
+
+@dataclass(frozen=True)
+class ClusterCapacity:
+    name: str
+    environment: str
+    gpus: int
+    committed: int
+    monthly_cost: float | None
+
+    @property
+    def headroom(self) -> int:
+        return self.gpus - self.committed
+
+
+@dataclass(frozen=True)
+class Holding:
+    cluster: str
+    gpus: int
+    monthly_cost: float | None
+
+
+@dataclass(frozen=True)
+class TeamCost:
+    team: str
+    cost_center: str
+    holdings: tuple[Holding, ...]
+
+    @property
+    def gpus(self) -> int:
+        return sum(h.gpus for h in self.holdings)
+
+    @property
+    def monthly_cost(self) -> float | None:
+        costs = [h.monthly_cost for h in self.holdings]
+        return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+
+
+@dataclass(frozen=True)
+class FlavorShare:
+    """A queue's GPUs of one flavor: what it owns, may borrow from its cohort (None: no cohort) and lends at most."""
+
+    flavor: str
+    gpu_model: str
+    nominal: int
+    borrow: int | None
+    lend: int | None
+
+
+@dataclass(frozen=True)
+class QueueShare:
+    cluster: str
+    queue: str
+    teams: tuple[str, ...]
+    cohort: str | None
+    weight: str | None
+    flavors: tuple[FlavorShare, ...]
+
+    def sentences(self) -> list[str]:
+        """In the teams' words: "data-science may borrow up to 8 A100s from the training cohort"."""
+        who = ", ".join(self.teams) or f"queue {self.queue}"
+        return [
+            f"{who} may borrow up to {f.borrow} {f.gpu_model}s ({f.flavor}) from the {self.cohort} cohort on {self.cluster}"
+            for f in self.flavors
+            if f.borrow
+        ]
+
+
+@dataclass(frozen=True)
+class VolcanoShare:
+    cluster: str
+    queue: str
+    team: str
+    weight: int
+    guarantee: int | None
+    capability: int | None
+
+
+@dataclass(frozen=True)
+class Report:
+    fleet: str
+    currency: str
+    clusters: tuple[ClusterCapacity, ...]
+    teams: tuple[TeamCost, ...]
+    matrix: tuple[tuple[str, tuple[str, ...]], ...]  # component title, value per cluster
+    unpriced: tuple[str, ...]  # VM SKUs without a price
+    queues: tuple[QueueShare, ...] = ()
+    volcano: tuple[VolcanoShare, ...] = ()
+
+
+def _price(fleet: Fleet, cluster: Cluster, queue: str | None) -> float | None:
+    """Average price per GPU-hour of the pools a team reaches (its queue's, and Volcano's), weighted by their GPUs."""
+    chosen = next((q for q in cluster.queues if q.name == queue), cluster.queues[0])
+    names = set(chosen.flavors if chosen.flavors is not None else (p.name for p in cluster.node_pools))
+    if cluster.volcano:
+        names |= set(cluster.volcano.node_pools if cluster.volcano.node_pools is not None else (p.name for p in cluster.node_pools))
+    pools = [p for p in cluster.node_pools if p.name in names and p.gpus_per_node]
+    gpus = sum(p.max_nodes * p.gpus_per_node for p in pools)
+    prices = [fleet.pricing.gpu_hour.get(p.vm_size) for p in pools]
+    if not gpus or any(price is None for price in prices):
+        return None
+    return sum(p.max_nodes * p.gpus_per_node * price for p, price in zip(pools, prices, strict=True) if price is not None) / gpus
+
+
+def _queue_shares(fleet: Fleet, cluster: Cluster) -> Iterator[QueueShare]:
+    pools = {p.name: p for p in cluster.node_pools}
+    for q, queue in enumerate(cluster.queues):
+        flavors = []
+        for name in queue.flavors if queue.flavors is not None else tuple(pools):
+            if name not in pools or not pools[name].gpus_per_node:
+                continue
+            borrow = None
+            if queue.cohort:
+                limit = queue.borrowing_limit[name].gpu if name in queue.borrowing_limit else None
+                can = int(lendable(cluster, q, name, GPU))
+                borrow = can if limit is None else min(limit, can)
+            lend = queue.lending_limit[name].gpu if queue.cohort and name in queue.lending_limit else None
+            owned = int(nominal(pools[name], queue.nominal_quota.get(name), GPU))
+            flavors.append(FlavorShare(name, pools[name].gpu_model, owned, borrow, owned if queue.cohort and lend is None else lend))
+        teams = tuple(team.name for team in fleet.queue_teams(cluster, queue.name))
+        weight = None if queue.fair_sharing_weight is None else str(queue.fair_sharing_weight)
+        yield QueueShare(cluster.name, queue.name, teams, queue.cohort, weight, tuple(flavors))
+
+
+def _volcano_shares(fleet: Fleet, cluster: Cluster) -> Iterator[VolcanoShare]:
+    if cluster.volcano is None:
+        return
+    for _, team in fleet.placements[cluster.name]:
+        gpus = team.quota_on(cluster.name).requests.gpu
+        weight = cluster.volcano.weight_of(team.name)
+        yield VolcanoShare(cluster.name, queue_name(team.name), team.name, weight, gpus, gpus)
+
+
+def build_report(fleet: Fleet) -> Report:
+    clusters = []
+    for cluster in fleet.clusters:
+        gpus = sum(p.max_nodes * p.gpus_per_node for p in cluster.node_pools)
+        committed = sum(t.quota_on(cluster.name).requests.gpu or 0 for _, t in fleet.placements[cluster.name])
+        prices = [fleet.pricing.gpu_hour.get(p.vm_size) for p in cluster.node_pools]
+        cost = None
+        if all(price is not None for price in prices):
+            cost = (
+                sum(p.max_nodes * p.gpus_per_node * (price or 0) for p, price in zip(cluster.node_pools, prices, strict=True))
+                * HOURS_PER_MONTH
+            )
+        clusters.append(ClusterCapacity(cluster.name, cluster.environment, gpus, committed, cost))
+    by_name = {c.name: c for c in fleet.clusters}
+    teams = []
+    for team in fleet.teams:
+        holdings = []
+        for name, placement in team.clusters.items():
+            gpus = team.quota_on(name).requests.gpu or 0
+            price = _price(fleet, by_name[name], placement.queue if placement else None)
+            holdings.append(Holding(name, gpus, None if price is None else gpus * price * HOURS_PER_MONTH))
+        teams.append(TeamCost(team.name, team.cost_center, tuple(holdings)))
+    matrix = tuple(
+        (
+            COMPONENT_TITLES[component],
+            tuple(
+                ("containerd " if component == "containerd" else "") + str(getattr(fleet.version_sets[c.version_set], component))
+                for c in fleet.clusters
+            ),
+        )
+        for component in COMPONENT_TITLES
+    )
+    unpriced = tuple(sorted({p.vm_size for c in fleet.clusters for p in c.node_pools if p.vm_size not in fleet.pricing.gpu_hour}))
+    queues = tuple(share for cluster in fleet.clusters for share in _queue_shares(fleet, cluster))
+    volcano = tuple(share for cluster in fleet.clusters for share in _volcano_shares(fleet, cluster))
+    return Report(fleet.metadata.name, fleet.pricing.currency, tuple(clusters), tuple(teams), matrix, unpriced, queues, volcano)

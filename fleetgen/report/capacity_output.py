@@ -1,0 +1,214 @@
+"""The capacity and cost report as a person reads it: markdown (FLEET.md), JSON (versioned) and HTML."""
+
+from __future__ import annotations
+
+import html
+import json
+
+from fleetgen.report.capacity import HOURS_PER_MONTH, FlavorShare, Report
+
+
+def _money(value: float | None, currency: str) -> str:
+    return "n/a" if value is None else f"{value:,.0f} {currency}"
+
+
+def _gpus(shares: tuple[FlavorShare, ...], amount: str) -> str:
+    """ "16 A100 (a100-spot), 8 A100 (a100-ondemand)" for one column of a queue's flavors; an em dash for none."""
+    cells = [f"{getattr(f, amount)} {f.gpu_model} ({f.flavor})" for f in shares if getattr(f, amount) is not None]
+    return ", ".join(cells) or "—"
+
+
+SHARING_HEAD = ["Cluster", "Queue", "Teams", "Cohort", "Owns", "May borrow", "Lends at most", "Fair-sharing weight"]
+VOLCANO_HEAD = ["Cluster", "Volcano queue", "Team", "Weight", "Guaranteed GPUs", "GPU capability"]
+
+
+def _sharing_rows(report: Report) -> list[list[str]]:
+    return [
+        [
+            q.cluster,
+            q.queue,
+            ", ".join(q.teams) or "—",
+            q.cohort or "—",
+            _gpus(q.flavors, "nominal"),
+            _gpus(q.flavors, "borrow"),
+            _gpus(q.flavors, "lend"),
+            q.weight or "—",
+        ]
+        for q in report.queues
+    ]
+
+
+def _volcano_rows(report: Report) -> list[list[str]]:
+    return [[v.cluster, v.queue, v.team, str(v.weight), str(v.guarantee or 0), str(v.capability or 0)] for v in report.volcano]
+
+
+def _markdown_table(head: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def _sharing_markdown(report: Report) -> list[str]:
+    lines = ["", "## Sharing GPUs", "", "Kueue queues: what each owns, may borrow from its cohort and lends to it (GPUs).", ""]
+    lines += _markdown_table(SHARING_HEAD, _sharing_rows(report))
+    sentences = [s for q in report.queues for s in q.sentences()]
+    if sentences:
+        lines += ["", *(f"- {s}" for s in sentences)]
+    if report.volcano:
+        lines += ["", "Volcano queues (gang scheduling): each team's guarantee and capability come from its quota on the cluster.", ""]
+        lines += _markdown_table(VOLCANO_HEAD, _volcano_rows(report))
+    return lines
+
+
+def report_markdown(report: Report) -> str:
+    cur = report.currency
+    lines = [f"# GPU fleet report: {report.fleet}", "", "## Capacity and committed quotas", ""]
+    lines += ["| Cluster | Environment | GPUs | Committed | Headroom | Capacity cost / month |", "|---|---|---:|---:|---:|---:|"]
+    lines += [
+        f"| {c.name} | {c.environment} | {c.gpus} | {c.committed} | {c.headroom} | {_money(c.monthly_cost, cur)} |" for c in report.clusters
+    ]
+    total_gpus = sum(c.gpus for c in report.clusters)
+    total_committed = sum(c.committed for c in report.clusters)
+    lines += [f"| **fleet** | | **{total_gpus}** | **{total_committed}** | **{total_gpus - total_committed}** | |", ""]
+    lines += ["## GPUs held by team", ""]
+    names = [c.name for c in report.clusters]
+    lines += ["| Team | Cost centre | " + " | ".join(names) + " | GPUs | Cost / month |", "|---|---|" + "---:|" * (len(names) + 2)]
+    for team in report.teams:
+        held = {h.cluster: h.gpus for h in team.holdings}
+        cells = " | ".join(str(held.get(n, "")) for n in names)
+        lines.append(f"| {team.team} | {team.cost_center} | {cells} | {team.gpus} | {_money(team.monthly_cost, cur)} |")
+    lines += _sharing_markdown(report)
+    lines += ["", "## Fleet compatibility matrix", "", "| Component | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    lines += [f"| {title} | " + " | ".join(values) + " |" for title, values in report.matrix]
+    if report.unpriced:
+        lines += ["", f"No price for: {', '.join(report.unpriced)} (add them under pricing.gpuHour)."]
+    return "\n".join(lines) + "\n"
+
+
+def report_json(report: Report) -> str:
+    return json.dumps(
+        {
+            "version": 1,
+            "fleet": report.fleet,
+            "currency": report.currency,
+            "hoursPerMonth": HOURS_PER_MONTH,
+            "clusters": [
+                {
+                    "name": c.name,
+                    "environment": c.environment,
+                    "gpus": c.gpus,
+                    "committed": c.committed,
+                    "headroom": c.headroom,
+                    "monthlyCost": c.monthly_cost,
+                }
+                for c in report.clusters
+            ],
+            "teams": [
+                {
+                    "team": t.team,
+                    "costCenter": t.cost_center,
+                    "gpus": t.gpus,
+                    "monthlyCost": t.monthly_cost,
+                    "clusters": [{"cluster": h.cluster, "gpus": h.gpus, "monthlyCost": h.monthly_cost} for h in t.holdings],
+                }
+                for t in report.teams
+            ],
+            "queues": [
+                {
+                    "cluster": q.cluster,
+                    "queue": q.queue,
+                    "teams": list(q.teams),
+                    "cohort": q.cohort,
+                    "fairSharingWeight": q.weight,
+                    "flavors": [
+                        {
+                            "flavor": f.flavor,
+                            "gpuModel": f.gpu_model,
+                            "nominalGpus": f.nominal,
+                            "mayBorrowGpus": f.borrow,
+                            "lendsAtMostGpus": f.lend,
+                        }
+                        for f in q.flavors
+                    ],
+                    "summary": q.sentences(),
+                }
+                for q in report.queues
+            ],
+            "volcano": [
+                {
+                    "cluster": v.cluster,
+                    "queue": v.queue,
+                    "team": v.team,
+                    "weight": v.weight,
+                    "guaranteeGpus": v.guarantee,
+                    "capabilityGpus": v.capability,
+                }
+                for v in report.volcano
+            ],
+            "matrix": {title: dict(zip([c.name for c in report.clusters], values, strict=True)) for title, values in report.matrix},
+            "unpriced": list(report.unpriced),
+        },
+        indent=2,
+    )
+
+
+def _capacity_chart(report: Report) -> str:
+    """Horizontal bars: each cluster's GPUs, committed quota drawn over them."""
+    widest = max((max(c.gpus, c.committed) for c in report.clusters), default=1) or 1
+    row, left, width = 34, 190, 520
+    label = "GPU capacity and committed quota per cluster"
+    size = f'width="{left + width + 120}" height="{row * len(report.clusters) + 20}"'
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{label}" {size}>']
+    for i, c in enumerate(report.clusters):
+        y = 10 + i * row
+        cap, com = width * c.gpus / widest, width * c.committed / widest
+        colour = "#c0392b" if c.committed > c.gpus else "#2e86c1"
+        parts += [
+            f'<text x="0" y="{y + 17}" font-size="13">{html.escape(c.name)}</text>',
+            f'<rect x="{left}" y="{y}" width="{cap:.1f}" height="24" fill="#d6eaf8"><title>{c.gpus} GPUs</title></rect>',
+            f'<rect x="{left}" y="{y + 6}" width="{com:.1f}" height="12" fill="{colour}"><title>{c.committed} committed</title></rect>',
+            f'<text x="{left + max(cap, com) + 8:.1f}" y="{y + 17}" font-size="12">{c.committed} / {c.gpus}</text>',
+        ]
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def report_html(report: Report) -> str:
+    def table(head: list[str], rows: list[list[str]]) -> str:
+        cells = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in rows)
+        return f"<table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>"
+
+    cur = report.currency
+    names = [c.name for c in report.clusters]
+    capacity = table(
+        ["Cluster", "Environment", "GPUs", "Committed", "Headroom", "Capacity cost / month"],
+        [[c.name, c.environment, str(c.gpus), str(c.committed), str(c.headroom), _money(c.monthly_cost, cur)] for c in report.clusters],
+    )
+    teams = table(
+        ["Team", "Cost centre", *names, "GPUs", "Cost / month"],
+        [
+            [
+                t.team,
+                t.cost_center,
+                *[str({h.cluster: h.gpus for h in t.holdings}.get(n, "")) for n in names],
+                str(t.gpus),
+                _money(t.monthly_cost, cur),
+            ]
+            for t in report.teams
+        ],
+    )
+    matrix = table(["Component", *names], [[title, *values] for title, values in report.matrix])
+    sentences = "".join(f"<li>{html.escape(s)}</li>" for q in report.queues for s in q.sentences())
+    sharing = table(SHARING_HEAD, _sharing_rows(report)) + (f"<ul>{sentences}</ul>" if sentences else "")
+    if report.volcano:
+        sharing += table(VOLCANO_HEAD, _volcano_rows(report))
+    title = html.escape(f"GPU fleet report: {report.fleet}")
+    style = (
+        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px}"
+    )
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title><style>{style}</style></head>'
+        f"<body><h1>{title}</h1><h2>Capacity and committed quotas</h2>{_capacity_chart(report)}"
+        "<p>Light bar: GPUs the node pools can grow to. Dark bar: GPUs committed to teams (red when above capacity).</p>"
+        f"{capacity}"
+        f"<h2>GPUs held by team</h2>{teams}<h2>Sharing GPUs</h2>{sharing}<h2>Fleet compatibility matrix</h2>{matrix}</body></html>\n"
+    )
