@@ -5,7 +5,8 @@ team, project and cost-center labels; Role rules; RoleBinding subjects and roleR
 value); NetworkPolicy specs; priority values; flavors' node labels and tolerations; ClusterQueue
 quotas, cohort and preemption (Kueue's defaults filled in); LocalQueues' ClusterQueue; the
 fleet-info ConfigMap's keys. Labels fleetgen adds and apiVersions (Kueue v1beta1 or v1beta2) are
-not part of it.
+not part of it. The comparison is objdiff's, so rules, peers and subjects that differ only in
+order or grouping (semantics.py) are equal, as they are for check, diff and drift.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ def _view(body: dict[str, Any]) -> dict[str, Any]:
         return spec
     if kind == "ConfigMap":
         return {"data": {str(k): str(v) for k, v in (body.get("data") or {}).items()}}
+    if kind == "NetworkPolicy":
+        return {"spec": spec}  # where objdiff's canonical form of its rules looks for them
     return spec
 
 
