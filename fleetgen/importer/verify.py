@@ -14,7 +14,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from fleetgen.importer.addons import install_changes
+from fleetgen.importer.build import Built
 from fleetgen.objdiff import ObjectChange, ObjectKey, diff_objects
+from fleetgen.render.gitops import entry_point
 from fleetgen.render.layout import cluster_objects
 
 MODELLED_KINDS = (
@@ -76,7 +79,8 @@ def _view(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def unreproduced(original: list[dict[str, Any]], fleet: Any, index: int) -> list[ObjectChange]:
-    """What the imported fleet renders differently on cluster `index` from what the repository builds to."""
+    """What the imported fleet renders differently on cluster `index` from what the repository builds to, and how
+    it installs the add-ons differently (addons.py)."""
     before = modelled_view(original)
     after = modelled_view([m.body for m in cluster_objects(fleet, index)])
     if FLEET_INFO in before and FLEET_INFO in after:  # fleet-info: the keys the repository states
@@ -84,4 +88,5 @@ def unreproduced(original: list[dict[str, Any]], fleet: Any, index: int) -> list
         after[FLEET_INFO] = {"data": {k: v for k, v in after[FLEET_INFO]["data"].items() if k in stated}}
     elif FLEET_INFO in after:
         del after[FLEET_INFO]
-    return diff_objects(before, after)
+    add_ons = install_changes([Built(b, "") for b in original], [m.body for m in entry_point(fleet, index)])
+    return diff_objects(before, after) + add_ons
