@@ -91,7 +91,7 @@ def test_every_field_of_every_object_names_a_line_that_holds_its_value(example_t
                         taken_as_is += 1
     team_and_cluster = {
         "Namespace", "Role", "RoleBinding", "ResourceQuota", "NetworkPolicy", "LocalQueue", "ConfigMap", "PriorityClass",
-        "ResourceFlavor", "Cohort", "ClusterQueue", "PrometheusRule", "WorkloadPriorityClass", "Topology", "Queue",
+        "ResourceFlavor", "Cohort", "ClusterQueue", "PrometheusRule", "WorkloadPriorityClass", "Topology", "Queue", "ServiceMonitor",
     }  # fmt: skip
     flux = {"GitRepository", "Kustomization", "HelmRepository", "OCIRepository", "HelmRelease"}
     assert kinds == team_and_cluster | (flux if variant == "example" else {"AppProject", "Application", "Secret"})

@@ -32,7 +32,7 @@ class Alerts(Spec):
     namespace: DnsLabel = "monitoring"
     """Namespace of the PrometheusRules and Grafana dashboards (where Prometheus and Grafana's sidecar look)."""
     rule_labels: dict[LabelKey, LabelValue] = {}
-    """Extra labels on each PrometheusRule, to match the Prometheus ruleSelector (e.g. release: kube-prometheus-stack)."""
+    """Extra labels on each PrometheusRule and fleetgen's ServiceMonitors, to match your Prometheus' rule and monitor selectors."""
     runbook_base_url: Line = ""
     """Runbook links are this URL plus /<alert-name>; left out, rules carry no runbook_url."""
     rules: dict[AlertName, AlertOverride] = {}

@@ -2,7 +2,7 @@
 
 The sections live in modules of their own (cluster, node_pool, team, alerts, approvals, rollout,
 sharing, slo, platform, naming); this module holds the whole fleet and what it works out once.
-Cross-references, capacity and other checks that span models live in fleetgen.checks, so that
+Cross-references, capacity and other checks that span models live in fleetgen.checks.fleet, so that
 every problem is collected and reported at once with its position.
 """
 

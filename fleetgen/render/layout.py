@@ -15,7 +15,7 @@ from typing import Any
 
 from fleetgen.errors import FieldPath
 from fleetgen.model import Cluster, Fleet, Queue, Quota, Team
-from fleetgen.render import cluster_info, observability, slo
+from fleetgen.render import cluster_info, kueue_monitor, observability, slo
 from fleetgen.render import kueue as kueue_objects
 from fleetgen.render import provenance as prov
 from fleetgen.render import team as team_objects
@@ -94,7 +94,10 @@ LOCAL_FILES: tuple[tuple[str, Callable[..., list[Manifest]]], ...] = (  # (fleet
     (
         "observability.yaml",
         lambda f, i, why=NOWHERE: (
-            observability.prometheus_rule(f, i, why) + slo.prometheus_rule(f, i, why) + observability.overview_dashboard(f, i, why)
+            observability.prometheus_rule(f, i, why)
+            + slo.prometheus_rule(f, i, why)
+            + kueue_monitor.service_monitor(f, i, why)
+            + observability.overview_dashboard(f, i, why)
         ),
     ),
 )

@@ -63,8 +63,9 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
                     },
                 },
             },
-            # The GPU alerts read DCGM's metrics: the exporter and its ServiceMonitor are always on.
-            "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": True, "additionalLabels": monitor_labels}},
+            # The GPU alerts read DCGM's metrics: the exporter and its ServiceMonitor are always on. honorLabels: the workload's
+            # namespace/pod stay `namespace`/`pod` (not exported_*), the labels team rules select and kube-state-metrics carries.
+            "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": True, "honorLabels": True, "additionalLabels": monitor_labels}},
         }
     if isinstance(addon, Kueue):
         return {"enablePrometheus": True}  # kueue_pending_workloads feeds the pending-workloads alert
