@@ -11,6 +11,7 @@ from fleetgen.compat import Facts, check_compatibility, check_fleet_policy
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import Fleet, Quota
 from fleetgen.model.naming import name_source, object_names
+from fleetgen.platform_checks import PLATFORM_CHECKS
 from fleetgen.sharing_checks import SHARING_CHECKS
 from fleetgen.slo_checks import SLO_CHECKS
 
@@ -185,6 +186,7 @@ CHECKS: tuple[Check, ...] = (
     check_rollout,
     *SHARING_CHECKS,
     *SLO_CHECKS,
+    *PLATFORM_CHECKS,
 )
 
 

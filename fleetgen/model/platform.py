@@ -34,6 +34,17 @@ class AddOn(Spec):
     """Namespace the chart is installed in (created when missing)."""
 
 
+class WaitForPodsReady(Spec):
+    """All or nothing for admitted jobs: a workload whose pods are not all ready in time is evicted and requeued."""
+
+    enabled: Bool = True
+    """false turns it off (Kueue 0.19 and later turn it on by default; fleetgen then sets the DisableWaitForPodsReady gate)."""
+    timeout: Line = Field(default="30m", pattern=r"^[1-9]\d{0,5}[smh]$")
+    """How long an admitted workload may take to get all its pods ready: a whole number of s, m or h (e.g. 10m)."""
+    block_admission: Bool = False
+    """Admit no other workload of the cluster until the admitted ones have all their pods ready (one gang starts at a time)."""
+
+
 class Kueue(AddOn):
     """Kueue: the CRDs and controller behind the fleet's ClusterQueues, ResourceFlavors and LocalQueues."""
 
@@ -45,6 +56,12 @@ class Kueue(AddOn):
     """Chart version; it must serve kueue.x-k8s.io/v1beta2 (Kueue 0.15 or later)."""
     namespace: DnsLabel = "kueue-system"
     """Namespace of the controller."""
+    wait_for_pods_ready: WaitForPodsReady = WaitForPodsReady()
+    """Evict and requeue a workload whose pods are not all ready in time, so a half-started gang does not hold GPUs."""
+    manage_jobs_without_queue_name: Bool = True
+    """Jobs and pods in team namespaces that name no LocalQueue wait in Kueue instead of starting; other namespaces are not affected."""
+    fair_sharing: Bool | None = None
+    """Kueue's fair sharing (queue and cohort fairSharingWeight); left out: on where a queue or cohort of the cluster sets a weight."""
 
 
 class Drain(Spec):

@@ -15,6 +15,7 @@ from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet
 from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, Kueue, Platform, cluster_platform
 from fleetgen.render import provenance as prov
+from fleetgen.render.kueue_config import manager_config_values
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
 from fleetgen.render.provenance import NOWHERE, Recorder
 
@@ -67,7 +68,8 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
             "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": True, "additionalLabels": monitor_labels}},
         }
     if isinstance(addon, Kueue):
-        return {"enablePrometheus": True}  # kueue_pending_workloads feeds the pending-workloads alert
+        # kueue_pending_workloads feeds the pending-workloads alert; the controller's Configuration is fleet.yaml's
+        return {"enablePrometheus": True, **manager_config_values(fleet, index, addon)}
     return {}
 
 
@@ -84,6 +86,15 @@ def _record_values(why: Recorder, body: dict[str, Any], at: tuple[str, ...], fle
     why.set(body, at, prov.default("fleetgen sets no values for this chart"))
     if name == "kueue":
         why.set(body, (*at, "enablePrometheus"), prov.default("kueue_pending_workloads feeds the pending-workloads alert"))
+        kueue_at = [setting_at(fleet, index, name, field) for field in ("waitForPodsReady", "manageJobsWithoutQueueName", "fairSharing")]
+        config = prov.derived(
+            "the chart's Configuration with waitForPodsReady, manageJobsWithoutQueueName (team namespaces), fair sharing "
+            "(on where a queue or cohort sets a weight) and the job integrations (no pod-based ones beside Volcano)",
+            *kueue_at,
+            ("metadata", "name"),
+            ("clusters", index, "volcano"),
+        )
+        why.set(body, (*at, "managerConfig"), config)
     if name != "gpuOperator":
         return
     why.set(body, (*at, "driver", "version"), ("versionSets", fleet.clusters[index].version_set, "driver"))
