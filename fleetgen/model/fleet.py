@@ -408,7 +408,7 @@ class Fleet(Spec):
     slo: Slo = Slo()
     """SLO tiers of inference endpoints (teams[].endpoints); the seed's three unless changed here."""
     platform: Platform = Platform()
-    """The add-ons every cluster gets (Kueue, the NVIDIA GPU Operator, Prometheus Operator CRDs), each a pinned Helm chart."""
+    """The add-ons the clusters get (Kueue, the NVIDIA GPU Operator, Prometheus Operator CRDs, Volcano), each a pinned Helm chart."""
     pricing: Pricing = Pricing()
     """GPU prices for the cost report."""
     rollout: Rollout = Field(default_factory=Rollout)

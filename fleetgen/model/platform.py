@@ -116,6 +116,21 @@ class PrometheusOperatorCrds(AddOn):
     """Namespace of the Helm release (the CRDs themselves are cluster-wide)."""
 
 
+class VolcanoChart(AddOn):
+    """Volcano's scheduler, controllers and CRDs, on the clusters that hand node pools to Volcano (clusters[].volcano)."""
+
+    enabled: Bool = True
+    """false leaves it out (the clusters install Volcano some other way); clusters without `volcano` never get it."""
+    repository: Line = Field(default="https://volcano-sh.github.io/helm-charts", pattern=_REPOSITORY)
+    """Volcano's Helm repository."""
+    chart: Line = Field(default="volcano", pattern=_CHART)
+    """Chart name."""
+    version: Line = Field(default="1.15.1", pattern=_PINNED)
+    """Chart version; it must serve scheduling.volcano.sh/v1beta1 Queues and batch.volcano.sh/v1alpha1 Jobs."""
+    namespace: DnsLabel = "volcano-system"
+    """Namespace of the scheduler, controllers and admission webhook."""
+
+
 class Platform(Spec):
     kueue: Kueue = Kueue()
     """Kueue, which the fleet's queues need."""
@@ -123,13 +138,16 @@ class Platform(Spec):
     """The NVIDIA GPU Operator, which installs the version set's driver."""
     prometheus_operator_crds: PrometheusOperatorCrds = PrometheusOperatorCrds()
     """The Prometheus Operator CRDs, for clusters that do not run the operator already."""
+    volcano: VolcanoChart = VolcanoChart()
+    """Volcano, which the Volcano Queues and gang Jobs of clusters with `volcano` need."""
 
 
-AddOnName = Literal["prometheusOperatorCrds", "kueue", "gpuOperator"]
+AddOnName = Literal["prometheusOperatorCrds", "kueue", "gpuOperator", "volcano"]
 ADD_ONS: tuple[tuple[AddOnName, str], ...] = (  # fleet.yaml name, attribute; in install order
     ("prometheusOperatorCrds", "prometheus_operator_crds"),
     ("kueue", "kueue"),
     ("gpuOperator", "gpu_operator"),
+    ("volcano", "volcano"),
 )
 
 
