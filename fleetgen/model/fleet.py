@@ -9,9 +9,9 @@ from __future__ import annotations
 import datetime
 import re
 from functools import cached_property
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BeforeValidator, Field, WithJsonSchema, field_validator, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 from fleetgen.model.compat import Compatibility
 from fleetgen.model.naming import Naming, ObjectNames, TeamNames, names_of
@@ -20,7 +20,21 @@ from fleetgen.model.sharing import Cohort, Queue, Scheduling, Volcano
 from fleetgen.model.slo import Endpoint, Slo
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Bool, Float, Identifier, Int, unique_by
-from fleetgen.model.types import DnsLabel, DnsSubdomain, HandWrittenPath, LabelKey, LabelValue, Line, Quantity, Text, Version, as_text
+from fleetgen.model.types import (
+    Date,
+    DnsLabel,
+    DnsSubdomain,
+    HandWrittenPath,
+    LabelKey,
+    LabelValue,
+    Line,
+    Quantity,
+    Text,
+    Timestamp,
+    Token,
+    Version,
+    as_text,
+)
 
 API_VERSION = "fleetgen/v1alpha1"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -40,13 +54,13 @@ class Metadata(Spec):
 class GitOps(Spec):
     engine: Literal["flux", "argocd"]
     """Which GitOps engine syncs the rendered tree: Flux objects or Argo CD Applications are rendered for it."""
-    repository: Identifier = Field(pattern=r"^(https://|ssh://|git@)\S+$")
+    repository: Token = Field(pattern=r"^(https://|ssh://|git@)\S+$")
     """URL of the Git repository that holds the rendered tree."""
     branch: Identifier = "main"
     """Branch the clusters follow."""
-    path: Line = Field(default=".", pattern=r"^\.?[^.\s][^\s]*$|^\.$")
+    path: Token = Field(default=".", pattern=r"^\.?[^.\s][^\s]*$|^\.$")
     """Folder in the repository that holds base/ and clusters/ ("." for the top)."""
-    interval: Line = Field(default="5m", pattern=r"^(\d+(ms|s|m|h))+$")
+    interval: Token = Field(default="5m", pattern=r"^(\d+(ms|s|m|h))+$")
     """How often the engine reconciles (a Go duration such as 1m or 10m)."""
 
 
@@ -64,7 +78,7 @@ class VersionSet(Spec):
 
 
 class PriorityClass(Spec):
-    name: DnsSubdomain = Field(json_schema_extra={"not": {"pattern": "^system-"}})
+    name: DnsSubdomain = Field(json_schema_extra={"not": {"type": "string", "pattern": "^system-"}})
     """Name pods use in priorityClassName; `system-` names are Kubernetes' own."""
     value: Int = Field(ge=-2_147_483_648, le=1_000_000_000)
     """Scheduling priority; values above one billion are reserved for Kubernetes' own classes."""
@@ -99,7 +113,7 @@ class NodePool(Spec):
     """Node pool name; also the name of its Kueue ResourceFlavor."""
     vm_size: Identifier
     """Cloud VM SKU, e.g. Standard_NC24ads_A100_v4."""
-    gpu_model: Identifier = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*$")
+    gpu_model: Token = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*$")
     """GPU model of the nodes: T4, A10G, A100, L4, H100, H200, B200 ..."""
     gpus_per_node: Int = Field(ge=0, le=64)
     """GPUs on each node (nvidia.com/gpu)."""
@@ -229,8 +243,17 @@ class Team(Spec):
         return placement.queue if placement and placement.queue else cluster.queues[0].name
 
 
+def _one_condition(schema: dict[str, Any]) -> None:
+    """_exactly_one in the JSON Schema: one condition set (a threshold, or a flag that is true), no other."""
+    flags = ("newCluster", "removedCluster", "productionVersions", "priorityClasses")
+    chosen = [{"required": ["gpuQuotaAtLeast"], "properties": {"gpuQuotaAtLeast": {"type": "integer"}}}]
+    schema["oneOf"] = chosen + [{"required": [flag], "properties": {flag: {"const": True}}} for flag in flags]
+
+
 class ApprovalCondition(Spec):
     """Which changes a rule gates; exactly one condition per rule."""
+
+    model_config = ConfigDict(**Spec.model_config, json_schema_extra=_one_condition)
 
     gpu_quota_at_least: Int | None = Field(default=None, ge=1)
     """A team's GPU quota on a cluster raised to (or added at) this many GPUs or more."""
@@ -287,15 +310,15 @@ class Alerts(Spec):
     """Namespace of the PrometheusRules and Grafana dashboards (where Prometheus and Grafana's sidecar look)."""
     rule_labels: dict[LabelKey, LabelValue] = {}
     """Extra labels on each PrometheusRule, to match the Prometheus ruleSelector (e.g. release: kube-prometheus-stack)."""
-    runbook_base_url: Line = ""
-    """Runbook links are this URL plus /<alert-name>; left out, rules carry no runbook_url."""
+    runbook_base_url: Token = Field(default="", pattern=r"^(https?://\S+)?$")
+    """Runbook links are this URL (http:// or https://) plus /<alert-name>; left out, rules carry no runbook_url."""
     rules: dict[AlertName, AlertOverride] = {}
     """Fleet-wide changes to the default alerts."""
 
 
 class Pricing(Spec):
     currency: Identifier = "USD"
-    gpu_hour: dict[Identifier, Float] = {}
+    gpu_hour: dict[Identifier, Annotated[Float, Field(ge=0)]] = {}
     """Price of one GPU for one hour, by VM SKU (a node pool's vmSize)."""
 
 
@@ -312,10 +335,24 @@ def _duration(value: str) -> datetime.timedelta:
     return datetime.timedelta(seconds=int(match.group(1)) * units[match.group(2)])
 
 
+def _as_duration(value: Any) -> Any:
+    if isinstance(value, datetime.timedelta):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (str, int)):  # a flag or a fraction is no duration (and crashed the regex)
+        raise ValueError("must be a duration such as 90m, 48h or 2d")
+    return _duration(as_text(value))
+
+
+# What _duration reads, up to a year (Rollout.soak's bound) in each unit, at most six digits: for the JSON Schema.
+_UP_TO_A_YEAR = (
+    "^(0{0,3}([0-9]{1,2}|[12][0-9]{2}|3[0-5][0-9]|36[0-5])d"
+    "|0{0,2}([0-9]{1,3}|[0-7][0-9]{3}|8[0-6][0-9]{2}|87[0-5][0-9]|8760)h"
+    "|([0-9]{1,5}|[0-4][0-9]{5}|5[01][0-9]{4}|52[0-4][0-9]{3}|525[0-5][0-9]{2}|525600)m)$"
+)
 Duration = Annotated[
     datetime.timedelta,
-    BeforeValidator(lambda v: _duration(as_text(v)) if isinstance(v, (str, int)) else v),
-    WithJsonSchema({"type": "string", "pattern": "^\\d+[mhd]$"}),
+    BeforeValidator(_as_duration),
+    WithJsonSchema({"type": "string", "pattern": _UP_TO_A_YEAR}),
 ]
 ClockTime = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]
 
@@ -334,8 +371,8 @@ class Window(Spec):
 class Freeze(Spec):
     """A period in which no wave may start (UTC dates, both inclusive)."""
 
-    start: datetime.date
-    end: datetime.date
+    start: Date
+    end: Date
     reason: Line = ""
 
 
@@ -355,7 +392,7 @@ class UpgradeWave(Spec):
     step: dict[Component, Version] = Field(min_length=1)
     """The versions this wave sets."""
     clusters: Annotated[tuple[DnsLabel, ...], unique_by()] = Field(min_length=1)
-    applied_at: datetime.datetime | None = None
+    applied_at: Timestamp | None = None
     """When `fleetgen upgrade apply` wrote this wave (set it to the merge time if that differs)."""
     override_soak: Line | None = None
     """Why this wave started before the previous wave's soak ended (`upgrade apply --override-soak REASON`)."""
@@ -366,7 +403,7 @@ class Upgrade(Spec):
 
     target: dict[Component, Version] = Field(min_length=1)
     waves: Annotated[tuple[UpgradeWave, ...], unique_by("wave")] = Field(min_length=1)
-    closed_at: datetime.datetime | None = None
+    closed_at: Timestamp | None = None
     """When the last wave was applied and the interim version sets folded back; a closed upgrade is history."""
 
     @property

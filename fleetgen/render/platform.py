@@ -59,8 +59,7 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
                 "upgradePolicy": {
                     "autoUpgrade": True,
                     "maxParallelUpgrades": policy.max_parallel_upgrades,
-                    # a count is a number (IntOrString): "2" would be read as a malformed percentage
-                    "maxUnavailable": int(policy.max_unavailable) if policy.max_unavailable.isdigit() else policy.max_unavailable,
+                    "maxUnavailable": _int_or_percent(policy.max_unavailable),
                     "drain": {
                         "enable": drain.enabled,
                         "force": drain.force,
@@ -78,6 +77,11 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
     if isinstance(addon, VolcanoChart):
         return scheduler_values(fleet.clusters[index])
     return {}
+
+
+def _int_or_percent(value: int | str) -> int | str:
+    """A count of nodes as a number (IntOrString): "2" would be read as a malformed percentage."""
+    return int(value) if isinstance(value, str) and value.isdigit() else value
 
 
 def setting_at(fleet: Fleet, index: int, name: str, *fields: str) -> FieldPath:
