@@ -20,6 +20,8 @@ compares the two) with what fleet.yaml decides on top:
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -117,7 +119,20 @@ def _release(version: str) -> tuple[int, int]:
     return Version.parse(version.split("-")[0].split("+")[0]).minor
 
 
+_DUMPER: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+@lru_cache(maxsize=256)
+def _yaml_of(data_json: str) -> str:
+    """A configuration as YAML text, in its own key order and never folded; clusters with the same one share the text
+    (a large fleet writes a handful of distinct configurations, not one per cluster)."""
+    return yaml.dump(json.loads(data_json), Dumper=_DUMPER, sort_keys=False, default_flow_style=False, width=10_000)
+
+
+def config_text(data: dict[str, Any]) -> str:
+    return _yaml_of(json.dumps(data))
+
+
 def manager_config_values(fleet: Fleet, index: int, kueue: Kueue) -> dict[str, Any]:
     """The chart value that carries the Configuration, as YAML text (the order above, no line folding)."""
-    text = yaml.safe_dump(configuration(fleet, index, kueue), sort_keys=False, default_flow_style=False, width=10_000)
-    return {"managerConfig": {"controllerManagerConfigYaml": text}}
+    return {"managerConfig": {"controllerManagerConfigYaml": config_text(configuration(fleet, index, kueue))}}

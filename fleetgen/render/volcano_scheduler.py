@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from fleetgen.model import Cluster
+from fleetgen.render.kueue_config import config_text
 
 DEFAULT_ACTIONS = ("enqueue", "allocate", "backfill")
 # The pinned chart's config/volcano-scheduler.conf, its actions apart (a test compares the two).
@@ -43,5 +42,4 @@ def scheduler_configuration(cluster: Cluster) -> dict[str, Any]:
 
 def scheduler_values(cluster: Cluster) -> dict[str, Any]:
     """The chart value that carries it, as YAML text."""
-    text = yaml.safe_dump(scheduler_configuration(cluster), sort_keys=False, default_flow_style=False, width=10_000)
-    return {"custom": {"scheduler_config_override": text}}
+    return {"custom": {"scheduler_config_override": config_text(scheduler_configuration(cluster))}}
