@@ -193,7 +193,10 @@ def test_a_queue_that_admits_only_placed_teams_but_has_none_is_a_warning() -> No
     def messages(text: str) -> list[str]:
         return [f.split(": ", 1)[1] for f in findings_of(text, Severity.WARNING)]
 
-    assert messages(SHARED) == messages(TEXT)  # queues that admit placed teams by default stay quiet
+    shared = messages(SHARED)
+    ignored = [m for m in shared if "Kueue ignores borrowWithinCohort under fair sharing" in m]
+    assert len(ignored) == 1  # SHARED's borrowWithinCohort beside the example's fair-sharing weights (platform_checks.py)
+    assert [m for m in shared if m not in ignored] == messages(TEXT)  # queues that admit placed teams by default stay quiet
 
 
 def test_topology_and_workload_priority_classes(shared_tree: Path, kustomize: Build) -> None:

@@ -26,7 +26,7 @@ from fleetgen.model.slo import Slo
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Bool, Float, Identifier, Int, unique_by
 from fleetgen.model.team import Team
-from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelValue, Line, Text
+from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelValue, Line, Text, Token
 
 API_VERSION = "fleetgen/v1alpha1"
 
@@ -45,18 +45,18 @@ class Metadata(Spec):
 class GitOps(Spec):
     engine: Literal["flux", "argocd"]
     """Which GitOps engine syncs the rendered tree: Flux objects or Argo CD Applications are rendered for it."""
-    repository: Identifier = Field(pattern=r"^(https://|ssh://|git@)\S+$")
+    repository: Token = Field(pattern=r"^(https://|ssh://|git@)\S+$")
     """URL of the Git repository that holds the rendered tree."""
     branch: Identifier = "main"
     """Branch the clusters follow."""
-    path: Line = Field(default=".", pattern=r"^\.?[^.\s][^\s]*$|^\.$")
+    path: Token = Field(default=".", pattern=r"^\.?[^.\s][^\s]*$|^\.$")
     """Folder in the repository that holds base/ and clusters/ ("." for the top)."""
-    interval: Line = Field(default="5m", pattern=r"^(\d+(ms|s|m|h))+$")
+    interval: Token = Field(default="5m", pattern=r"^(\d+(ms|s|m|h))+$")
     """How often the engine reconciles (a Go duration such as 1m or 10m)."""
 
 
 class PriorityClass(Spec):
-    name: DnsSubdomain = Field(json_schema_extra={"not": {"pattern": "^system-"}})
+    name: DnsSubdomain = Field(json_schema_extra={"not": {"type": "string", "pattern": "^system-"}})
     """Name pods use in priorityClassName; `system-` names are Kubernetes' own."""
     value: Int = Field(ge=-2_147_483_648, le=1_000_000_000)
     """Scheduling priority; values above one billion are reserved for Kubernetes' own classes."""
@@ -79,7 +79,7 @@ class PriorityClass(Spec):
 
 class Pricing(Spec):
     currency: Identifier = "USD"
-    gpu_hour: dict[Identifier, Float] = {}
+    gpu_hour: dict[Identifier, Annotated[Float, Field(ge=0)]] = {}
     """Price of one GPU for one hour, by VM SKU (a node pool's vmSize)."""
 
 
@@ -117,7 +117,7 @@ class Fleet(Spec):
     slo: Slo = Slo()
     """SLO tiers of inference endpoints (teams[].endpoints); the seed's three unless changed here."""
     platform: Platform = Platform()
-    """The add-ons every cluster gets (Kueue, the NVIDIA GPU Operator, Prometheus Operator CRDs), each a pinned Helm chart."""
+    """The add-ons the clusters get (Kueue, the NVIDIA GPU Operator, Prometheus Operator CRDs, Volcano), each a pinned Helm chart."""
     pricing: Pricing = Pricing()
     """GPU prices for the cost report."""
     rollout: Rollout = Field(default_factory=Rollout)
