@@ -312,6 +312,8 @@ def test_rolling_sync_takes_the_clusters_in_upgrade_wave_order(hub_tree: tuple[F
     (appset,) = [b for b in kustomize(root / "argocd") if b["kind"] == "ApplicationSet"]
     steps = appset["spec"]["strategy"]["rollingSync"]["steps"]
     assert appset["spec"]["strategy"]["type"] == "RollingSync" and "automated" not in appset["spec"]["template"]["spec"]["syncPolicy"]
+    (note,) = reconcile_findings(fleet, plan(fleet))  # what the controller needs, said by validate
+    assert note.severity is Severity.NOTE and "applicationsetcontroller.enable.progressive.syncs" in note.message
     order = []
     for app in list_generator(appset):
         (step,) = [n for n, s in enumerate(steps) if selected(s, app["metadata"]["labels"])]  # each root in exactly one step

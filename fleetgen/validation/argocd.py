@@ -8,6 +8,7 @@
   admit its destination; every object the Application syncs from the fleet repository is of a kind
   the project allows, in a namespace of its destinations (Argo CD's own rules: a namespaced kind is
   allowed when the whitelist is absent or lists it, a cluster-scoped kind only when listed).
+- With `progressiveSync`, a note: the ApplicationSet controller must run with progressive syncs on.
 - A root whose children sync in more than one wave needs argocd-cm's health check of
   Applications, or the waves order only their creation: it must be among the rendered objects, or
   (`applicationHealth: yours`) a note says the user's Argo CD must carry it.
@@ -68,7 +69,7 @@ def _bodies(files: list[OutputFile]) -> list[dict[str, Any]]:
 
 
 def _of_kind(bodies: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [b for b in bodies if b.get("kind") == kind and str(b.get("apiVersion", "")).startswith(("argoproj.io/", "v1"))]
+    return [b for b in bodies if b.get("kind") == kind and str(b.get("apiVersion", "")).startswith("argoproj.io/")]
 
 
 def objects_under(fleet: Fleet, path: str, by_path: dict[str, OutputFile]) -> list[dict[str, Any]]:
@@ -176,4 +177,10 @@ def argocd_findings(fleet: Fleet, files: list[OutputFile], clusters: set[int]) -
         findings.append(
             Finding(AT, f"{', '.join(needs_health)}: sync waves of Applications without argocd-cm's {HEALTH_KEY} in the rendered tree")
         )
+    if hub and fleet.gitops.argocd.progressive_sync:
+        message = (
+            "the ApplicationSet syncs the clusters' roots in RollingSync steps only when its controller runs with progressive "
+            'syncs on (applicationsetcontroller.enable.progressive.syncs: "true" in argocd-cmd-params-cm); without it nothing syncs them'
+        )
+        findings.append(Finding(AT + ("progressiveSync",), message, Severity.NOTE))
     return findings
