@@ -43,7 +43,7 @@ def workflow(install: str) -> dict[str, Any]:
     """The pull-request workflow; `install` is what pip installs (a git source, or `.` for this repository)."""
     return {
         "name": "fleetgen",
-        "on": {"pull_request": {"paths": ["fleet.yaml", "base/**", "clusters/**", "FLEET.md", ".fleetgen-ledger"]}},
+        "on": {"pull_request": {"paths": ["fleet.yaml", "base/**", "clusters/**", "argocd/**", "FLEET.md", ".fleetgen-ledger"]}},
         "permissions": {"contents": "read", "pull-requests": "write"},
         "concurrency": {"group": "fleetgen-${{ github.event.pull_request.number }}", "cancel-in-progress": True},
         "jobs": {

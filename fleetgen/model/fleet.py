@@ -11,11 +11,12 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from fleetgen.errors import FieldPath
 from fleetgen.model.alerts import Alerts
 from fleetgen.model.approvals import ApprovalRule
+from fleetgen.model.argocd import ArgoCd
 from fleetgen.model.cluster import Cluster, VersionSet
 from fleetgen.model.compat import Compatibility
 from fleetgen.model.naming import Naming, ObjectNames, name_source, names_of
@@ -53,6 +54,16 @@ class GitOps(Spec):
     """Folder in the repository that holds base/ and clusters/ ("." for the top)."""
     interval: Token = Field(default="5m", pattern=r"^(\d+(ms|s|m|h))+$")
     """How often the engine reconciles (a Go duration such as 1m or 10m)."""
+    argocd: ArgoCd = ArgoCd()
+    """Argo CD only: a hub Argo CD or one in each cluster, and how its sync waves wait."""
+
+    @field_validator("argocd")
+    @classmethod
+    def _argocd_needs_argocd(cls, value: ArgoCd, info: ValidationInfo) -> ArgoCd:
+        engine = info.data.get("engine")
+        if engine is not None and engine != "argocd":  # only a value written in fleet.yaml reaches here
+            raise ValueError(f"set only with engine argocd (the engine is {engine})")
+        return value
 
 
 class PriorityClass(Spec):

@@ -153,7 +153,7 @@ LabelValue = Annotated[
 ]
 
 # What render writes in a cluster's folder (a file, or a folder by its first part): hand-written files live elsewhere.
-RENDERED_IN_CLUSTER = ("kustomization.yaml", "cluster.yaml", "observability.yaml", "patches", "platform", "flux-system", "argocd")
+RENDERED_IN_CLUSTER = ("kustomization.yaml", "cluster.yaml", "observability.yaml", "patches", "platform", "flux-system", "argocd", "teams")
 _PATH_PART = re.compile(r"[A-Za-z0-9_][-A-Za-z0-9_.]*")
 
 

@@ -15,12 +15,13 @@ from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet
 from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, Kueue, Platform, VolcanoChart, cluster_platform
 from fleetgen.render import provenance as prov
+from fleetgen.render.argocd_apps import ARGOCD_NS, app_label_origins, app_labels, destination
 from fleetgen.render.kueue_config import manager_config_values
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
 from fleetgen.render.provenance import NOWHERE, Recorder
 from fleetgen.render.volcano_scheduler import scheduler_values
 
-FLUX_NS, ARGOCD_NS = "flux-system", "argocd"
+FLUX_NS = "flux-system"
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 # Argo CD waves of the add-ons; the fleet's own Application is wave 0.
 WAVES = {"prometheusOperatorCrds": -2, "kueue": -1, "gpuOperator": -1, "volcano": -1}
@@ -234,28 +235,30 @@ def argocd_add_ons(fleet: Fleet, index: int, project: str, why: Recorder = NOWHE
             "argoproj.io/v1alpha1",
             "Application",
             f"{release}-{cluster.name}",
-            labels,
+            app_labels(fleet, index),
             namespace=ARGOCD_NS,
             annotations={"argocd.argoproj.io/sync-wave": str(WAVES[name])},
             spec={
                 "project": project,
                 "source": source,
-                "destination": {"name": cluster.name, "namespace": addon.namespace},
+                "destination": destination(fleet, cluster.name, addon.namespace),
                 "syncPolicy": sync_policy(["CreateNamespace=true", "ServerSideApply=true"]),
             },
         )
         out.append(Manifest(app, at))
         if why.on:
             named = prov.derived(f"{release}-<cluster>", ("clusters", index, "name"))
-            why.meta(app, named, prov.fleet_labels(), prov.default("Argo CD's namespace"))
+            why.meta(app, named, app_label_origins(index), prov.default("Argo CD's namespace"))
             why.set(app, ("metadata", "annotations"), prov.default("the add-on's sync wave"))
             why.set(app, ("spec",), prov.default("fleetgen's Application settings"))
-            why.set(app, ("spec", "project"), ("metadata", "name"))
+            why.set(app, ("spec", "project"), prov.derived("<fleet>-platform: the add-ons' project", ("metadata", "name")))
             why.set(app, ("spec", "source", "repoURL"), prov.derived("without oci://", setting_at(fleet, index, name, "repository")))
             why.set(app, ("spec", "source", "chart"), setting_at(fleet, index, name, "chart"))
             why.set(app, ("spec", "source", "targetRevision"), setting_at(fleet, index, name, "version"))
             _record_values(why, app, ("spec", "source", "helm", "valuesObject"), fleet, index, name)
-            why.set(app, ("spec", "destination", "name"), ("clusters", index, "name"))
+            why.set(
+                app, ("spec", "destination"), prov.derived("the cluster (hub) or Argo CD's own (in-cluster)", ("clusters", index, "name"))
+            )
             why.set(app, ("spec", "destination", "namespace"), setting_at(fleet, index, name, "namespace"))
     return out
 
