@@ -251,7 +251,7 @@ def test_an_add_on_one_cluster_installs_is_its_own_and_off_for_the_fleet() -> No
     found = installs(_built(FLUX_OCI_AND_ARGO))
     out = Imported({"clusters": [{"name": "a"}, {"name": "b"}, {"name": "c"}]})
     platform = infer_platform(out, [found, {}, {}], ["a", "b", "c"], ["550.54.15"] * 3)
-    assert platform == {"kueue": {"enabled": False}, "gpuOperator": {"enabled": False}}
+    assert platform == {"kueue": {"enabled": False}, "gpuOperator": {"enabled": False}, "volcano": {"enabled": False}}
     assert out.document["clusters"][0]["platform"] == {
         "prometheusOperatorCrds": {"enabled": True, "version": "31.0.0"},
         "kueue": {"enabled": True, "version": "0.14.1"},

@@ -30,7 +30,12 @@ from fleetgen.importer.recognise import ClusterView
 from fleetgen.model.platform import ADD_ONS, Platform
 from fleetgen.review.object_diff import ABSENT, ObjectChange, ObjectKey, object_diff
 
-ADDON_OF_CHART = {"gpu-operator": "gpuOperator", "kueue": "kueue", "prometheus-operator-crds": "prometheusOperatorCrds"}
+ADDON_OF_CHART = {
+    "gpu-operator": "gpuOperator",
+    "kueue": "kueue",
+    "prometheus-operator-crds": "prometheusOperatorCrds",
+    "volcano": "volcano",
+}
 PINNED = re.compile(r"^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")  # the model's one exact version
 SETTINGS = ("enabled", "version", "repository", "chart", "namespace")
 
