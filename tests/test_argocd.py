@@ -125,6 +125,9 @@ def test_one_apply_bootstraps_every_cluster_and_each_gets_exactly_its_objects(hu
         (mine,) = [r for r in roots if r["metadata"]["labels"]["fleetgen/cluster"] == cluster.name]
         assert mine["spec"] == Rendered(fleet).entry_point(index)[-1].body["spec"], "validate, diff and explain see what Argo CD generates"
         children = kustomize(root / mine["spec"]["source"]["path"])
+        # a cluster leaving fleet.yaml: its root goes, and with it its Applications, but not the cluster's objects
+        assert mine["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"]
+        assert not [c for c in children if "finalizers" in c["metadata"]]
         synced: list[dict[str, Any]] = []
         for app in (c for c in children if c["kind"] == "Application" and "path" in c["spec"]["source"]):
             assert app["spec"]["destination"]["name"] == cluster.name

@@ -54,6 +54,7 @@ FLEET_APP_NAMESPACE = "kube-public"  # the fleet Application's destination; ever
 # The ApplicationSet's parameters: each list element names a cluster and its rollout wave.
 CLUSTER_PARAM, WAVE_PARAM = "cluster", "wave"
 APPLICATION_API = "argoproj.io/v1alpha1"
+RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
 
 
 def _application(fleet: Fleet, name: str, labels: dict[str, str], spec: dict[str, Any], wave: int | None = None) -> dict[str, Any]:
@@ -76,7 +77,11 @@ def _root(fleet: Fleet, cluster: str, labels: dict[str, str]) -> dict[str, Any]:
         "destination": {"server": IN_CLUSTER, "namespace": ARGOCD_NS},
         "syncPolicy": policy,
     }
-    return _application(fleet, f"{fleet.metadata.name}-{cluster}-root", labels, spec)
+    body = _application(fleet, f"{fleet.metadata.name}-{cluster}-root", labels, spec)
+    # Deleting a root (its cluster left fleet.yaml) deletes the child Applications it made; they carry no
+    # such finalizer, so the objects on the cluster stay, no longer managed.
+    body["metadata"]["finalizers"] = [RESOURCES_FINALIZER]
+    return body
 
 
 def root(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> Manifest:
@@ -86,6 +91,7 @@ def root(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> Manifest:
         named = prov.derived("<fleet>-<cluster>-root", ("metadata", "name"), ("clusters", index, "name"))
         why.meta(body, named, app_label_origins(index), prov.default("Argo CD's namespace"))
         _record(why, body, index, PLATFORM_FOLDER)
+        why.set(body, ("metadata", "finalizers"), prov.default("deleting the root deletes its Applications, not the cluster's objects"))
         why.set(body, ("spec", "destination"), prov.default("Argo CD's own cluster and namespace"))
         why.set(
             body, ("spec", "syncPolicy"), prov.derived("RollingSync syncs it when progressive", ("gitops", "argocd", "progressiveSync"))
