@@ -18,7 +18,7 @@ from fleetgen.authoring.scaffold import init_files, refuse_overwrites
 from fleetgen.cache import Cache
 from fleetgen.checks.load import LoadedFleet, load_fleet, load_fleet_text
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
-from fleetgen.live.state import Drift, QuotaImpact, compare, live_from_context, quota_impacts, read_live
+from fleetgen.live.state import Drift, QuotaImpact, compare, live_from_context, quota_impacts, read_live, resources_of
 from fleetgen.model import Fleet
 from fleetgen.model.json_schema import SCHEMA_PATH, fleet_json_schema
 from fleetgen.output.freshness import Discrepancy, check_tree
@@ -266,8 +266,9 @@ def drift(fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None
         raise InputError("give either --live FILE|DIR or --context KUBECONTEXT")
     loaded = load_fleet(fleet)
     index = cluster_index(loaded.fleet, cluster, f"--cluster {cluster}")
-    objects = read_live(live) if live else live_from_context(str(context))
-    return compare(Rendered(loaded.fleet, loaded.source.file).keyed(index, with_entry_point=False), objects)
+    rendered = Rendered(loaded.fleet, loaded.source.file).keyed(index, with_entry_point=False)
+    objects = read_live(live) if live else live_from_context(str(context), resources_of(rendered))
+    return compare(rendered, objects)
 
 
 def github_outputs(result: FleetDiff) -> dict[str, str]:

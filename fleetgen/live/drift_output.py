@@ -9,17 +9,31 @@ import json
 from typing import Any
 
 from fleetgen.live.state import Drift, QuotaImpact
+from fleetgen.model import Quantity
 from fleetgen.review.object_diff import ObjectChange, json_value, object_lines
 
 Impacts = dict[str, list[QuotaImpact]]  # cluster -> impacts from its live state
 
 
 def impact_text(cluster: str, impact: QuotaImpact) -> str:
+    """What the quota does to the team: lowered (the cluster has more now), raised but not enough, or already short."""
     team = impact.namespace.removeprefix("team-")
-    return (
-        f"team {team} on {cluster}: {impact.resource} lowered to {impact.hard} below its current use of "
-        f"{impact.used}; running pods stay, every new pod is rejected until use drops"
-    )
+    moved = _moved(impact.live, impact.hard)
+    if moved == "lowered":
+        change = f"{impact.resource} lowered from {impact.live} to {impact.hard}, below its current use of {impact.used}"
+    elif moved == "raised":
+        change = f"{impact.resource} raised from {impact.live} to {impact.hard}, still below its current use of {impact.used}"
+    else:
+        change = f"{impact.resource} quota of {impact.hard} is below its current use of {impact.used}"
+    return f"team {team} on {cluster}: {change}; running pods stay, every new pod is rejected until use drops"
+
+
+def _moved(live: str | None, hard: str) -> str | None:
+    try:
+        now, then = Quantity.parse(live or ""), Quantity.parse(hard)
+    except ValueError:
+        return None
+    return "lowered" if then < now else "raised" if now < then else None
 
 
 def drift_text(cluster: str, drift: Drift) -> str:
@@ -51,7 +65,9 @@ def drift_json(cluster: str, drift: Drift) -> str:
             "missing": objects(drift.missing),
             "extra": objects(drift.extra),
             "changed": objects(drift.changed),
-            "quotaImpacts": [{"namespace": i.namespace, "resource": i.resource, "used": i.used, "hard": i.hard} for i in drift.impacts],
+            "quotaImpacts": [
+                {"namespace": i.namespace, "resource": i.resource, "used": i.used, "hard": i.hard, "live": i.live} for i in drift.impacts
+            ],
         },
         indent=2,
     )
