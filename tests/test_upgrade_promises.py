@@ -77,7 +77,7 @@ def test_a_wave_before_the_previous_soak_ends_is_refused_with_the_time_it_may_st
 def test_an_override_is_recorded_shown_by_status_and_by_the_change_summary(wave1: str) -> None:
     wave2 = apply_wave(loaded(wave1), 2, None, AT + 30 * H, override_soak="CVE-2026-1234: driver fix")
     assert changed_lines(wave1, wave2)[-1] == (
-        "+    - {wave: 2, step: {driver: 560.35.03}, clusters: [prod-inference-eastus], appliedAt: '2026-11-25T15:00:00Z', "
+        "+    - {wave: 2, step: {driver: 560.35.03}, clusters: [training-eastus], appliedAt: '2026-11-25T15:00:00Z', "
         "overrideSoak: 'CVE-2026-1234: driver fix'}"
     )
     head = loaded(wave2).fleet
@@ -152,15 +152,15 @@ def test_the_last_wave_folds_interim_sets_back_and_closes_the_record() -> None:
     assert {c.name: c.version_set for c in fleet.clusters if c.environment == "production"} == dict.fromkeys(
         ("prod-inference-eastus", "prod-inference-westeu", "training-eastus"), "prod-2024q4"
     )
-    assert fleet.upgrade is not None and fleet.upgrade.closed_at == AT + 96 * H
+    assert fleet.upgrade is not None and fleet.upgrade.closed_at == AT + 144 * H
     assert not [w for w in result.warnings if "identical" in w.message]
     # only the versions and the record differ from the fleet before the upgrade: comments and layout kept
     upgrade_lines = [line for line in changed_lines(before, final) if not line.startswith(("-    driver:", "+    driver:"))]
     assert all(line.startswith("+") for line in upgrade_lines)
-    assert upgrade_lines[-1] == "+  closedAt: '2026-11-28T09:00:00Z'"
+    assert upgrade_lines[-1] == "+  closedAt: '2026-11-30T09:00:00Z'"
     assert comment_lines(final)[: len(comment_lines(before))] == comment_lines(before)
-    assert "complete (3 wave(s) applied); closed 2026-11-28 09:00 UTC, interim version sets folded back" in status_text(
-        upgrade_status(fleet, AT + 100 * H), AT + 100 * H
+    assert "complete (4 wave(s) applied); closed 2026-11-30 09:00 UTC, interim version sets folded back" in status_text(
+        upgrade_status(fleet, AT + 150 * H), AT + 150 * H
     )
 
 
@@ -262,13 +262,13 @@ def test_a_reverted_wave_is_still_caught_before_the_soak_gate(wave1: str) -> Non
 
 def test_status_end_to_end_after_the_last_wave(tmp_path: Path, cli_run: Run) -> None:
     (tmp_path / "fleet.yaml").write_text(PLANNABLE)
-    for number, at in ((1, "2026-11-24T09:00Z"), (2, "2026-11-26T09:00Z"), (3, "2026-11-28T09:00Z")):
+    for number, at in ((1, "2026-11-24T09:00Z"), (2, "2026-11-26T09:00Z"), (3, "2026-11-28T09:00Z"), (4, "2026-11-30T09:00Z")):
         args = ["--set", "driver=560.35.03"] if number == 1 else []
         done = cli_run("upgrade", "apply", "--wave", str(number), *args, "--at", at, "--no-render")
         assert done.returncode == 0, done.stderr
     assert "prod-2024q4-w2" not in (tmp_path / "fleet.yaml").read_text()
-    status = cli_run("upgrade", "status", "--now", "2026-11-29T09:00Z")
-    assert "closed 2026-11-28 09:00 UTC, interim version sets folded back" in status.stdout
+    status = cli_run("upgrade", "status", "--now", "2026-12-01T09:00Z")
+    assert "closed 2026-11-30 09:00 UTC, interim version sets folded back" in status.stdout
 
 
 def test_override_soak_on_the_real_cli_is_recorded_and_shown_by_status_and_diff(repo: Path, cli_run: Run) -> None:

@@ -21,6 +21,9 @@ set_option = click.option(
     "--set", "sets", multiple=True, metavar="COMPONENT=VERSION", help="A target version, e.g. driver=560.35.03 (repeat for more)."
 )
 to_option = click.option("--to", default=None, metavar="VERSION_SET", help="Move every cluster to the versions of this version set.")
+downgrade_option = click.option(
+    "--allow-downgrade", is_flag=True, help="Plan a target below a cluster's current version (refused otherwise; never Kubernetes)."
+)
 
 
 @click.group()
@@ -33,15 +36,17 @@ def upgrade() -> None:
 @set_option
 @to_option
 @click.option("--start", default=None, help="When the first wave may start (UTC); gives every wave a date and the plan an ETA.")
+@downgrade_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @reports_errors
-def upgrade_plan(fleet: Path, sets: tuple[str, ...], to: str | None, start: str | None, fmt: str) -> None:
+def upgrade_plan(fleet: Path, sets: tuple[str, ...], to: str | None, start: str | None, allow_downgrade: bool, fmt: str) -> None:
     """Plan the waves that move the fleet to the target versions; refuse targets the rules reject."""
     loaded = load_fleet(fleet)
     requested = requested_versions(loaded.fleet, sets, to)
     if not requested:
         raise InputError("say what to upgrade to: --set COMPONENT=VERSION or --to VERSION_SET")
-    result = plan_upgrade(loaded.fleet, requested, parse_moment(start, "--start"), loaded.facts)  # with the fleet's own facts
+    moment = parse_moment(start, "--start")
+    result = plan_upgrade(loaded.fleet, requested, moment, loaded.facts, allow_downgrade=allow_downgrade)  # with the fleet's own facts
     console().out({"json": plan_json, "markdown": plan_markdown}.get(fmt, plan_text)(result), nl=fmt != "markdown")
 
 
@@ -52,6 +57,7 @@ def upgrade_plan(fleet: Path, sets: tuple[str, ...], to: str | None, start: str 
 @to_option
 @click.option("--at", default=None, help="When the wave is applied (UTC; default now); status counts its soak from here.")
 @click.option("--no-render", is_flag=True, help="Only rewrite fleet.yaml; do not render the tree.")
+@downgrade_option
 @click.option(
     "--override-soak",
     default=None,
@@ -60,7 +66,14 @@ def upgrade_plan(fleet: Path, sets: tuple[str, ...], to: str | None, start: str 
 )
 @reports_errors
 def upgrade_apply(
-    fleet: Path, number: int, sets: tuple[str, ...], to: str | None, at: str | None, no_render: bool, override_soak: str | None
+    fleet: Path,
+    number: int,
+    sets: tuple[str, ...],
+    to: str | None,
+    at: str | None,
+    no_render: bool,
+    allow_downgrade: bool,
+    override_soak: str | None,
 ) -> None:
     """Rewrite FLEET for one wave, keeping its comments and layout, then render the tree.
 
@@ -68,7 +81,7 @@ def upgrade_apply(
     loaded = load_fleet(fleet)
     requested = requested_versions(loaded.fleet, sets, to) or None
     moment = parse_moment(at, "--at") or utc_now()
-    edited = apply_wave(loaded, number, requested, moment, override_reason(override_soak))
+    edited = apply_wave(loaded, number, requested, moment, override_reason(override_soak), allow_downgrade=allow_downgrade)
     console().err(workflows.write_validated(fleet, edited, render=not no_render))
 
 

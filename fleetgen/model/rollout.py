@@ -61,6 +61,10 @@ class Rollout(Spec):
     """Maintenance windows; a wave starts only inside one. Any time when left out."""
     freezes: tuple[Freeze, ...] = ()
     """Change freezes; no wave starts inside one."""
+    production_canary: DnsLabel | None = None
+    """The production cluster every upgrade moves first, alone, and soaks before the rest. When left out: the first
+    production cluster outside any DR pair, else the DR partner listed second (never a pair's primary while another
+    production cluster exists)."""
 
 
 class UpgradeWave(Spec):

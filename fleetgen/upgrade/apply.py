@@ -36,7 +36,9 @@ def timestamp(moment: datetime.datetime) -> str:
     return as_utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def upgrade_record(fleet: Fleet, number: int, requested: dict[str, Version] | None, data: Facts | None = None) -> Upgrade:
+def upgrade_record(
+    fleet: Fleet, number: int, requested: dict[str, Version] | None, data: Facts | None = None, *, allow_downgrade: bool = False
+) -> Upgrade:
     """The upgrade this wave belongs to: the one in progress, or a new plan when wave 1 starts one."""
     record = fleet.upgrade
     if record is not None and not record.complete:
@@ -47,7 +49,7 @@ def upgrade_record(fleet: Fleet, number: int, requested: dict[str, Version] | No
         raise PlanRefused(["no upgrade in progress: start one with --set COMPONENT=VERSION or --to VERSION_SET"])
     if number != 1:  # never list the waves up to `number`: it may be 99999999999999999999
         raise PlanRefused([f"wave 1 is not in fleet.yaml yet: apply wave 1 first, then the others in order up to {number}"])
-    plan = plan_upgrade(fleet, requested, data=data)
+    plan = plan_upgrade(fleet, requested, data=data, allow_downgrade=allow_downgrade)
     if not plan.waves:
         raise PlanRefused(["every cluster already runs these versions: nothing to apply"])
     waves = tuple(UpgradeWave(wave=w.number, step=dict(w.step), clusters=w.clusters) for w in plan.waves)
@@ -59,12 +61,18 @@ def _target_text(target: Mapping[Any, Version]) -> str:
 
 
 def apply_wave(
-    loaded: LoadedFleet, number: int, requested: dict[str, Version] | None, at: datetime.datetime, override_soak: str | None = None
+    loaded: LoadedFleet,
+    number: int,
+    requested: dict[str, Version] | None,
+    at: datetime.datetime,
+    override_soak: str | None = None,
+    *,
+    allow_downgrade: bool = False,
 ) -> str:
     """The new text of fleet.yaml with wave `number` applied at `at`; refuses out-of-order or stale waves, and
     waves before their time (gate.py) unless `override_soak` gives the reason to cut the soak short."""
     fleet = loaded.fleet
-    record = upgrade_record(fleet, wave_number(number), requested, loaded.facts)
+    record = upgrade_record(fleet, wave_number(number), requested, loaded.facts, allow_downgrade=allow_downgrade)
     if not 1 <= number <= len(record.waves):
         raise PlanRefused([f"the upgrade has waves 1 to {len(record.waves)}, not {number}"])
     wave = record.waves[number - 1]

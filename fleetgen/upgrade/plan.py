@@ -104,9 +104,17 @@ def cluster_steps(current: dict[str, Version], target: dict[str, Version]) -> tu
     return steps, refused
 
 
-def plan_upgrade(fleet: Fleet, requested: dict[str, Version], start: datetime.datetime | None = None, data: Facts | None = None) -> Plan:
+def plan_upgrade(
+    fleet: Fleet,
+    requested: dict[str, Version],
+    start: datetime.datetime | None = None,
+    data: Facts | None = None,
+    *,
+    allow_downgrade: bool = False,
+) -> Plan:
     """The waves from the fleet's versions to `requested`, judged by `data` (the shipped facts unless given:
-    pass LoadedFleet.facts so a fleet's own facts file counts)."""
+    pass LoadedFleet.facts so a fleet's own facts file counts). A target below a cluster's version is refused
+    unless `allow_downgrade` (Kubernetes never goes down)."""
     data = data or facts()
     if fleet.upgrade is not None and not fleet.upgrade.complete:
         pending = next(w.wave for w in fleet.upgrade.waves if w.applied_at is None)
@@ -136,6 +144,12 @@ def plan_upgrade(fleet: Fleet, requested: dict[str, Version], start: datetime.da
             wanted.pop("driver")  # already new enough: an implied bump never downgrades
         steps, reasons = cluster_steps(current, wanted)
         refused += [f"{cluster.name}: {r}" for r in reasons]
+        if not allow_downgrade:
+            refused += [
+                f"{cluster.name}: {c} {current[c]} -> {wanted[c]} is a downgrade; give --allow-downgrade to plan it"
+                for c in wanted
+                if c != "kubernetes" and wanted[c] < current[c]
+            ]
         chart_version = cluster_operator(fleet, cluster)
         if chart_version is not None and "driver" in wanted and wanted["driver"] != current["driver"]:
             blocked = driver_move(chart_version, current["driver"], wanted["driver"])
@@ -178,12 +192,24 @@ def _waves(fleet: Fleet, per_cluster: dict[str, list[Step]]) -> list[Wave]:
     waves: list[Wave] = []
     for phase in phases:
         moving = [c for c in fleet.clusters if phase in per_cluster[c.name]]
-        for stage, names in _stages(moving, fleet.rollout.max_wave_size):
+        for stage, names in _stages(fleet, moving, fleet.rollout.max_wave_size):
             waves.append(Wave(len(waves) + 1, phase, stage, tuple(names)))
     return waves
 
 
-def _stages(clusters: list[Cluster], cap: int) -> list[tuple[str, list[str]]]:
+def production_canary(fleet: Fleet, production: list[Cluster]) -> Cluster:
+    """The production cluster that moves first: `rollout.productionCanary`, else one outside any DR pair, else the
+    DR partner listed second, so that a pair's primary is never the canary while another production cluster exists."""
+    named = next((c for c in production if c.name == fleet.rollout.production_canary), None)
+    if named is not None:
+        return named
+    order = [c.name for c in fleet.clusters]
+    alone = next((c for c in production if not c.dr_partner), None)
+    second = next((c for c in production if c.dr_partner in order and order.index(c.dr_partner) < order.index(c.name)), None)
+    return alone or second or production[0]
+
+
+def _stages(fleet: Fleet, clusters: list[Cluster], cap: int) -> list[tuple[str, list[str]]]:
     out: list[tuple[str, list[str]]] = []
     for environment in ("dev", "staging"):
         names = [c.name for c in clusters if c.environment == environment]
@@ -193,7 +219,7 @@ def _stages(clusters: list[Cluster], cap: int) -> list[tuple[str, list[str]]]:
     if not production:
         return out
     partner = {c.name: c.dr_partner for c in production}
-    canary = next((c for c in production if c.dr_partner), production[0])  # one whose partner stays behind
+    canary = production_canary(fleet, production)  # its DR partner stays behind
     out.append(("production canary", [canary.name]))
     bins: list[list[str]] = []
     for cluster in production:
