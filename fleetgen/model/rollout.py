@@ -12,8 +12,11 @@ from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Int, unique_by
 from fleetgen.model.types import DnsLabel, Line, Version, as_text
 
-Component = Literal["containerd", "kubernetes", "driver", "cuda", "cudnn"]  # in the order a cluster upgrades them
-COMPONENTS: tuple[Component, ...] = get_args(Component)
+# What an upgrade moves, in the order a cluster upgrades them: the matrix row (COMPONENTS, in every version
+# set), and the GPU Operator release that installs the driver, which moves with it.
+Component = Literal["containerd", "kubernetes", "driver", "gpuOperator", "cuda", "cudnn"]
+UPGRADE_COMPONENTS: tuple[Component, ...] = get_args(Component)
+COMPONENTS: tuple[Component, ...] = ("containerd", "kubernetes", "driver", "cuda", "cudnn")
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet
-from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, Kueue, Platform, cluster_platform
+from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, Kueue, Platform
 from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
 from fleetgen.render.provenance import NOWHERE, Recorder
@@ -26,7 +26,7 @@ RELEASES = {"prometheusOperatorCrds": "prometheus-operator-crds", "kueue": "kueu
 
 
 def platform_of(fleet: Fleet, index: int) -> Platform:
-    return cluster_platform(fleet.platform, fleet.clusters[index].platform)
+    return fleet.platform_of(fleet.clusters[index])
 
 
 def add_ons(fleet: Fleet, index: int) -> list[tuple[str, AddOn, FieldPath]]:
@@ -73,9 +73,13 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
 
 def setting_at(fleet: Fleet, index: int, name: str, *fields: str) -> FieldPath:
     """Where add-on `name`'s field is written for cluster `index`: the cluster's own platform when it writes it, else the fleet's."""
-    own = fleet.clusters[index].platform
+    cluster = fleet.clusters[index]
+    own = cluster.platform
     if own is not None and prov.written(own, name, *fields):
         return ("clusters", index, "platform", name, *fields)
+    versions = fleet.version_sets.get(cluster.version_set)
+    if (name, fields) == ("gpuOperator", ("version",)) and versions is not None and versions.gpu_operator is not None:
+        return ("versionSets", cluster.version_set, "gpuOperator")
     return ("platform", name, *fields)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 
 from fleetgen.errors import InputError
-from fleetgen.model import COMPONENTS, Fleet, Version
+from fleetgen.model import UPGRADE_COMPONENTS, Fleet, Version
 from fleetgen.upgrade.moments import RANGE, as_utc
 from fleetgen.upgrade.plan import versions_of
 
@@ -52,8 +52,8 @@ def requested_versions(fleet: Fleet, sets: tuple[str, ...], to: str | None) -> d
     out: dict[str, Version] = {}
     for item in sets:
         component, sep, version = item.partition("=")
-        if not sep or component not in COMPONENTS:
-            raise InputError(f"--set {_shown(item)}: expected COMPONENT=VERSION with COMPONENT one of {', '.join(COMPONENTS)}")
+        if not sep or component not in UPGRADE_COMPONENTS:
+            raise InputError(f"--set {_shown(item)}: expected COMPONENT=VERSION with COMPONENT one of {', '.join(UPGRADE_COMPONENTS)}")
         if component in out:
             raise InputError(f"--set {_shown(item)}: {component} is already set to {out[component]}")
         if len(version) > 40:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import json
 
+from fleetgen.upgrade.operator import component_text
 from fleetgen.upgrade.plan import Plan, step_label
 from fleetgen.upgrade.status import LiveVersions, Status
 
@@ -24,7 +25,7 @@ def _hours(delta: datetime.timedelta) -> str:
 
 
 def _target(plan: Plan) -> str:
-    return ", ".join(f"{k} {v}" for k, v in plan.target.items())
+    return ", ".join(f"{k} {component_text(k, v)}" for k, v in plan.target.items())
 
 
 def plan_text(plan: Plan) -> str:
@@ -46,7 +47,7 @@ def plan_json(plan: Plan) -> str:
     return json.dumps(
         {
             "version": 1,
-            "target": {k: str(v) for k, v in plan.target.items()},
+            "target": {k: component_text(k, v) for k, v in plan.target.items()},
             "implied": plan.implied,
             "soak": _hours(plan.soak),
             "eta": plan.eta.isoformat() if plan.eta else None,
@@ -54,7 +55,7 @@ def plan_json(plan: Plan) -> str:
             "waves": [
                 {
                     "wave": w.number,
-                    "step": {c: str(v) for c, v in w.step},
+                    "step": {c: component_text(c, v) for c, v in w.step},
                     "stage": w.stage,
                     "clusters": list(w.clusters),
                     "start": w.start.isoformat() if w.start else None,
@@ -91,7 +92,7 @@ def status_text(status: Status | None, now: datetime.datetime, live: tuple[LiveV
 def _status_head(status: Status | None, now: datetime.datetime) -> str:
     if status is None:
         return "no upgrade recorded in fleet.yaml"
-    target = ", ".join(f"{k} {v}" for k, v in status.target.items())
+    target = ", ".join(f"{k} {component_text(k, v)}" for k, v in status.target.items())
     if status.complete:
         head = f"upgrade to {target}: complete ({status.waves_total} wave(s) applied)"
         if status.closed_at:

@@ -15,13 +15,15 @@ import datetime
 from dataclasses import dataclass, field
 
 from fleetgen.compat import Facts, facts, version_set_problems
-from fleetgen.compat.gpu_operator import cluster_operator, driver_move, operator_release
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
-from fleetgen.model import COMPONENTS, Cluster, Fleet, Rollout, Version, VersionSet
+from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Cluster, Fleet, Rollout, Version, VersionSet
 from fleetgen.upgrade.moments import later
+from fleetgen.upgrade.operator import cluster_versions, component_text, operator_problem, supports
+from fleetgen.upgrade.targets import complete_target
 
 Step = tuple[tuple[str, Version], ...]  # the (component, version) pairs one step sets
-STAGES = (("containerd",), ("kubernetes",), ("driver",), ("cuda", "cudnn"))  # CUDA and cuDNN ship in the same images
+# CUDA and cuDNN ship in the same images; the GPU Operator release and the driver move in one Helm upgrade
+STAGES = (("containerd",), ("kubernetes",), ("driver", "gpuOperator"), ("cuda", "cudnn"))
 
 
 class PlanRefused(FindingsError):
@@ -56,32 +58,19 @@ class Plan:
 
 
 def versions_of(vs: VersionSet) -> dict[str, Version]:
-    return {c: getattr(vs, c) for c in COMPONENTS}
+    """A version set's versions: the matrix row, and its GPU Operator release when it names one."""
+    out: dict[str, Version] = {c: getattr(vs, c) for c in COMPONENTS}
+    if vs.gpu_operator is not None:
+        out["gpuOperator"] = vs.gpu_operator
+    return out
 
 
 def _with(values: dict[str, Version]) -> VersionSet:
     return VersionSet.model_validate({k: str(v) for k, v in values.items()})
 
 
-def _full_support_driver(cuda: Version, data: Facts) -> Version | None:
-    minor = Version(".".join(str(p) for p in cuda.minor))
-    return next((r.min_driver for r in data.cuda_driver if r.cuda == minor), None)
-
-
-def _operator_driver(fleet: Fleet, needed: Version) -> Version | None:
-    """The lowest driver at or above `needed` that the GPU Operator of every cluster below it supports, if any."""
-    lists = []
-    for cluster in fleet.clusters:
-        chart_version = cluster_operator(fleet, cluster)
-        release = operator_release(chart_version) if chart_version else None
-        if release is not None and fleet.version_sets[cluster.version_set].driver < needed:
-            lists.append(set(release.drivers))
-    fits = sorted(d for d in set.intersection(*lists) if d >= needed) if lists else []
-    return fits[0] if fits else None
-
-
 def step_label(step: Step) -> str:
-    return ", ".join(f"{component} {version}" for component, version in step)
+    return ", ".join(f"{component} {component_text(component, version)}" for component, version in step)
 
 
 def cluster_steps(current: dict[str, Version], target: dict[str, Version]) -> tuple[list[Step], list[str]]:
@@ -122,48 +111,33 @@ def plan_upgrade(
     beyond = beyond_the_data(requested, data)
     if beyond:
         raise PlanRefused(beyond)
-    target = dict(requested)
-    implied: list[str] = []
-    implied_driver = False
-    if "cuda" in target and "driver" not in target:
-        needed = _full_support_driver(target["cuda"], data)
-        lowest = min(fleet.version_sets[c.version_set].driver for c in fleet.clusters)
-        if needed is not None and lowest < needed:
-            chosen = _operator_driver(fleet, needed) or needed
-            target["driver"] = chosen
-            implied_driver = True
-            because = "" if chosen == needed else f", and {chosen} is the first the clusters' GPU Operators support"
-            implied.append(f"CUDA {target['cuda']} needs driver {needed} or later{because}: the driver moves first")
+    completed = complete_target(fleet, requested, data)
+    target = completed.versions
     per_cluster: dict[str, list[Step]] = {}
     refused: list[str] = []
     warnings: set[str] = set()
     for cluster in fleet.clusters:
-        current = versions_of(fleet.version_sets[cluster.version_set])
-        wanted = dict(target)
-        if implied_driver and current["driver"] >= target["driver"]:
-            wanted.pop("driver")  # already new enough: an implied bump never downgrades
+        current = cluster_versions(fleet, cluster)
+        wanted = _wanted(current, target, completed.implied_parts)
         steps, reasons = cluster_steps(current, wanted)
         refused += [f"{cluster.name}: {r}" for r in reasons]
         if not allow_downgrade:
             refused += [
-                f"{cluster.name}: {c} {current[c]} -> {wanted[c]} is a downgrade; give --allow-downgrade to plan it"
+                f"{cluster.name}: {c} {component_text(c, current[c])} -> {component_text(c, wanted[c])} is a downgrade; "
+                "give --allow-downgrade to plan it"
                 for c in wanted
                 if c != "kubernetes" and wanted[c] < current[c]
             ]
-        chart_version = cluster_operator(fleet, cluster)
-        if chart_version is not None and "driver" in wanted and wanted["driver"] != current["driver"]:
-            blocked = driver_move(chart_version, current["driver"], wanted["driver"])
-            refused += [f"{cluster.name}: {blocked}"] if blocked else []
         gpus = frozenset(p.gpu_model for p in cluster.node_pools)
         state = dict(current)
-        known = {p.message for p in version_set_problems(_with(state), gpus, data)}  # not news: validate shows them
+        known = {message for message, _ in _problems(state, gpus, data)}  # not news: validate shows them
         for step in steps:
             state.update(step)
-            for problem in version_set_problems(_with(state), gpus, data):
-                text = f"{cluster.name} after {step_label(step)}: {problem.message}"
-                if problem.severity is Severity.ERROR:
+            for message, severity in _problems(state, gpus, data):
+                text = f"{cluster.name} after {step_label(step)}: {message}"
+                if severity is Severity.ERROR:
                     refused.append(text)
-                elif problem.message not in known:
+                elif message not in known:
                     warnings.add(text)
         per_cluster[cluster.name] = steps
     if refused:
@@ -171,7 +145,25 @@ def plan_upgrade(
     waves = _waves(fleet, per_cluster)
     if start is not None:
         waves = schedule(waves, fleet.rollout, start)
-    return Plan(target, implied, waves, fleet.rollout.soak, sorted(warnings))
+    return Plan(target, completed.implied, waves, fleet.rollout.soak, sorted(warnings))
+
+
+def _wanted(current: dict[str, Version], target: dict[str, Version], implied: set[str]) -> dict[str, Version]:
+    """What this cluster moves to: the target's components it has (the GPU Operator only where it installs the
+    driver), an implied driver only upward, an implied operator release only where the current one lacks the driver."""
+    wanted = {c: v for c, v in target.items() if c in current}
+    if "driver" in implied and "driver" in wanted and current["driver"] >= wanted["driver"]:
+        wanted.pop("driver")
+    if "gpuOperator" in implied and "gpuOperator" in wanted and supports(current["gpuOperator"], wanted.get("driver", current["driver"])):
+        wanted.pop("gpuOperator")
+    return wanted
+
+
+def _problems(state: dict[str, Version], gpus: frozenset[str], data: Facts) -> list[tuple[str, Severity]]:
+    """What the compatibility rules, and the GPU Operator release's list of drivers, say about a cluster's state."""
+    found = [(p.message, p.severity) for p in version_set_problems(_with(state), gpus, data)]
+    operator = operator_problem(state["gpuOperator"], state["driver"]) if "gpuOperator" in state else None
+    return found + ([operator] if operator else [])
 
 
 def beyond_the_data(target: dict[str, Version], data: Facts | None = None) -> list[str]:
@@ -188,7 +180,7 @@ def beyond_the_data(target: dict[str, Version], data: Facts | None = None) -> li
 
 
 def _waves(fleet: Fleet, per_cluster: dict[str, list[Step]]) -> list[Wave]:
-    phases = sorted({s for steps in per_cluster.values() for s in steps}, key=lambda s: (COMPONENTS.index(s[0][0]), s[0][1]))
+    phases = sorted({s for steps in per_cluster.values() for s in steps}, key=lambda s: (UPGRADE_COMPONENTS.index(s[0][0]), s[0][1]))
     waves: list[Wave] = []
     for phase in phases:
         moving = [c for c in fleet.clusters if phase in per_cluster[c.name]]

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from fleetgen.errors import InputError
-from fleetgen.model import COMPONENTS, Fleet, Version
+from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Fleet, Version
 from fleetgen.upgrade.moments import as_utc, later
+from fleetgen.upgrade.operator import cluster_versions, component_text
 
 VERSIONS_CONFIGMAP = ("kube-public", "fleet-versions")  # namespace, name
 
@@ -65,11 +66,11 @@ def upgrade_status(fleet: Fleet, now: datetime.datetime) -> Status | None:
     pending = next((w.wave for w in record.waves if w.applied_at is None), None)
     clusters = []
     for cluster in fleet.clusters:
-        vs = fleet.version_sets[cluster.version_set]
+        have = cluster_versions(fleet, cluster)
         behind = tuple(
-            f"{c} {getattr(vs, c)} (target {record.target[c]})"
-            for c in COMPONENTS
-            if c in record.target and getattr(vs, c) != record.target[c]
+            f"{c} {component_text(c, have[c])} (target {component_text(c, record.target[c])})"
+            for c in UPGRADE_COMPONENTS
+            if c in record.target and c in have and have[c] != record.target[c]
         )
         clusters.append(ClusterState(cluster.name, cluster.environment, behind))
     return Status(
