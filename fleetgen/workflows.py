@@ -8,6 +8,7 @@ command that needs the rendered objects gets the same ones, computed once. Nothi
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,8 @@ from fleetgen.authoring.scaffold import init_files, refuse_overwrites
 from fleetgen.cache import Cache
 from fleetgen.checks.load import LoadedFleet, load_fleet, load_fleet_text
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
+from fleetgen.live.node_checks import judge_nodes
+from fleetgen.live.nodes import nodes_in
 from fleetgen.live.state import Drift, QuotaImpact, compare, live_from_context, quota_impacts, read_live, resources_of
 from fleetgen.model import Fleet
 from fleetgen.model.json_schema import SCHEMA_PATH, fleet_json_schema
@@ -268,7 +271,11 @@ def drift(fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None
     index = cluster_index(loaded.fleet, cluster, f"--cluster {cluster}")
     rendered = Rendered(loaded.fleet, loaded.source.file).keyed(index, with_entry_point=False)
     objects = read_live(live) if live else live_from_context(str(context), resources_of(rendered))
-    return compare(rendered, objects)
+    result = compare(rendered, objects)
+    nodes = nodes_in(objects)
+    if not nodes:
+        return result
+    return dataclasses.replace(result, nodes=judge_nodes(loaded.fleet, loaded.fleet.clusters[index], nodes, loaded.facts))
 
 
 def github_outputs(result: FleetDiff) -> dict[str, str]:

@@ -16,14 +16,16 @@ from fleetgen.live.dumps import live_objects
 from fleetgen.live.dumps import read_live as read_live  # the entry point for dumps given as files
 from fleetgen.live.kubectl import kubectl
 from fleetgen.live.managed import managed_view
+from fleetgen.live.node_checks import NodeEvidence
 from fleetgen.model import Quantity
 from fleetgen.render.manifest import MANAGED_BY
 from fleetgen.review.object_diff import ObjectChange, ObjectKey, diff_objects
 
 
 def resources_of(rendered: dict[ObjectKey, dict[str, Any]]) -> list[str]:
-    """`kind.group` of every rendered kind (`clusterqueue.kueue.x-k8s.io`, `namespace`), which kubectl resolves."""
-    out = set()
+    """`kind.group` of every rendered kind (`clusterqueue.kueue.x-k8s.io`, `namespace`), which kubectl resolves, and
+    the Nodes, the evidence of what the cluster runs."""
+    out = {"node"}
     for body in rendered.values():
         group = str(body.get("apiVersion", "")).rpartition("/")[0]
         out.add(f"{body['kind'].lower()}.{group}" if group else body["kind"].lower())
@@ -47,10 +49,11 @@ class Drift:
     extra: tuple[ObjectChange, ...]
     changed: tuple[ObjectChange, ...]
     impacts: tuple[QuotaImpact, ...]
+    nodes: NodeEvidence | None = None  # when the live objects hold the cluster's Nodes
 
     @property
     def found(self) -> bool:
-        return bool(self.missing or self.extra or self.changed)
+        return bool(self.missing or self.extra or self.changed) or (self.nodes is not None and self.nodes.found)
 
 
 def live_from_context(context: str, resources: list[str]) -> list[dict[str, Any]]:
