@@ -232,6 +232,20 @@ def cluster_dumps(values: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
     return {cluster: read_live(files) for cluster, files in paths.items()}
 
 
+EVIDENCE_RESOURCES = ["node", "configmap"]  # a cluster's Nodes and its fleet-versions ConfigMap
+
+
+def cluster_evidence(live: tuple[str, ...], contexts: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
+    """Each cluster's live objects from `--live CLUSTER=PATH` dumps and `--context CLUSTER=CONTEXT` (through kubectl)."""
+    out = cluster_dumps(live)
+    for value in contexts:
+        cluster, sep, context = value.partition("=")
+        if not sep or not cluster or not context:
+            raise InputError(f"--context {value!r}: expected CLUSTER=KUBECONTEXT")
+        out[cluster] = out.get(cluster, []) + live_from_context(context, EVIDENCE_RESOURCES)
+    return out
+
+
 def review(fleet: Path, base_ref: str, head_ref: str | None, live: tuple[str, ...] = ()) -> Review:
     """What a change to FLEET does to each cluster, and the approvals it needs (`diff`)."""
     cache = Cache.for_user()

@@ -12,7 +12,11 @@ deprecated `nvidia.com/cuda.driver.*`, `nvidia.com/gpu.product`, count, memory, 
 
 from __future__ import annotations
 
+import datetime
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from fleetgen.model import Fleet
 
@@ -167,3 +171,38 @@ def nodes_dump(fleet: Fleet, cluster_name: str, *, driver: str | None = None) ->
         },
     }
     return {"apiVersion": "v1", "kind": "List", "items": [system, *items], "metadata": {"resourceVersion": ""}}
+
+
+def evidence_of(fleet: Fleet, cluster_name: str, *, driver: str | None = None) -> list[dict[str, Any]]:
+    """`kubectl get nodes,configmaps -A -o yaml` of a cluster that runs what `fleet` says: its Nodes and the
+    fleet-versions ConfigMap its sync applied."""
+    from fleetgen.render.kueue import fleet_versions
+
+    index = next(i for i, c in enumerate(fleet.clusters) if c.name == cluster_name)
+    configmap = fleet_versions(fleet, fleet.clusters[index], ("clusters", index))[0].body
+    return [*nodes_dump(fleet, cluster_name, driver=driver)["items"], configmap]
+
+
+def wave_evidence(fleet: Fleet, number: int) -> dict[str, list[dict[str, Any]]]:
+    """Evidence that wave `number` of the fleet's upgrade is done: each of its clusters on what fleet.yaml now says."""
+    assert fleet.upgrade is not None
+    return {name: evidence_of(fleet, name) for name in fleet.upgrade.waves[number - 1].clusters}
+
+
+def verified(text: str, number: int, at: datetime.datetime) -> str:
+    """fleet.yaml after `fleetgen upgrade verify --wave N` saw the wave's clusters done at `at`."""
+    from fleetgen.checks.load import load_fleet_text
+    from fleetgen.upgrade.verify import verify_wave
+
+    loaded = load_fleet_text(text.encode())
+    return verify_wave(loaded, number, wave_evidence(loaded.fleet, number), at)[0]
+
+
+def evidence_files(folder: Path, fleet: Fleet, number: int) -> list[str]:
+    """The wave's evidence written as dumps in `folder`, as `--live CLUSTER=FILE` arguments."""
+    args = []
+    for name, objects in wave_evidence(fleet, number).items():
+        path = folder / f"{name}-evidence.yaml"
+        path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objects}))
+        args += ["--live", f"{name}={path}"]
+    return args

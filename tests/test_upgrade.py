@@ -11,6 +11,7 @@ from subprocess import CompletedProcess
 import pytest
 import yaml
 from conftest import EXAMPLE, replace_once
+from node_dumps import evidence_files, verified, wave_evidence
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import FindingsError
@@ -174,8 +175,9 @@ def test_apply_wave_1_changes_only_the_lines_it_must() -> None:
 
 
 def test_apply_later_waves_in_order_with_minimal_diffs() -> None:
-    wave1 = apply_wave(load_fleet_text(PLANNABLE.encode()), 1, {"driver": Version("560.35.03")}, AT)
-    wave2 = apply_wave(load_fleet_text(wave1.encode()), 2, None, AT + datetime.timedelta(days=2))
+    wave1 = verified(apply_wave(load_fleet_text(PLANNABLE.encode()), 1, {"driver": Version("560.35.03")}, AT), 1, AT)
+    evidence = wave_evidence(load_fleet_text(wave1.encode()).fleet, 1)
+    wave2 = apply_wave(load_fleet_text(wave1.encode()), 2, None, AT + datetime.timedelta(days=2), evidence=evidence)
     assert sorted(changed_lines(wave1, wave2)) == sorted(
         [  # the new set goes right after prod-2024q4
             "+  prod-2024q4-w2:",
@@ -191,9 +193,13 @@ def test_apply_later_waves_in_order_with_minimal_diffs() -> None:
         ]
     )
     assert "  prod-2024q4-w2:\n    kubernetes: 1.29.4\n    driver: 560.35.03" in wave2
-    wave3 = apply_wave(load_fleet_text(wave2.encode()), 3, None, AT + datetime.timedelta(days=4))
+    wave2 = verified(wave2, 2, AT + datetime.timedelta(days=2))
+    evidence = wave_evidence(load_fleet_text(wave2.encode()).fleet, 2)
+    wave3 = apply_wave(load_fleet_text(wave2.encode()), 3, None, AT + datetime.timedelta(days=4), evidence=evidence)
     assert "-    versionSet: prod-2024q4\n+    versionSet: prod-2024q4-w2" in "\n".join(changed_lines(wave2, wave3))
-    wave4 = apply_wave(load_fleet_text(wave3.encode()), 4, None, AT + datetime.timedelta(days=6))
+    wave3 = verified(wave3, 3, AT + datetime.timedelta(days=4))
+    evidence = wave_evidence(load_fleet_text(wave3.encode()).fleet, 3)
+    wave4 = apply_wave(load_fleet_text(wave3.encode()), 4, None, AT + datetime.timedelta(days=6), evidence=evidence)
     assert changed_lines(wave3, wave4)[:2] == ["-    driver: 550.54.15", "+    driver: 560.35.03"]
     final = load_fleet_text(wave4.encode())
     assert final.fleet.upgrade is not None and final.fleet.upgrade.complete
@@ -217,11 +223,16 @@ def test_apply_refuses_waves_out_of_order_or_twice() -> None:
 
 
 def test_status_says_where_the_upgrade_stands() -> None:
-    wave1 = load_fleet_text(apply_wave(load_fleet_text(PLANNABLE.encode()), 1, {"driver": Version("560.35.03")}, AT).encode()).fleet
+    """The soak counts from when the wave was seen done on its nodes, not from when it was applied."""
+    applied = apply_wave(load_fleet_text(PLANNABLE.encode()), 1, {"driver": Version("560.35.03")}, AT)
+    status = upgrade_status(load_fleet_text(applied.encode()).fleet, AT + datetime.timedelta(hours=30))
+    assert status is not None
+    assert (status.applied, status.unverified, status.soak_ends, status.soaking) == (1, 1, None, False)
+    wave1 = load_fleet_text(verified(applied, 1, AT + datetime.timedelta(hours=6)).encode()).fleet
     status = upgrade_status(wave1, AT + datetime.timedelta(hours=30))
     assert status is not None
-    assert (status.applied, status.waves_total, status.next_wave, status.soaking) == (1, 4, 2, True)
-    assert status.soak_ends == AT + datetime.timedelta(hours=48)
+    assert (status.applied, status.waves_total, status.next_wave, status.soaking, status.unverified) == (1, 4, 2, True, None)
+    assert status.soak_ends == AT + datetime.timedelta(hours=54)
     behind = {c.cluster: c.behind for c in status.clusters}
     assert behind["dev-eastus"] == () and behind["training-eastus"] == ("driver 550.54.15 (target 560.35.03)",)
     assert upgrade_status(EXAMPLE_FLEET, AT) is None
@@ -242,4 +253,11 @@ def test_upgrade_commands_end_to_end(tmp_path: Path, cli_run: Run) -> None:
     assert versions["data"]["driver"] == "560.35.03"
     assert cli_run("check").returncode == 0  # apply rendered the tree too
     status = cli_run("upgrade", "status", "--now", "2026-11-25T09:00Z")
-    assert "wave 1 of 4 applied; wave 2 is next" in status.stdout and "(24h left)" in status.stdout
+    assert "wave 1 is applied; its soak starts when its nodes run its versions" in status.stdout
+    evidence = evidence_files(tmp_path, load_fleet_text((tmp_path / "fleet.yaml").read_bytes()).fleet, 1)
+    done = cli_run("upgrade", "verify", "--wave", "1", *evidence, "--at", "2026-11-24T12:00Z")
+    assert done.returncode == 0 and done.stdout == "wave 1 is done on its nodes; it soaks until 2026-11-26 12:00 UTC\n", done.stderr
+    assert cli_run("check").returncode == 0  # verifying changes no rendered file
+    status = cli_run("upgrade", "status", "--now", "2026-11-25T09:00Z", *evidence)
+    assert "wave 1 of 4 applied; wave 2 is next" in status.stdout and "(1d 3h left)" in status.stdout
+    assert "nodes dev-eastus: 4 of 4 GPU nodes on driver 560.35.03: done" in status.stdout

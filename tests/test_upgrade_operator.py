@@ -17,6 +17,7 @@ from subprocess import CompletedProcess
 import pytest
 import yaml
 from conftest import EXAMPLE, replace_once
+from node_dumps import verified, wave_evidence
 from test_compat_facts import below
 
 from fleetgen.checks.load import load_fleet_text
@@ -194,9 +195,11 @@ def test_every_wave_keeps_each_cluster_supported_and_the_last_folds_the_release_
         "    purpose: Training, fine-tuning\n    platform: {gpuOperator: {version: v24.3.0}}\n",
     )
     at = datetime.datetime(2026, 11, 24, 9, tzinfo=datetime.UTC)
-    texts = [apply_wave(load_fleet_text(text.encode()), 1, {"driver": Version("580.65.06")}, at)]
+    texts = [verified(apply_wave(load_fleet_text(text.encode()), 1, {"driver": Version("580.65.06")}, at), 1, at)]
     for number in range(2, 5):
-        texts.append(apply_wave(load_fleet_text(texts[-1].encode()), number, None, at + datetime.timedelta(days=2 * (number - 1))))
+        when = at + datetime.timedelta(days=2 * (number - 1))
+        evidence = wave_evidence(load_fleet_text(texts[-1].encode()).fleet, number - 1)  # its nodes on 580.65.06
+        texts.append(verified(apply_wave(load_fleet_text(texts[-1].encode()), number, None, when, evidence=evidence), number, when))
         fleet = load_fleet_text(texts[-1].encode()).fleet  # validates: every cluster's release lists its driver
         moved = {c for w in fleet.upgrade.waves[:number] for c in w.clusters}  # type: ignore[union-attr]
         for cluster in fleet.clusters:

@@ -26,6 +26,7 @@ class NodeFinding:
     pool: str  # "" for nodes of no pool
     nodes: tuple[str, ...]  # () for a finding about the pool as a whole
     message: str
+    kind: str = ""  # what it is about: size, gpus, taint, version, gpu, upgrade, matrix, ready, pool
 
     @property
     def text(self) -> str:
@@ -64,66 +65,70 @@ def covers(live: Version, want: Version) -> bool:
 
 def judge_nodes(fleet: Fleet, cluster: Cluster, nodes: list[NodeFacts], data: Facts | None = None) -> NodeEvidence:
     row = fleet.version_sets[cluster.version_set]
-    found: dict[tuple[Severity, str, str], list[str]] = {}
+    found: dict[tuple[Severity, str, str, str], list[str]] = {}
     members: dict[str, list[NodeFacts]] = {p.name: [] for p in cluster.node_pools}
     for node in nodes:
         pool = pool_of(cluster, node)
         if pool is None:
             if node.has_gpus:
-                found.setdefault((Severity.WARNING, "", "GPU nodes whose labels match no node pool"), []).append(node.name)
+                found.setdefault((Severity.WARNING, "", "GPU nodes whose labels match no node pool", "pool"), []).append(node.name)
             continue
         members[pool.name].append(node)
-        for severity, message in node_problems(node, pool, row, data):
-            found.setdefault((severity, pool.name, message), []).append(node.name)
+        for severity, kind, message in node_problems(node, pool, row, data):
+            found.setdefault((severity, pool.name, message, kind), []).append(node.name)
     for pool in cluster.node_pools:
         count = len(members[pool.name])
         if count < pool.min_nodes:
-            found.setdefault((Severity.ERROR, pool.name, f"{count} node(s), below minNodes {pool.min_nodes}"), [])
+            found.setdefault((Severity.ERROR, pool.name, f"{count} node(s), below minNodes {pool.min_nodes}", "size"), [])
         if count > pool.max_nodes:
-            found.setdefault((Severity.ERROR, pool.name, f"{count} node(s), above maxNodes {pool.max_nodes}"), [])
-    findings = tuple(NodeFinding(s, pool, tuple(names), message) for (s, pool, message), names in found.items())
+            found.setdefault((Severity.ERROR, pool.name, f"{count} node(s), above maxNodes {pool.max_nodes}", "size"), [])
+    findings = tuple(NodeFinding(s, pool, tuple(names), message, kind) for (s, pool, message, kind), names in found.items())
     pools = tuple(PoolNodes(p, tuple(members[p.name])) for p in cluster.node_pools)
     return NodeEvidence(cluster.name, pools, findings)
 
 
-def node_problems(node: NodeFacts, pool: NodePool, row: VersionSet, data: Facts | None = None) -> Iterator[tuple[Severity, str]]:
+def node_problems(node: NodeFacts, pool: NodePool, row: VersionSet, data: Facts | None = None) -> Iterator[tuple[Severity, str, str]]:
     """What one node of `pool` runs that fleet.yaml does not say it runs."""
     if not node.ready:
-        yield Severity.WARNING, "not Ready"
+        yield Severity.WARNING, "ready", "not Ready"
     if pool.gpus_per_node and node.gpus != pool.gpus_per_node:
-        yield Severity.ERROR, f"allocatable nvidia.com/gpu {node.gpus or 0}, the pool's nodes have {pool.gpus_per_node} (gpusPerNode)"
+        yield (
+            Severity.ERROR,
+            "gpus",
+            f"allocatable nvidia.com/gpu {node.gpus or 0}, the pool's nodes have {pool.gpus_per_node} (gpusPerNode)",
+        )
     for taint in pool.taints:
         if (taint.key, taint.value, taint.effect) not in node.taints:
-            yield Severity.ERROR, f"no taint {taint.key}={taint.value}:{taint.effect}, which the pool's nodes carry"
+            yield Severity.ERROR, "taint", f"no taint {taint.key}={taint.value}:{taint.effect}, which the pool's nodes carry"
     yield from _versions(node, row)
     if node.product is not None and not is_model(node.product, pool.gpu_model):
-        yield Severity.ERROR, f"GPU {node.product}, the pool's gpuModel is {pool.gpu_model}"
+        yield Severity.ERROR, "gpu", f"GPU {node.product}, the pool's gpuModel is {pool.gpu_model}"
     if node.upgrade_state == UPGRADE_FAILED:
-        yield Severity.ERROR, f"driver upgrade failed ({UPGRADE_STATE_LABEL}={UPGRADE_FAILED})"
+        yield Severity.ERROR, "upgrade", f"driver upgrade failed ({UPGRADE_STATE_LABEL}={UPGRADE_FAILED})"
     elif node.upgrade_state not in (None, "", UPGRADE_DONE):
-        yield Severity.WARNING, f"driver upgrade in progress ({UPGRADE_STATE_LABEL}={node.upgrade_state})"
+        yield Severity.WARNING, "upgrade", f"driver upgrade in progress ({UPGRADE_STATE_LABEL}={node.upgrade_state})"
     yield from _matrix(node, pool, row, data)
 
 
-def _versions(node: NodeFacts, row: VersionSet) -> Iterator[tuple[Severity, str]]:
+def _versions(node: NodeFacts, row: VersionSet) -> Iterator[tuple[Severity, str, str]]:
     if node.kubelet is None:
-        yield Severity.WARNING, "no status.nodeInfo.kubeletVersion"
+        yield Severity.WARNING, "version", "no status.nodeInfo.kubeletVersion"
     elif not covers(node.kubelet, row.kubernetes):
-        yield Severity.ERROR, f"kubelet {node.kubelet}, the version set says Kubernetes {row.kubernetes}"
+        yield Severity.ERROR, "version", f"kubelet {node.kubelet}, the version set says Kubernetes {row.kubernetes}"
     if node.containerd is None:
-        yield Severity.ERROR, f"container runtime {node.runtime or 'unknown'}, the version set says containerd {row.containerd}"
+        yield Severity.ERROR, "version", f"container runtime {node.runtime or 'unknown'}, the version set says containerd {row.containerd}"
     elif not covers(node.containerd, row.containerd):
-        yield Severity.ERROR, f"containerd {node.containerd}, the version set says {row.containerd}"
+        yield Severity.ERROR, "version", f"containerd {node.containerd}, the version set says {row.containerd}"
     if node.driver is None:
         if node.has_gpus:
-            yield Severity.WARNING, f"no GPU Feature Discovery driver label ({DRIVER_LABEL}.full): its driver is not known"
+            yield Severity.WARNING, "version", f"no GPU Feature Discovery driver label ({DRIVER_LABEL}.full): its driver is not known"
     elif node.driver != row.driver:
-        yield Severity.ERROR, f"driver {node.driver}, the version set says {row.driver}"
+        yield Severity.ERROR, "version", f"driver {node.driver}, the version set says {row.driver}"
     if node.cuda is not None and node.cuda.parts[0] < row.cuda.parts[0]:  # minor-version compatibility stops at the major
-        yield Severity.ERROR, f"its driver runs CUDA up to {node.cuda}, and cannot run the images' CUDA {row.cuda}"
+        yield Severity.ERROR, "version", f"its driver runs CUDA up to {node.cuda}, and cannot run the images' CUDA {row.cuda}"
 
 
-def _matrix(node: NodeFacts, pool: NodePool, row: VersionSet, data: Facts | None) -> Iterator[tuple[Severity, str]]:
+def _matrix(node: NodeFacts, pool: NodePool, row: VersionSet, data: Facts | None) -> Iterator[tuple[Severity, str, str]]:
     """The compatibility rules applied to what the node runs (its kubelet, containerd and driver; the images' CUDA)."""
     if node.kubelet is None or node.containerd is None or node.driver is None:
         return
@@ -131,4 +136,4 @@ def _matrix(node: NodeFacts, pool: NodePool, row: VersionSet, data: Facts | None
     known = {p.message for p in version_set_problems(row, frozenset({pool.gpu_model}), data)}  # validate's to report
     for problem in version_set_problems(live, frozenset({pool.gpu_model}), data):
         if problem.severity is Severity.ERROR and problem.message not in known:
-            yield Severity.ERROR, f"what it runs breaks the compatibility matrix: {problem.message}"
+            yield Severity.ERROR, "matrix", f"what it runs breaks the compatibility matrix: {problem.message}"

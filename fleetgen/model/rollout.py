@@ -77,8 +77,10 @@ class UpgradeWave(Spec):
     clusters: Annotated[tuple[DnsLabel, ...], unique_by()] = Field(min_length=1)
     applied_at: datetime.datetime | None = None
     """When `fleetgen upgrade apply` wrote this wave (set it to the merge time if that differs)."""
+    verified_at: datetime.datetime | None = None
+    """When every GPU node of the wave's clusters was seen on its versions (`fleetgen upgrade verify`): its soak starts here."""
     override_soak: Line | None = None
-    """Why this wave started before the previous wave's soak ended (`upgrade apply --override-soak REASON`)."""
+    """Why this wave started before the previous wave was verified and soaked (`upgrade apply --override-soak REASON`)."""
 
 
 class Upgrade(Spec):

@@ -25,7 +25,7 @@ from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Fleet, Upgrade, Upgra
 from fleetgen.source.edit import RoundTrip, flow_map, flow_seq, like
 from fleetgen.upgrade.arguments import wave_number
 from fleetgen.upgrade.fold import fold_version_sets
-from fleetgen.upgrade.gate import wave_gate
+from fleetgen.upgrade.gate import Evidence, wave_gate
 from fleetgen.upgrade.moments import as_utc
 from fleetgen.upgrade.operator import cluster_versions, component_text
 from fleetgen.upgrade.plan import PlanRefused, plan_upgrade, versions_of
@@ -69,9 +69,11 @@ def apply_wave(
     override_soak: str | None = None,
     *,
     allow_downgrade: bool = False,
+    evidence: Evidence | None = None,
 ) -> str:
-    """The new text of fleet.yaml with wave `number` applied at `at`; refuses out-of-order or stale waves, and
-    waves before their time (gate.py) unless `override_soak` gives the reason to cut the soak short."""
+    """The new text of fleet.yaml with wave `number` applied at `at`; refuses out-of-order or stale waves, and waves
+    before the previous one is done on `evidence` (each cluster's Nodes) and soaked (gate.py) unless `override_soak`
+    gives the reason to start anyway."""
     fleet = loaded.fleet
     record = upgrade_record(fleet, wave_number(number), requested, loaded.facts, allow_downgrade=allow_downgrade)
     if not 1 <= number <= len(record.waves):
@@ -83,7 +85,7 @@ def apply_wave(
     if missing:
         raise PlanRefused([f"wave {missing[0]} is not in fleet.yaml yet: apply and merge it before wave {number}"])
     _check_earlier_waves_hold(fleet, record, number)
-    override = wave_gate(fleet, record, number, at, override_soak)
+    override = wave_gate(fleet, record, number, at, override_soak, evidence)
 
     document = RoundTrip(loaded.source.text)
     rows = _move_clusters(document.data, fleet, wave, number)
