@@ -11,7 +11,7 @@ from fleetgen.checks.load import load_fleet
 from fleetgen.cli.common import cluster_contexts_option, cluster_dumps_option, console, fleet_argument, reports_errors
 from fleetgen.errors import InputError
 from fleetgen.upgrade.apply import apply_wave
-from fleetgen.upgrade.arguments import override_reason, parse_moment, requested_versions
+from fleetgen.upgrade.arguments import override_reason, parse_moment, requested_image, requested_versions
 from fleetgen.upgrade.moments import utc_now
 from fleetgen.upgrade.output import plan_json, plan_markdown, plan_text, status_text
 from fleetgen.upgrade.plan import plan_upgrade
@@ -19,7 +19,11 @@ from fleetgen.upgrade.status import live_nodes, live_versions, upgrade_status
 from fleetgen.upgrade.verify import verify_wave
 
 set_option = click.option(
-    "--set", "sets", multiple=True, metavar="COMPONENT=VERSION", help="A target version, e.g. driver=560.35.03 (repeat for more)."
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="COMPONENT=VERSION",
+    help="A target version, e.g. driver=560.35.03 (repeat for more); nodeImage=IMAGE where node images carry the driver.",
 )
 to_option = click.option("--to", default=None, metavar="VERSION_SET", help="Move every cluster to the versions of this version set.")
 downgrade_option = click.option(
@@ -47,7 +51,8 @@ def upgrade_plan(fleet: Path, sets: tuple[str, ...], to: str | None, start: str 
     if not requested:
         raise InputError("say what to upgrade to: --set COMPONENT=VERSION or --to VERSION_SET")
     moment = parse_moment(start, "--start")
-    result = plan_upgrade(loaded.fleet, requested, moment, loaded.facts, allow_downgrade=allow_downgrade)  # with the fleet's own facts
+    image = requested_image(sets)
+    result = plan_upgrade(loaded.fleet, requested, moment, loaded.facts, allow_downgrade=allow_downgrade, node_image=image)
     console().out({"json": plan_json, "markdown": plan_markdown}.get(fmt, plan_text)(result), nl=fmt != "markdown")
 
 
@@ -89,7 +94,9 @@ def upgrade_apply(
     moment = parse_moment(at, "--at") or utc_now()
     reason = override_reason(override_soak)
     evidence = workflows.cluster_evidence(live, contexts) if number > 1 and reason is None else {}
-    edited = apply_wave(loaded, number, requested, moment, reason, allow_downgrade=allow_downgrade, evidence=evidence)
+    edited = apply_wave(
+        loaded, number, requested, moment, reason, allow_downgrade=allow_downgrade, evidence=evidence, node_image=requested_image(sets)
+    )
     console().err(workflows.write_validated(fleet, edited, render=not no_render))
 
 

@@ -54,9 +54,16 @@ def operator_release(chart_version: str, facts: OperatorFacts | None = None) -> 
 
 
 def cluster_operator(fleet: Fleet, cluster: Cluster) -> str | None:
-    """The GPU Operator chart version that installs this cluster's driver, or None when the operator is off."""
+    """The GPU Operator chart version that installs this cluster's driver, or None when the operator is off or the
+    node image brings the driver."""
     operator = fleet.platform_of(cluster).gpu_operator
-    return operator.version if operator.enabled else None
+    return operator.version if operator.enabled and operator.driver_source == "operator" else None
+
+
+def image_driver(fleet: Fleet, cluster: Cluster) -> bool:
+    """Whether the cluster's node images carry its driver (the GPU Operator's driverSource: node-image)."""
+    operator = fleet.platform_of(cluster).gpu_operator
+    return operator.enabled and operator.driver_source == "node-image"
 
 
 def driver_findings(fleet: Fleet, facts: OperatorFacts | None = None) -> list[Finding]:

@@ -13,8 +13,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from fleetgen.compat import Facts, version_set_problems
+from fleetgen.compat.gpu_operator import image_driver
 from fleetgen.errors import Severity
-from fleetgen.live.nodes import DRIVER_LABEL, UPGRADE_DONE, UPGRADE_FAILED, UPGRADE_STATE_LABEL, NodeFacts, is_model, pool_of
+from fleetgen.live.nodes import (
+    DEPLOY_DRIVER_LABEL,
+    DRIVER_LABEL,
+    UPGRADE_DONE,
+    UPGRADE_FAILED,
+    UPGRADE_STATE_LABEL,
+    NodeFacts,
+    is_model,
+    pool_of,
+)
 from fleetgen.model import Cluster, Fleet, NodePool, Version, VersionSet
 
 SHOWN_NODES = 3  # node names a finding lists before "and N more"
@@ -74,7 +84,7 @@ def judge_nodes(fleet: Fleet, cluster: Cluster, nodes: list[NodeFacts], data: Fa
                 found.setdefault((Severity.WARNING, "", "GPU nodes whose labels match no node pool", "pool"), []).append(node.name)
             continue
         members[pool.name].append(node)
-        for severity, kind, message in node_problems(node, pool, row, data):
+        for severity, kind, message in node_problems(node, pool, row, data, from_image=image_driver(fleet, cluster)):
             found.setdefault((severity, pool.name, message, kind), []).append(node.name)
     for pool in cluster.node_pools:
         count = len(members[pool.name])
@@ -87,8 +97,10 @@ def judge_nodes(fleet: Fleet, cluster: Cluster, nodes: list[NodeFacts], data: Fa
     return NodeEvidence(cluster.name, pools, findings)
 
 
-def node_problems(node: NodeFacts, pool: NodePool, row: VersionSet, data: Facts | None = None) -> Iterator[tuple[Severity, str, str]]:
-    """What one node of `pool` runs that fleet.yaml does not say it runs."""
+def node_problems(
+    node: NodeFacts, pool: NodePool, row: VersionSet, data: Facts | None = None, *, from_image: bool = False
+) -> Iterator[tuple[Severity, str, str]]:
+    """What one node of `pool` runs that fleet.yaml does not say it runs (`from_image`: its image should bring the driver)."""
     if not node.ready:
         yield Severity.WARNING, "ready", "not Ready"
     if pool.gpus_per_node and node.gpus != pool.gpus_per_node:
@@ -107,6 +119,16 @@ def node_problems(node: NodeFacts, pool: NodePool, row: VersionSet, data: Facts 
         yield Severity.ERROR, "upgrade", f"driver upgrade failed ({UPGRADE_STATE_LABEL}={UPGRADE_FAILED})"
     elif node.upgrade_state not in (None, "", UPGRADE_DONE):
         yield Severity.WARNING, "upgrade", f"driver upgrade in progress ({UPGRADE_STATE_LABEL}={node.upgrade_state})"
+    if pool.gpus_per_node and DEPLOY_DRIVER_LABEL in node.labels and node.image_driver != from_image:
+        yield (
+            Severity.WARNING,
+            "driver-source",
+            (
+                "the GPU Operator installs its driver, but fleet.yaml says its node image brings it (driverSource: node-image)"
+                if from_image
+                else "its node image brings its own driver, so the GPU Operator installs none (driverSource: operator)"
+            ),
+        )
     yield from _matrix(node, pool, row, data)
 
 

@@ -26,6 +26,8 @@ OLD_DRIVER_LABEL, OLD_CUDA_LABEL = "nvidia.com/cuda.driver", "nvidia.com/cuda.ru
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 UPGRADE_STATE_LABEL = "nvidia.com/gpu-driver-upgrade-state"
 DEPLOY_DRIVER_LABEL = "nvidia.com/gpu.deploy.driver"
+# The node image a node booted from: AKS writes its image version, EKS managed node groups the AMI id.
+IMAGE_LABELS = ("kubernetes.azure.com/node-image-version", "eks.amazonaws.com/nodegroup-image")
 UPGRADE_DONE, UPGRADE_FAILED = "upgrade-done", "upgrade-failed"
 
 
@@ -54,6 +56,11 @@ class NodeFacts:
         """containerd's version from `containerd://1.7.15-1` (a distribution's suffix dropped); None for another runtime."""
         match = re.fullmatch(r"containerd://v?(\d+(?:\.\d+){0,3})(?:[-+~].*)?", self.runtime or "")
         return Version(match.group(1)) if match else None
+
+    @property
+    def image(self) -> str | None:
+        """The node image the node booted from, when its provider labels it."""
+        return next((self.labels[k] for k in IMAGE_LABELS if k in self.labels), None)
 
     @property
     def image_driver(self) -> bool:

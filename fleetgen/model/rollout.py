@@ -9,7 +9,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
 from fleetgen.model.spec import Spec
-from fleetgen.model.strict import Int, unique_by
+from fleetgen.model.strict import Identifier, Int, unique_by
 from fleetgen.model.types import DnsLabel, Line, Version, as_text
 
 # What an upgrade moves, in the order a cluster upgrades them: the matrix row (COMPONENTS, in every version
@@ -87,6 +87,8 @@ class Upgrade(Spec):
     """An upgrade in progress, written by `fleetgen upgrade apply`; `fleetgen upgrade status` reads it."""
 
     target: dict[Component, Version] = Field(min_length=1)
+    node_image: Identifier | None = None
+    """The node image the waves roll the clusters whose images carry the driver to (driverSource: node-image)."""
     waves: Annotated[tuple[UpgradeWave, ...], unique_by("wave")] = Field(min_length=1)
     closed_at: datetime.datetime | None = None
     """When the last wave was applied and the interim version sets folded back; a closed upgrade is history."""

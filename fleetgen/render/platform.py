@@ -46,6 +46,11 @@ def add_ons(fleet: Fleet, index: int) -> list[tuple[str, AddOn, FieldPath]]:
 def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, Any]:
     """The chart values fleetgen sets; every key exists in the chart's own values.yaml (a test checks)."""
     monitor_labels = dict(sorted(fleet.alerts.rule_labels.items()))
+    if isinstance(addon, GpuOperator) and addon.driver_source == "node-image":
+        return {  # the node image brings the driver: the operator installs everything else
+            "driver": {"enabled": False},
+            "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": True, "additionalLabels": monitor_labels}},
+        }
     if isinstance(addon, GpuOperator):
         policy, drain = addon.driver_upgrade, addon.driver_upgrade.drain
         return {
@@ -89,6 +94,11 @@ def _record_values(why: Recorder, body: dict[str, Any], at: tuple[str, ...], fle
     if name == "kueue":
         why.set(body, (*at, "enablePrometheus"), prov.default("kueue_pending_workloads feeds the pending-workloads alert"))
     if name != "gpuOperator":
+        return
+    if platform_of(fleet, index).gpu_operator.driver_source == "node-image":
+        why.set(body, (*at, "driver"), setting_at(fleet, index, name, "driverSource"))
+        why.set(body, (*at, "dcgmExporter"), prov.default("the GPU alerts read DCGM's metrics"))
+        why.set(body, (*at, "dcgmExporter", "serviceMonitor", "additionalLabels"), ("alerts", "ruleLabels"), mirror=True)
         return
     why.set(body, (*at, "driver", "version"), ("versionSets", fleet.clusters[index].version_set, "driver"))
     why.set(body, (*at, "driver", "upgradePolicy", "autoUpgrade"), prov.default("the operator rolls the version set's driver"))

@@ -38,23 +38,30 @@ def timestamp(moment: datetime.datetime) -> str:
 
 
 def upgrade_record(
-    fleet: Fleet, number: int, requested: dict[str, Version] | None, data: Facts | None = None, *, allow_downgrade: bool = False
+    fleet: Fleet,
+    number: int,
+    requested: dict[str, Version] | None,
+    data: Facts | None = None,
+    *,
+    allow_downgrade: bool = False,
+    node_image: str | None = None,
 ) -> Upgrade:
     """The upgrade this wave belongs to: the one in progress, or a new plan when wave 1 starts one."""
     record = fleet.upgrade
     if record is not None and not record.complete:
-        if requested and any(record.target.get(k) != v for k, v in requested.items()):  # type: ignore[call-overload]
+        different = requested and any(record.target.get(k) != v for k, v in requested.items())  # type: ignore[call-overload]
+        if different or (node_image is not None and node_image != record.node_image):
             raise PlanRefused([f"an upgrade to {_target_text(record.target)} is in progress; finish it before starting another"])
         return record
     if not requested:
         raise PlanRefused(["no upgrade in progress: start one with --set COMPONENT=VERSION or --to VERSION_SET"])
     if number != 1:  # never list the waves up to `number`: it may be 99999999999999999999
         raise PlanRefused([f"wave 1 is not in fleet.yaml yet: apply wave 1 first, then the others in order up to {number}"])
-    plan = plan_upgrade(fleet, requested, data=data, allow_downgrade=allow_downgrade)
+    plan = plan_upgrade(fleet, requested, data=data, allow_downgrade=allow_downgrade, node_image=node_image)
     if not plan.waves:
         raise PlanRefused(["every cluster already runs these versions: nothing to apply"])
     waves = tuple(UpgradeWave(wave=w.number, step=dict(w.step), clusters=w.clusters) for w in plan.waves)
-    return Upgrade(target=plan.target, waves=waves)
+    return Upgrade(target=plan.target, waves=waves, node_image=plan.node_image)
 
 
 def _target_text(target: Mapping[Any, Version]) -> str:
@@ -70,12 +77,13 @@ def apply_wave(
     *,
     allow_downgrade: bool = False,
     evidence: Evidence | None = None,
+    node_image: str | None = None,
 ) -> str:
     """The new text of fleet.yaml with wave `number` applied at `at`; refuses out-of-order or stale waves, and waves
     before the previous one is done on `evidence` (each cluster's Nodes) and soaked (gate.py) unless `override_soak`
     gives the reason to start anyway."""
     fleet = loaded.fleet
-    record = upgrade_record(fleet, wave_number(number), requested, loaded.facts, allow_downgrade=allow_downgrade)
+    record = upgrade_record(fleet, wave_number(number), requested, loaded.facts, allow_downgrade=allow_downgrade, node_image=node_image)
     if not 1 <= number <= len(record.waves):
         raise PlanRefused([f"the upgrade has waves 1 to {len(record.waves)}, not {number}"])
     wave = record.waves[number - 1]
@@ -176,6 +184,8 @@ def _record(document: Any, record: Upgrade, number: int, at: datetime.datetime, 
     if fresh or "upgrade" not in document:
         block = CommentedMap()
         block["target"] = flow_map({k: component_text(k, v) for k, v in record.target.items()})
+        if record.node_image is not None:
+            block["nodeImage"] = record.node_image
         waves = CommentedSeq()
         for wave in record.waves:
             item = flow_map(

@@ -55,6 +55,7 @@ class Progress:
     failed: tuple[str, ...]  # driver upgrade failed
     upgrading: tuple[tuple[str, str], ...]  # (node, upgrade state) of a driver upgrade under way
     images: tuple[str, ...] = ()  # image versions the synced ConfigMap does not have yet: "cuda 12.4 live, 12.6 wanted"
+    node_image: str | None = None  # the node image wanted where node images carry the driver
 
     @property
     def on_nodes(self) -> tuple[tuple[str, Version], ...]:
@@ -70,6 +71,7 @@ class Progress:
         parts = []
         if self.on_nodes:
             versions = ", ".join(f"{c} {component_text(c, v)}" for c, v in self.on_nodes)
+            versions += f", node image {self.node_image}" if self.node_image else ""
             parts.append(
                 f"{len(self.on_target)} of {len(self.nodes)} GPU nodes on {versions}" if self.nodes else "no GPU nodes in the evidence"
             )
@@ -83,13 +85,18 @@ class Progress:
         return "; ".join(parts) + (": done" if self.done else "")
 
 
-def progress(cluster: Cluster, wanted: dict[str, Version], objects: list[dict[str, Any]]) -> Progress:
-    """Where `cluster` stands on `wanted` (node-borne and image versions; others are ignored) by its dump."""
+def progress(cluster: Cluster, wanted: dict[str, Version], objects: list[dict[str, Any]], node_image: str | None = None) -> Progress:
+    """Where `cluster` stands on `wanted` (node-borne and image versions; others are ignored) by its dump, and on
+    `node_image` where its node images carry the driver (a node whose provider does not label its image is judged
+    by its driver alone)."""
     node_wanted = [(c, wanted[c]) for c in NODE_COMPONENTS if c in wanted]
     image_wanted = [(c, wanted[c]) for c in IMAGE_COMPONENTS if c in wanted]
     gpu_nodes = [n for n in nodes_in(objects) if (pool := pool_of(cluster, n)) is not None and pool.gpus_per_node]
     on_target = tuple(
-        n.name for n in gpu_nodes if all((v := node_version(n, c)) is not None and covers(v, want) for c, want in node_wanted)
+        n.name
+        for n in gpu_nodes
+        if all((v := node_version(n, c)) is not None and covers(v, want) for c, want in node_wanted)
+        and (node_image is None or n.image in (None, node_image))
     )
     failed = tuple(n.name for n in gpu_nodes if n.upgrade_state == UPGRADE_FAILED)
     upgrading = tuple((n.name, str(n.upgrade_state)) for n in gpu_nodes if n.upgrade_state not in (None, "", UPGRADE_DONE, UPGRADE_FAILED))
@@ -108,4 +115,5 @@ def progress(cluster: Cluster, wanted: dict[str, Version], objects: list[dict[st
         failed,
         upgrading,
         tuple(images),
+        node_image,
     )

@@ -16,6 +16,7 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
+from fleetgen.compat.gpu_operator import image_driver
 from fleetgen.model import Cluster, Fleet, Upgrade, UpgradeWave
 from fleetgen.upgrade.evidence import progress
 from fleetgen.upgrade.moments import as_utc, hours, later, readable, when
@@ -53,7 +54,12 @@ def not_done(fleet: Fleet, wave: UpgradeWave, evidence: Evidence) -> list[str]:
     if missing:
         return [f"no evidence for {', '.join(missing)}: give {evidence_hint(missing)}"]
     wanted = {str(k): v for k, v in wave.step.items()}
-    reports = [progress(clusters[name], wanted, list(evidence[name])) for name in wave.clusters if name in clusters]
+    image = fleet.upgrade.node_image if fleet.upgrade is not None and "driver" in wanted else None
+    reports = [
+        progress(clusters[name], wanted, list(evidence[name]), image if image_driver(fleet, clusters[name]) else None)
+        for name in wave.clusters
+        if name in clusters
+    ]
     return [f"{p.cluster}: {p.text}" for p in reports if not p.done]
 
 

@@ -1,8 +1,9 @@
 """Upgrade plans and status as a text table, JSON (versioned) or markdown for a PR description.
 
 Plan JSON, version 1: {"version": 1, "target": {component: version}, "implied": [str],
-"soak": "48h", "eta": str|null, "warnings": [str],
-"waves": [{"wave", "step": {component: version}, "stage", "clusters": [str], "start", "soakUntil"}]}
+"soak": "48h", "eta": str|null, "warnings": [str], "nodeImage": str|null,
+"waves": [{"wave", "step": {component: version}, "stage", "clusters": [str], "start", "soakUntil", "nodeImage"}]}
+A GPU Operator release keeps its `v` (gpuOperator: v24.6.1).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 
 from fleetgen.upgrade.moments import hours, readable
 from fleetgen.upgrade.operator import component_text
-from fleetgen.upgrade.plan import Plan, step_label
+from fleetgen.upgrade.plan import Plan, Wave, step_label
 from fleetgen.upgrade.status import LiveNodes, LiveVersions, Status
 
 
@@ -24,11 +25,20 @@ def _target(plan: Plan) -> str:
     return ", ".join(f"{k} {component_text(k, v)}" for k, v in plan.target.items())
 
 
+def _step(wave: Wave) -> str:
+    return step_label(wave.step) + (f", node image {wave.node_image}" if wave.node_image else "")
+
+
 def plan_text(plan: Plan) -> str:
     lines = [f"upgrade to {_target(plan)}: {len(plan.waves)} wave(s), each soaking {hours(plan.soak)}"]
     lines += [f"implied: {note}" for note in plan.implied]
+    if plan.node_image:
+        lines.append(
+            f"node image: the clusters whose images carry the driver get it by rolling their node pools to {plan.node_image}; "
+            "status checks each node's image and driver"
+        )
     rows = [("wave", "step", "stage", "clusters", "earliest start", "soak until")]
-    rows += [(str(w.number), step_label(w.step), w.stage, ", ".join(w.clusters), _when(w.start), _when(w.soak_until)) for w in plan.waves]
+    rows += [(str(w.number), _step(w), w.stage, ", ".join(w.clusters), _when(w.start), _when(w.soak_until)) for w in plan.waves]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
     if plan.eta:
@@ -48,12 +58,14 @@ def plan_json(plan: Plan) -> str:
             "soak": hours(plan.soak),
             "eta": plan.eta.isoformat() if plan.eta else None,
             "warnings": plan.warnings,
+            "nodeImage": plan.node_image,
             "waves": [
                 {
                     "wave": w.number,
                     "step": {c: component_text(c, v) for c, v in w.step},
                     "stage": w.stage,
                     "clusters": list(w.clusters),
+                    "nodeImage": w.node_image,
                     "start": w.start.isoformat() if w.start else None,
                     "soakUntil": w.soak_until.isoformat() if w.soak_until else None,
                 }
@@ -69,8 +81,7 @@ def plan_markdown(plan: Plan) -> str:
     lines += [f"- {note}" for note in plan.implied]
     lines += ["", "| Wave | Step | Stage | Clusters | Earliest start | Soak until |", "|---|---|---|---|---|---|"]
     lines += [
-        f"| {w.number} | {step_label(w.step)} | {w.stage} | {', '.join(w.clusters)} | {_when(w.start)} | {_when(w.soak_until)} |"
-        for w in plan.waves
+        f"| {w.number} | {_step(w)} | {w.stage} | {', '.join(w.clusters)} | {_when(w.start)} | {_when(w.soak_until)} |" for w in plan.waves
     ]
     lines += [
         "",

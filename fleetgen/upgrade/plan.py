@@ -11,10 +11,12 @@ never both halves of a DR pair in one wave and at most `maxWaveSize` a wave. Eac
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from dataclasses import dataclass, field
 
 from fleetgen.compat import Facts, facts, version_set_problems
+from fleetgen.compat.gpu_operator import image_driver
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
 from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Cluster, Fleet, Rollout, Version, VersionSet
 from fleetgen.upgrade.moments import later
@@ -42,6 +44,7 @@ class Wave:
     clusters: tuple[str, ...]
     start: datetime.datetime | None = None
     soak_until: datetime.datetime | None = None
+    node_image: str | None = None  # the image this wave rolls its clusters' node pools to (their images carry the driver)
 
 
 @dataclass
@@ -51,6 +54,7 @@ class Plan:
     waves: list[Wave]
     soak: datetime.timedelta
     warnings: list[str] = field(default_factory=list)
+    node_image: str | None = None
 
     @property
     def eta(self) -> datetime.datetime | None:
@@ -100,10 +104,12 @@ def plan_upgrade(
     data: Facts | None = None,
     *,
     allow_downgrade: bool = False,
+    node_image: str | None = None,
 ) -> Plan:
     """The waves from the fleet's versions to `requested`, judged by `data` (the shipped facts unless given:
     pass LoadedFleet.facts so a fleet's own facts file counts). A target below a cluster's version is refused
-    unless `allow_downgrade` (Kubernetes never goes down)."""
+    unless `allow_downgrade` (Kubernetes never goes down). Clusters whose node images carry the driver move it by
+    a node image change: `node_image`, which the plan lists on their waves."""
     data = data or facts()
     if fleet.upgrade is not None and not fleet.upgrade.complete:
         pending = next(w.wave for w in fleet.upgrade.waves if w.applied_at is None)
@@ -140,12 +146,30 @@ def plan_upgrade(
                 elif message not in known:
                     warnings.add(text)
         per_cluster[cluster.name] = steps
+    imaged = {c.name for c in fleet.clusters if image_driver(fleet, c)}
+    refused += _image_problems(imaged, per_cluster, target, node_image)
     if refused:
         raise PlanRefused(refused)
-    waves = _waves(fleet, per_cluster)
+    waves = [
+        dataclasses.replace(w, node_image=node_image) if "driver" in dict(w.step) and imaged & set(w.clusters) else w
+        for w in _waves(fleet, per_cluster)
+    ]
     if start is not None:
         waves = schedule(waves, fleet.rollout, start)
-    return Plan(target, completed.implied, waves, fleet.rollout.soak, sorted(warnings))
+    return Plan(target, completed.implied, waves, fleet.rollout.soak, sorted(warnings), node_image)
+
+
+def _image_problems(imaged: set[str], per_cluster: dict[str, list[Step]], target: dict[str, Version], image: str | None) -> list[str]:
+    """A driver change on clusters whose node images carry the driver needs the image that has it, and only then."""
+    moving = sorted(name for name in imaged if any("driver" in dict(step) for step in per_cluster[name]))
+    if moving and image is None:
+        return [
+            f"{', '.join(moving)}: the node image carries the driver (platform.gpuOperator.driverSource: node-image); "
+            f"give --set nodeImage=IMAGE, the image with driver {target['driver']}"
+        ]
+    if image is not None and not moving:
+        return [f"--set nodeImage={image}: no cluster whose node image carries the driver moves its driver"]
+    return []
 
 
 def _wanted(current: dict[str, Version], target: dict[str, Version], implied: set[str]) -> dict[str, Version]:
@@ -282,6 +306,6 @@ def schedule(waves: list[Wave], rollout: Rollout, start: datetime.datetime) -> l
     for wave in waves:
         begins = earliest_start(moment, rollout)
         ends = later(begins, rollout.soak, f"the end of wave {wave.number}'s soak")
-        out.append(Wave(wave.number, wave.step, wave.stage, wave.clusters, begins, ends))
+        out.append(dataclasses.replace(wave, start=begins, soak_until=ends))
         moment = ends
     return out

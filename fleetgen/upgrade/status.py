@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fleetgen.compat import Facts
+from fleetgen.compat.gpu_operator import image_driver
 from fleetgen.errors import InputError, Severity
 from fleetgen.live.node_checks import judge_nodes
 from fleetgen.live.nodes import nodes_in
@@ -148,5 +149,6 @@ def live_nodes(fleet: Fleet, live: Mapping[str, list[dict[str, Any]]], data: Fac
         wanted = {c: v for c, v in versions.items() if c in NODE_COMPONENTS}
         judged = judge_nodes(fleet, cluster, nodes, data)
         problems = tuple(f.text for f in judged.findings if f.severity is Severity.ERROR and f.kind not in ("version", "upgrade"))
-        out.append(LiveNodes(cluster.name, progress(cluster, wanted, objects), problems))
+        image = record.node_image if record is not None and "driver" in wanted and image_driver(fleet, cluster) else None
+        out.append(LiveNodes(cluster.name, progress(cluster, wanted, objects, image), problems))
     return tuple(out)
