@@ -220,3 +220,13 @@ def test_explain_names_the_version_set_as_the_source_of_the_release(cli_run: Run
     done = cli_run("explain", "dev-eastus", "HelmRelease/flux-system/gpu-operator", "--field", "spec.chart.spec.version")
     assert done.returncode == 0, done.stderr
     assert "spec.chart.spec.version: v24.6.1" in done.stdout and "versionSets.dev-2024q4.gpuOperator" in done.stdout
+
+
+def test_a_waves_gpu_operator_move_is_a_production_version_change_in_the_pull_request() -> None:
+    from fleetgen.review.changes import fleet_changes
+
+    at = datetime.datetime(2026, 11, 24, 9, tzinfo=datetime.UTC)
+    before = load_fleet_text(EXAMPLE.read_bytes()).fleet
+    after = load_fleet_text(apply_wave(load_fleet_text(EXAMPLE.read_bytes()), 1, {"driver": Version("560.35.03")}, at).encode()).fleet
+    moved = [c for c in fleet_changes(before, after) if c.field == "gpuOperator"]
+    assert [(c.text, c.production) for c in moved] == [("cluster dev-eastus: GPU Operator v24.3.0 -> v24.6.1", False)]
