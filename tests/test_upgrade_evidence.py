@@ -109,3 +109,17 @@ def test_a_cluster_is_done_only_when_every_gpu_node_runs_the_versions_and_none_f
     configmap["data"]["cuda"] = "12.4"  # the images are not synced yet
     assert "images: cuda 12.4 live, 12.6 wanted" in progress(dev, wanted, objects).text
     assert not progress(dev, {"cuda": Version("12.6")}, objects).done
+
+
+def test_status_of_an_image_upgrade_reads_the_synced_versions_configmap() -> None:
+    from fleetgen.upgrade.status import live_nodes
+
+    text = apply_wave(load_fleet_text(PLANNABLE.encode()), 1, {"cudnn": Version("9.3.0")}, AT)  # images only
+    fleet = load_fleet_text(text.encode()).fleet
+    first = fleet.upgrade.waves[0].clusters[0]  # type: ignore[union-attr]
+    synced = evidence_of(fleet, first)
+    stale = evidence_of(load_fleet_text(PLANNABLE.encode()).fleet, first)  # the ConfigMap before the wave synced
+    assert [(n.cluster, n.progress.text) for n in live_nodes(fleet, {first: stale})] == [
+        ("training-eastus", "images: cudnn 9.1.0 live, 9.3.0 wanted")
+    ]
+    assert [n.progress.text for n in live_nodes(fleet, {first: synced})] == ["images synced: done"]

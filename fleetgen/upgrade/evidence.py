@@ -81,7 +81,7 @@ class Progress:
             parts.append("upgrading " + ", ".join(f"{n} ({state})" for n, state in self.upgrading))
         parts += [f"images: {i}" for i in self.images]
         if not parts:
-            parts.append("nothing on the nodes to wait for")
+            parts.append("images synced" if len(self.on_nodes) < len(self.wanted) else "nothing on the nodes to wait for")
         return "; ".join(parts) + (": done" if self.done else "")
 
 

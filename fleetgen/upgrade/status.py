@@ -16,7 +16,7 @@ from fleetgen.errors import InputError, Severity
 from fleetgen.live.node_checks import judge_nodes
 from fleetgen.live.nodes import nodes_in
 from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Fleet, Version
-from fleetgen.upgrade.evidence import NODE_COMPONENTS, Progress, progress, versions_configmap
+from fleetgen.upgrade.evidence import IMAGE_COMPONENTS, NODE_COMPONENTS, Progress, progress, versions_configmap
 from fleetgen.upgrade.moments import as_utc, later
 from fleetgen.upgrade.operator import cluster_versions, component_text
 
@@ -145,8 +145,9 @@ def live_nodes(fleet: Fleet, live: Mapping[str, list[dict[str, Any]]], data: Fac
         if not nodes:
             continue
         record = fleet.upgrade
-        versions = {str(k): v for k, v in record.target.items()} if record is not None else cluster_versions(fleet, cluster)
-        wanted = {c: v for c, v in versions.items() if c in NODE_COMPONENTS}
+        evident = (*NODE_COMPONENTS, *IMAGE_COMPONENTS)
+        target = {str(k): v for k, v in record.target.items() if str(k) in evident} if record is not None else {}
+        wanted = target or {c: v for c, v in cluster_versions(fleet, cluster).items() if c in NODE_COMPONENTS}
         judged = judge_nodes(fleet, cluster, nodes, data)
         problems = tuple(f.text for f in judged.findings if f.severity is Severity.ERROR and f.kind not in ("version", "upgrade"))
         image = record.node_image if record is not None and "driver" in wanted and image_driver(fleet, cluster) else None
