@@ -66,7 +66,12 @@ def test_diff_across_several_commits_with_a_renamed_team_and_a_removed_cluster(r
     assert "cluster prod-inference-westeu removed (production)" in summary
     assert "team robotics renamed to robots (namespace team-robotics -> team-robots)" in summary
     assert "cluster prod-inference-eastus: drPartner prod-inference-westeu -> none" in summary
-    assert [a["rule"] for a in report["approvals"]] == ["removed-cluster"]
+    assert [a["rule"] for a in report["approvals"]] == ["removed-cluster", "fleetgen-removal"]
+    assert report["approvals"][1]["changes"] == [  # the old namespaces stay behind: the platform owners approve
+        "cluster prod-inference-westeu removed (production)",
+        "team robotics renamed to robots (namespace team-robotics -> team-robots)",
+        "team nlp removed from prod-inference-westeu",
+    ]
     west_diff = next(c for c in report["clusters"] if c["name"] == "prod-inference-westeu")
     assert west_diff["state"] == "removed" and all(o["state"] == "removed" for o in west_diff["objects"])
     dev = next(c for c in report["clusters"] if c["name"] == "dev-eastus")

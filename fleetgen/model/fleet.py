@@ -40,6 +40,8 @@ class Metadata(Spec):
     """Team label put on fleet-wide objects (priority classes, cluster queues, flavors)."""
     cost_center: LabelValue
     """Cost centre label put on fleet-wide objects."""
+    platform_owners: Annotated[tuple[Identifier, ...], unique_by()] = ()
+    """Groups that approve what fleetgen always gates (the gate itself, tenant access, removals); else the owner team."""
 
 
 class GitOps(Spec):
@@ -125,6 +127,11 @@ class Fleet(Spec):
     upgrade: Upgrade | None = None
     """The upgrade in progress, as `fleetgen upgrade apply` records it."""
     compatibility: Compatibility = Field(default_factory=Compatibility, description="Compatibility facts of the fleet's own.")
+
+    @property
+    def platform_owners(self) -> tuple[str, ...]:
+        """Who approves the built-in rules: `metadata.platformOwners`, else the owner team."""
+        return self.metadata.platform_owners or (self.metadata.owner,)
 
     @cached_property
     def team_object_names(self) -> dict[str, ObjectNames]:
