@@ -52,6 +52,8 @@ def test_seed_resource_quota_of_data_science(files: dict[str, bytes]) -> None:
             "limits.memory": "512Gi",
             "limits.nvidia.com/gpu": "8",
             "pods": "50",
+            "services.loadbalancers": "0",  # tenancy.serviceTypes: no LoadBalancer or NodePort Service
+            "services.nodeports": "0",
         }
     }
 
@@ -64,6 +66,7 @@ def test_seed_labels_role_binding_and_network_policy(files: dict[str, bytes]) ->
         "project": "recommendation-engine",
         "cost-center": "cc-4521",
     }
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
     role, binding = docs(files, "base/rbac/data-science/rbac.yaml")
     assert role["kind"] == "Role" and role["metadata"] == {**role["metadata"], "namespace": "team-data-science"}
     assert role["rules"] == [

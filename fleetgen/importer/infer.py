@@ -13,7 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 from fleetgen.errors import FieldPath
-from fleetgen.importer.imported import Given, Imported, number, or_placeholder
+from fleetgen.importer.imported import Given, Imported, mode, number, or_placeholder
 from fleetgen.importer.recognise import ClusterView
 from fleetgen.importer.teams import naming as team_naming
 from fleetgen.importer.teams import team as team_of
@@ -67,9 +67,36 @@ def infer(views: list[ClusterView], given: Given) -> Imported:
         doc["naming"] = naming
     classes = [p["name"] for p in doc["priorityClasses"]]
     doc["teams"] = [team_of(out, t, name, views, doc["clusters"], naming, classes) for t, name in enumerate(teams)]
-    order = ["apiVersion", "kind", "metadata", "gitops", "versionSets", "priorityClasses", "naming", "clusters", "teams"]
-    out.document = {k: doc[k] for k in order if k in doc and doc[k] != []}
+    doc["tenancy"] = _tenancy(out, doc["teams"])
+    order = ["apiVersion", "kind", "metadata", "gitops", "versionSets", "priorityClasses", "naming", "clusters", "tenancy", "teams"]
+    out.document = {k: doc[k] for k in order if k in doc and doc[k] not in ([], {})}
     return out
+
+
+def _tenancy(out: Imported, teams: list[dict[str, Any]]) -> dict[str, Any]:
+    """The fleet's tenancy defaults: what most teams have; each team keeps only what differs from them.
+
+    What the repository does not enforce is written as it is, with a comment: import adopts, it does not tighten."""
+    fleet: dict[str, Any] = {}
+    for field, default in (("podSecurity", "restricted"), ("serviceTypes", [])):
+        values = [team["tenancy"][field] for team in teams]
+        common = mode([tuple(v) if isinstance(v, list) else v for v in values]) if values else None
+        common = list(common) if isinstance(common, tuple) else common
+        for team in teams:
+            if team["tenancy"][field] == common:
+                del team["tenancy"][field]
+        if common is not None and common != default:
+            fleet[field] = common
+    for team in teams:
+        if not team["tenancy"]:
+            del team["tenancy"]
+    if fleet.get("podSecurity") == "privileged":
+        out.notes[("tenancy", "podSecurity")] = (
+            "no pod-security.kubernetes.io/enforce label in the repository: restricted once its pods meet it"
+        )
+    if fleet.get("serviceTypes"):
+        out.notes[("tenancy", "serviceTypes")] = "the repository's quotas do not hold them at zero"
+    return fleet
 
 
 def _facts(view: ClusterView, given: Given) -> dict[str, str]:

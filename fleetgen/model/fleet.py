@@ -26,6 +26,7 @@ from fleetgen.model.slo import Slo
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Bool, Float, Identifier, Int, unique_by
 from fleetgen.model.team import Team
+from fleetgen.model.tenancy import Access, Tenancy, access_of
 from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelValue, Line, Text
 
 API_VERSION = "fleetgen/v1alpha1"
@@ -112,6 +113,8 @@ class Fleet(Spec):
     """The clusters of the fleet."""
     teams: Annotated[tuple[Team, ...], unique_by("name")] = ()
     """The teams and where they run."""
+    tenancy: Tenancy = Tenancy()
+    """What teams may do in their namespaces unless a team says otherwise: Pod Security, Service types, priority classes, Role."""
     approvals: Annotated[tuple[ApprovalRule, ...], unique_by("name")] = ()
     """Changes that need approval beyond self-service; a pull request is gated by its base branch's rules."""
     alerts: Alerts = Alerts()
@@ -137,6 +140,19 @@ class Fleet(Spec):
     def team_object_names(self) -> dict[str, ObjectNames]:
         """Team name -> the names of its objects, filled once per team."""
         return {team.name: names_of(self.naming, team.names, team.name) for team in self.teams}
+
+    @cached_property
+    def team_access(self) -> dict[str, Access]:
+        """Team name -> what the team may do, worked out once per team."""
+        return {team.name: self._access_of(team) for team in self.teams}
+
+    def _access_of(self, team: Team) -> Access:
+        return access_of(self.tenancy, self.priority_classes, team.priority_classes, team.tenancy)
+
+    def access(self, team: Team) -> Access:
+        """What `team` may do: the fleet's `tenancy` with the team's own values over it."""
+        known = self.team_access.get(team.name)
+        return known if known is not None else self._access_of(team)
 
     def object_names(self, team: Team) -> ObjectNames:
         """The one place render takes a team's object names from: the team's own, else the fleet's.

@@ -175,3 +175,15 @@ def quota_path(team: Team, at: FieldPath, cluster: str | None, field: str) -> Fi
         overridden = getattr(overridden, name, None) if overridden is not None else None
     parts: FieldPath = (scope, name) if name else (scope,)
     return (*at, "clusters", str(cluster), *parts) if overridden is not None else (*at, "quota", *parts)
+
+
+def tenancy(fleet: Fleet, at: FieldPath, alias: str) -> FieldPath:
+    """Where team `at`'s tenancy value `alias` (podSecurity, serviceTypes) comes from: its own, else the fleet's."""
+    team = fleet.teams[int(at[1])]
+    return (*at, "tenancy", alias) if written(team, "tenancy", alias) else ("tenancy", alias)
+
+
+def class_list(fleet: Fleet, at: FieldPath) -> FieldPath:
+    """Where the list of team `at`'s priority classes comes from: its own, else the fleet's default set."""
+    team = fleet.teams[int(at[1])]
+    return (*at, "priorityClasses") if team.priority_classes is not None else ("tenancy", "priorityClasses")

@@ -22,10 +22,25 @@ ROLE_RULES: tuple[dict[str, Any], ...] = (
 )
 
 
+PSA = "pod-security.kubernetes.io/"  # Pod Security Admission's namespace labels
+
+
+def pod_security_labels(level: str) -> dict[str, str]:
+    """The level Pod Security Admission enforces; below restricted, warnings and audit entries say what restricted would refuse."""
+    labels = {PSA + "enforce": level}
+    if level != "restricted":
+        labels |= {PSA + "warn": "restricted", PSA + "audit": "restricted"}
+    return labels
+
+
 def namespace(fleet: Fleet, team: Team, at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
-    body = k8s_object("v1", "Namespace", team.namespace, team_labels(fleet, team))
+    labels = team_labels(fleet, team) | pod_security_labels(fleet.access(team).pod_security)
+    body = k8s_object("v1", "Namespace", team.namespace, labels)
     if why.on:
         why.meta(body, in_namespace(at), prov.team_labels(at))
+        why.set(body, ("metadata", "labels", PSA + "enforce"), prov.tenancy(fleet, at, "podSecurity"))
+        for mode in ("warn", "audit"):
+            why.set(body, ("metadata", "labels", PSA + mode), prov.default("what the restricted level would refuse, shown, not enforced"))
     return [Manifest(body, at + ("name",))]
 
 
@@ -78,37 +93,41 @@ def quota_hard(quota: Quota) -> dict[str, str]:
 
 def resource_quotas(fleet: Fleet, team: Team, at: FieldPath, quota: Quota, quota_at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
     labels, ns, names = team_labels(fleet, team), team.namespace, fleet.object_names(team)
-    hard = {"hard": quota_hard(quota)}
+    access = fleet.access(team)
+    hard = {"hard": quota_hard(quota) | access.barred_services}
     out = [Manifest(k8s_object("v1", "ResourceQuota", names.resource_quota, labels, namespace=ns, spec=hard), quota_at)]
     if why.on:
         body, cluster = out[0].body, str(quota_at[-1]) if quota_at[-2:-1] == ("clusters",) else None
         why.meta(body, prov.object_name(fleet, at, "resource_quota"), prov.team_labels(at), in_namespace(at))
         for key in hard["hard"]:
+            if key in access.barred_services:
+                no_services = prov.derived("none of this Service type", prov.tenancy(fleet, at, "serviceTypes"))
+                why.set(body, ("spec", "hard", key), no_services)
+                continue
             scope, _, resource = key.partition(".")
             field = f"{scope}.{resource.removeprefix('nvidia.com/')}" if resource else scope
             why.set(body, ("spec", "hard", key), prov.quota_path(team, at, cluster, field))
-    if team.priority_classes is not None:
-        # Pods of a class the team may not use are refused by a zero quota scoped to those classes.
-        barred = [p.name for p in fleet.priority_classes if p.name not in team.priority_classes]
-        if barred:
-            spec = {
-                "hard": {"pods": "0"},
-                "scopeSelector": {"matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": barred}]},
-            }
-            out.append(
-                Manifest(
-                    k8s_object("v1", "ResourceQuota", names.priority_class_quota, labels, namespace=ns, spec=spec),
-                    at + ("priorityClasses",),
-                )
+    # Pods of a class the team may not use are refused by a zero quota scoped to those classes.
+    barred = [p.name for p in fleet.priority_classes if p.name not in access.priority_classes]
+    if barred:
+        spec = {
+            "hard": {"pods": "0"},
+            "scopeSelector": {"matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": barred}]},
+        }
+        out.append(
+            Manifest(
+                k8s_object("v1", "ResourceQuota", names.priority_class_quota, labels, namespace=ns, spec=spec),
+                at + ("priorityClasses",),
             )
-            if why.on:
-                body = out[-1].body
-                why.meta(body, prov.object_name(fleet, at, "priority_class_quota"), prov.team_labels(at), in_namespace(at))
-                why.set(body, ("spec",), prov.default("no pods of a barred priority class"))
-                barred_from = prov.derived(
-                    "the fleet's priority classes the team may not use", ("priorityClasses",), at + ("priorityClasses",)
-                )
-                why.set(body, ("spec", "scopeSelector", "matchExpressions", 0, "values"), barred_from)
+        )
+        if why.on:
+            body = out[-1].body
+            why.meta(body, prov.object_name(fleet, at, "priority_class_quota"), prov.team_labels(at), in_namespace(at))
+            why.set(body, ("spec",), prov.default("no pods of a barred priority class"))
+            barred_from = prov.derived(
+                "the fleet's priority classes the team may not use", ("priorityClasses",), prov.class_list(fleet, at)
+            )
+            why.set(body, ("spec", "scopeSelector", "matchExpressions", 0, "values"), barred_from)
     return out
 
 

@@ -12,7 +12,8 @@ import datetime
 from collections.abc import Iterator
 from typing import Any
 
-from fleetgen.model import ApprovalRule, Fleet, Team, Upgrade
+from fleetgen.model import ApprovalRule, Fleet, Upgrade
+from fleetgen.model.tenancy import PSA_ORDER, Access, default_access
 from fleetgen.review.changes import Change
 
 
@@ -177,29 +178,50 @@ def _applied(a: Upgrade | None, b: Upgrade) -> Iterator[Change]:
             yield Change("upgrade-wave", text, field="upgrade", path=("upgrade", "waves", index))
 
 
-def allowed_classes(fleet: Fleet, team: Team) -> tuple[str, ...]:
-    """The priority classes the team's pods may use, in the fleet's order."""
-    return tuple(p.name for p in fleet.priority_classes if team.priority_classes is None or p.name in team.priority_classes)
+def _gains(before: Access, after: Access) -> Iterator[tuple[str, str, str, str, bool]]:
+    """(field, what, before, after, gained) of each way `after` differs from `before`."""
+    if before.priority_classes != after.priority_classes:
+        gained = any(c not in before.priority_classes for c in after.priority_classes)
+        old, new = _text(before.priority_classes) or "none", _text(after.priority_classes) or "none"
+        yield "priorityClasses", "may use priority classes", old, new, gained
+    if before.pod_security != after.pod_security:
+        weaker = PSA_ORDER.index(after.pod_security) > PSA_ORDER.index(before.pod_security)
+        yield "tenancy.podSecurity", "Pod Security level", before.pod_security, after.pod_security, weaker
+    if before.service_types != after.service_types:
+        gained = any(t not in before.service_types for t in after.service_types)
+        old, new = (f"ClusterIP, {_text(t)}" if t else "ClusterIP only" for t in (before.service_types, after.service_types))
+        yield "tenancy.serviceTypes", "Service types", old, new, gained
 
 
 def _access(base: Fleet, head: Fleet) -> Iterator[Change]:
     """What each team's pods may do, as it was and as it is: a gain needs the platform owners, a loss does not.
 
-    A new team is held against what a team that asks for nothing gets: asking for more on arrival is a gain too."""
-    old = {t.name: t for t in base.teams}
+    A new team is held against what a team that sets nothing gets: asking for more on arrival is a gain too;
+    the fleet's defaults are what every team added later gets without asking."""
+    default_a = default_access(base.tenancy, base.priority_classes)
+    default_b = default_access(head.tenancy, head.priority_classes)
+    for field, what, old, new, gained in _gains(default_a, default_b):
+        at = ("tenancy",) + ((field.removeprefix("tenancy."),) if field.startswith("tenancy.") else ("priorityClasses",))
+        yield Change(
+            "access" if gained else "access-narrowed",
+            f"a new team's {what}: {old} -> {new}",
+            field=f"tenancy.{at[-1]}",
+            old=old,
+            new=new,
+            path=at,
+        )
+    old_teams = {t.name: t for t in base.teams}
+    names = {t.name for t in head.teams}
+    renamed = {t.group: t for t in base.teams if t.name not in names}  # a new name for the same group: the same team
     for index, team in enumerate(head.teams):
-        was = old.get(team.name)
-        newcomer = team.model_copy(update={"priority_classes": None}) if was is None else None
-        before = allowed_classes(base, was) if was is not None else allowed_classes(head, newcomer or team)
-        after = allowed_classes(head, team)
-        if before == after:
-            continue
-        gained = [c for c in after if c not in before]
-        kind = "access" if gained else "access-narrowed"
-        if was is None:
-            text = f"team {team.name} asks for priority classes {_text(gained)} beyond a new team's {_text(before) or 'none'}"
-        else:
-            text = f"team {team.name}: may use priority classes {_text(before) or 'none'} -> {_text(after) or 'none'}"
-        if was is None and not gained:
-            continue  # a new team that asks for less than the default: nothing to approve, nothing to say
-        yield Change(kind, text, team=team.name, field="priorityClasses", old=_text(before), new=_text(after), path=("teams", index))
+        was = old_teams.get(team.name) or renamed.get(team.group)
+        before = base.access(was) if was is not None else default_b
+        for field, what, old, new, gained in _gains(before, head.access(team)):
+            kind = "access" if gained else "access-narrowed"
+            if was is None:
+                if not gained:
+                    continue  # a new team that asks for less than the default: nothing to approve, nothing to say
+                text = f"team {team.name} added with {what} {new} (a new team gets {old})"
+            else:
+                text = f"team {team.name}: {what} {old} -> {new}"
+            yield Change(kind, text, team=team.name, field=field, old=old, new=new, path=("teams", index))
