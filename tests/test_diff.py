@@ -186,7 +186,7 @@ def live_dump(objects: list[dict[str, Any]]) -> dict[str, Any]:
         meta = obj["metadata"]
         meta.update(uid=f"0000-{number}", resourceVersion=str(1000 + number), generation=1, creationTimestamp="2026-11-01T10:00:00Z")
         meta["managedFields"] = [{"manager": "kustomize-controller", "operation": "Apply"}]
-        meta["annotations"] = {"kubectl.kubernetes.io/last-applied-configuration": json.dumps(obj)}
+        meta["annotations"] = {**meta.get("annotations", {}), "kubectl.kubernetes.io/last-applied-configuration": json.dumps(obj)}
         if obj["kind"] == "Namespace":
             meta["labels"]["kubernetes.io/metadata.name"] = meta["name"]
             obj["spec"] = {"finalizers": ["kubernetes"]}

@@ -23,6 +23,12 @@ ROLE_RULES: tuple[dict[str, Any], ...] = (
 
 
 PSA = "pod-security.kubernetes.io/"  # Pod Security Admission's namespace labels
+# What keeps a team's namespace, and the volumes and checkpoints in it, when fleet.yaml drops the team:
+# each engine's own "never delete this" annotation. README: Offboarding.
+KEEP = {
+    "flux": {"kustomize.toolkit.fluxcd.io/prune": "disabled"},
+    "argocd": {"argocd.argoproj.io/sync-options": "Prune=false,Delete=false"},
+}
 
 
 def pod_security_labels(level: str) -> dict[str, str]:
@@ -35,8 +41,10 @@ def pod_security_labels(level: str) -> dict[str, str]:
 
 def namespace(fleet: Fleet, team: Team, at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
     labels = team_labels(fleet, team) | pod_security_labels(fleet.access(team).pod_security)
-    body = k8s_object("v1", "Namespace", team.namespace, labels)
+    body = k8s_object("v1", "Namespace", team.namespace, labels, annotations=KEEP[fleet.gitops.engine])
     if why.on:
+        kept = prov.derived("the engine's prune protection: a removed team's namespace and its data stay", ("gitops", "engine"))
+        why.set(body, ("metadata", "annotations"), kept)
         why.meta(body, in_namespace(at), prov.team_labels(at))
         why.set(body, ("metadata", "labels", PSA + "enforce"), prov.tenancy(fleet, at, "podSecurity"))
         for mode in ("warn", "audit"):

@@ -16,6 +16,7 @@ from fleetgen.render.rendered import Rendered
 from fleetgen.review.approvals import Approval, required_approvals
 from fleetgen.review.changes import Change, fleet_changes
 from fleetgen.review.object_diff import ObjectChange, diff_objects
+from fleetgen.review.offboarding import removal_warnings
 from fleetgen.review.policy_changes import policy_changes
 
 
@@ -59,7 +60,7 @@ def diff_fleets(base_render: Rendered, head_render: Rendered, base_name: str, he
             state = "added" if not old else "removed" if not new else "changed"
             env = (head.clusters[new_index[name]] if name in new_index else base.clusters[old_index[name]]).environment
             clusters.append(ClusterDiff(name, env, state, tuple(objects)))
-    warnings = [c.warning for c in changes if c.warning]
+    warnings = [c.warning for c in changes if c.warning] + removal_warnings(base, head)
     return FleetDiff(base_name, head_name, changes, approvals, clusters, warnings)
 
 
