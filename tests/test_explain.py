@@ -90,7 +90,7 @@ def test_every_field_of_every_object_names_a_line_that_holds_its_value(example_t
                         assert _text(field.value) in _scalars(node), f"{where}: {field.value!r} is not at {source.location}"
                         taken_as_is += 1
     team_and_cluster = {
-        "Namespace", "Role", "RoleBinding", "ResourceQuota", "NetworkPolicy", "LocalQueue", "ConfigMap", "PriorityClass",
+        "Namespace", "Role", "RoleBinding", "ResourceQuota", "LimitRange", "NetworkPolicy", "LocalQueue", "ConfigMap", "PriorityClass",
         "ResourceFlavor", "Cohort", "ClusterQueue", "PrometheusRule", "WorkloadPriorityClass", "Topology", "Queue",
     }  # fmt: skip
     flux = {"GitRepository", "Kustomization", "HelmRepository", "OCIRepository", "HelmRelease"}

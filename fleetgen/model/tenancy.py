@@ -1,18 +1,21 @@
-"""What a team may do in its namespaces: Pod Security level, Service types, priority classes.
+"""What a team may do in its namespaces: Pod Security level, Service types, priority classes, Role, LimitRange.
 
 `tenancy` in fleet.yaml holds the fleet's defaults, a team's `tenancy` what differs for it. The
 defaults isolate: pods run under the `restricted` Pod Security Standard, no LoadBalancer or
-NodePort Service, only the priority classes that take GPUs from nobody.
+NodePort Service, only the priority classes that take GPUs from nobody, a Role to work with (not
+to administer), and a LimitRange so that pods without limits are admitted by the quota.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import Field
 
 from fleetgen.model.spec import Spec
-from fleetgen.model.strict import unique_by
+from fleetgen.model.strict import Bool, unique_by
 from fleetgen.model.types import DnsSubdomain
 
 
@@ -33,6 +36,42 @@ ServiceType = Literal["LoadBalancer", "NodePort"]
 SERVICE_QUOTA: dict[str, str] = {"LoadBalancer": "services.loadbalancers", "NodePort": "services.nodeports"}
 
 
+# The verbs a team Role may grant: not `escalate`, `bind` or `impersonate`, which reach beyond the Role itself.
+Verb = Literal["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]
+ApiGroup = Annotated[str, Field(pattern=r"^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", max_length=253)]
+Resource = Annotated[str, Field(pattern=r"^[a-z][a-z0-9]*(/[a-z]+)?$", max_length=253)]
+
+WORK = ("get", "list", "watch", "create", "update", "patch", "delete")
+READ = ("get", "list", "watch")
+
+
+class RoleRule(Spec):
+    """One rule of a team's Role (a Kubernetes PolicyRule without wildcards)."""
+
+    api_groups: Annotated[tuple[ApiGroup, ...], unique_by()] = Field(min_length=1)
+    """API groups ("" is the core group)."""
+    resources: Annotated[tuple[Resource, ...], unique_by()] = Field(min_length=1)
+    """Resources, with a subresource after '/' (pods/log)."""
+    verbs: Annotated[tuple[Verb, ...], unique_by()] = Field(min_length=1)
+    """What the team may do to them."""
+
+    def body(self) -> dict[str, Any]:
+        return {"apiGroups": list(self.api_groups), "resources": list(self.resources), "verbs": list(self.verbs)}
+
+
+# The seed's Role made workable: the seed's workloads with the verbs of daily work (watch a rollout,
+# patch a Deployment), their logs and events, and the Kueue workloads that say why a job waits.
+DEFAULT_ROLE: tuple[RoleRule, ...] = (
+    RoleRule(api_groups=("",), resources=("pods", "services", "configmaps", "persistentvolumeclaims"), verbs=WORK),
+    RoleRule(api_groups=("",), resources=("pods/log",), verbs=("get",)),
+    RoleRule(api_groups=("",), resources=("events",), verbs=READ),
+    RoleRule(api_groups=("batch",), resources=("jobs",), verbs=WORK),
+    RoleRule(api_groups=("apps",), resources=("deployments",), verbs=WORK),
+    RoleRule(api_groups=("kueue.x-k8s.io",), resources=("workloads", "localqueues"), verbs=READ),
+)
+POD_EXEC = RoleRule(api_groups=("",), resources=("pods/exec",), verbs=("get", "create"))
+
+
 class Tenancy(Spec):
     """The fleet's defaults for every team; a team's own `tenancy` changes them for that team."""
 
@@ -42,6 +81,10 @@ class Tenancy(Spec):
     """Service types besides ClusterIP a team may create; the others are held at zero by its ResourceQuota."""
     priority_classes: Annotated[tuple[DnsSubdomain, ...], unique_by()] | None = None
     """Priority classes of a team that lists none; left out: the global default and the classes that preempt nobody."""
+    role: tuple[RoleRule, ...] = DEFAULT_ROLE
+    """The rules of every team's Role (README: Tenant isolation lists the default)."""
+    limit_range: Bool = True
+    """A LimitRange in each team namespace whose container defaults are the team's quota shared by its pods."""
 
 
 class TeamTenancy(Spec):
@@ -51,6 +94,12 @@ class TeamTenancy(Spec):
     """Pod Security Standard enforced on the team's namespaces; the fleet's when left out."""
     service_types: Annotated[tuple[ServiceType, ...], unique_by()] | None = None
     """Service types besides ClusterIP the team may create; the fleet's when left out."""
+    pod_exec: Bool = False
+    """Let the team's group exec into its pods (pods/exec)."""
+    role: tuple[RoleRule, ...] = ()
+    """Rules added to the fleet's Role for this team."""
+    limit_range: Bool | None = None
+    """Whether the team's namespaces get the LimitRange; the fleet's choice when left out."""
 
 
 @dataclass(frozen=True)
@@ -60,11 +109,17 @@ class Access:
     pod_security: PodSecurityLevel
     service_types: tuple[str, ...]
     priority_classes: tuple[str, ...]  # in the fleet's order
+    role: tuple[RoleRule, ...] = DEFAULT_ROLE
+    limit_range: bool = True
 
     @property
     def barred_services(self) -> dict[str, str]:
         """ResourceQuota `hard` entries that hold the Service types the team may not create at zero."""
         return {key: "0" for kind, key in SERVICE_QUOTA.items() if kind not in self.service_types}
+
+    def grants(self) -> set[tuple[str, str, str]]:
+        """(API group, resource, verb) of every permission the team's Role gives."""
+        return {(g, r, v) for rule in self.role for g in rule.api_groups for r in rule.resources for v in rule.verbs}
 
 
 def default_classes(tenancy: Tenancy, classes: Sequence[PriorityClassLike]) -> tuple[str, ...]:
@@ -77,7 +132,7 @@ def default_classes(tenancy: Tenancy, classes: Sequence[PriorityClassLike]) -> t
 
 def default_access(tenancy: Tenancy, classes: Sequence[PriorityClassLike]) -> Access:
     """What a team that sets nothing of its own may do."""
-    return Access(tenancy.pod_security, tenancy.service_types, default_classes(tenancy, classes))
+    return Access(tenancy.pod_security, tenancy.service_types, default_classes(tenancy, classes), tenancy.role, tenancy.limit_range)
 
 
 def access_of(tenancy: Tenancy, classes: Sequence[PriorityClassLike], listed: tuple[str, ...] | None, own: TeamTenancy) -> Access:
@@ -87,4 +142,6 @@ def access_of(tenancy: Tenancy, classes: Sequence[PriorityClassLike], listed: tu
         pod_security=own.pod_security or tenancy.pod_security,
         service_types=own.service_types if own.service_types is not None else tenancy.service_types,
         priority_classes=allowed,
+        role=tenancy.role + ((POD_EXEC,) if own.pod_exec else ()) + own.role,
+        limit_range=own.limit_range if own.limit_range is not None else tenancy.limit_range,
     )

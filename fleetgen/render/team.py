@@ -10,18 +10,6 @@ from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, k8s_object, team_labels
 from fleetgen.render.provenance import NOWHERE, Given, Recorder
 
-# The seed's namespace-scoped Role: workloads in the team's own namespace, no wildcards.
-ROLE_RULES: tuple[dict[str, Any], ...] = (
-    {
-        "apiGroups": [""],
-        "resources": ["pods", "services", "configmaps", "persistentvolumeclaims"],
-        "verbs": ["get", "list", "create", "delete", "watch"],
-    },
-    {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "list", "create", "delete"]},
-    {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list", "create", "update", "delete"]},
-)
-
-
 PSA = "pod-security.kubernetes.io/"  # Pod Security Admission's namespace labels
 # What keeps a team's namespace, and the volumes and checkpoints in it, when fleet.yaml drops the team:
 # each engine's own "never delete this" annotation. README: Offboarding.
@@ -62,7 +50,8 @@ def rbac(
 ) -> list[Manifest]:
     """The team's Role and RoleBinding; `extra_rules` adds what the cluster's own schedulers need (Volcano jobs)."""
     labels, ns, names = team_labels(fleet, team), team.namespace, fleet.object_names(team)
-    rules = [dict(r) for r in ROLE_RULES + extra_rules]
+    access = fleet.access(team)
+    rules = [r.body() for r in access.role] + [dict(r) for r in extra_rules]
     role = k8s_object("rbac.authorization.k8s.io/v1", "Role", names.role, labels, namespace=ns, rules=rules)
     binding = k8s_object(
         "rbac.authorization.k8s.io/v1",
@@ -76,8 +65,9 @@ def rbac(
     if why.on:
         why.meta(role, prov.object_name(fleet, at, "role"), prov.team_labels(at), in_namespace(at))
         why.meta(binding, prov.object_name(fleet, at, "role_binding"), prov.team_labels(at), in_namespace(at))
-        why.set(role, ("rules",), prov.default("the seed's Role: workloads in the team's own namespace"))
-        for r in range(len(ROLE_RULES), len(rules)):
+        for r, (given, mirror) in enumerate(prov.role_rules(fleet, at)):
+            why.set(role, ("rules", r), given, mirror=mirror)
+        for r in range(len(access.role), len(rules)):
             why.set(role, ("rules", r), prov.derived("what the cluster's scheduler needs (Volcano jobs)", extra_at))
         why.set(binding, ("subjects",), prov.default("the team's group, bound to its Role"))
         why.set(binding, ("subjects", 0, "name"), at + ("group",))

@@ -178,19 +178,43 @@ def _applied(a: Upgrade | None, b: Upgrade) -> Iterator[Change]:
             yield Change("upgrade-wave", text, field="upgrade", path=("upgrade", "waves", index))
 
 
-def _gains(before: Access, after: Access) -> Iterator[tuple[str, str, str, str, bool]]:
-    """(field, what, before, after, gained) of each way `after` differs from `before`."""
+def _grants_text(grants: set[tuple[str, str, str]]) -> str:
+    """Permissions as `resource (verbs)`, one entry per resource: pods/exec (create, get)."""
+    by: dict[str, list[str]] = {}
+    for group, resource, verb in sorted(grants):
+        by.setdefault(f"{group}/{resource}" if group else resource, []).append(verb)
+    return "; ".join(f"{r} ({', '.join(v)})" for r, v in by.items())
+
+
+def _gains(before: Access, after: Access) -> Iterator[tuple[str, str, str, str, str]]:
+    """(kind, field, what, before, after) of each way `after` differs from `before`; kind `access` for a gain."""
+
+    def kind(gained: bool) -> str:
+        return "access" if gained else "access-narrowed"
+
     if before.priority_classes != after.priority_classes:
         gained = any(c not in before.priority_classes for c in after.priority_classes)
         old, new = _text(before.priority_classes) or "none", _text(after.priority_classes) or "none"
-        yield "priorityClasses", "may use priority classes", old, new, gained
+        yield kind(gained), "priorityClasses", "may use priority classes", old, new
     if before.pod_security != after.pod_security:
         weaker = PSA_ORDER.index(after.pod_security) > PSA_ORDER.index(before.pod_security)
-        yield "tenancy.podSecurity", "Pod Security level", before.pod_security, after.pod_security, weaker
+        yield kind(weaker), "tenancy.podSecurity", "Pod Security level", before.pod_security, after.pod_security
     if before.service_types != after.service_types:
         gained = any(t not in before.service_types for t in after.service_types)
         old, new = (f"ClusterIP, {_text(t)}" if t else "ClusterIP only" for t in (before.service_types, after.service_types))
-        yield "tenancy.serviceTypes", "Service types", old, new, gained
+        yield kind(gained), "tenancy.serviceTypes", "Service types", old, new
+    grants_a, grants_b = before.grants(), after.grants()
+    if grants_b - grants_a:
+        yield "access", "tenancy.role", "Role gains", "", _grants_text(grants_b - grants_a)
+    if grants_a - grants_b:
+        yield "access-narrowed", "tenancy.role", "Role loses", "", _grants_text(grants_a - grants_b)
+    if before.limit_range != after.limit_range:
+        old, new = ("on" if x else "off" for x in (before.limit_range, after.limit_range))
+        yield "team", "tenancy.limitRange", "LimitRange", old, new
+
+
+def _phrase(what: str, old: str, new: str) -> str:
+    return f"{what} {new}" if not old else f"{what} {old} -> {new}"
 
 
 def _access(base: Fleet, head: Fleet) -> Iterator[Change]:
@@ -200,28 +224,21 @@ def _access(base: Fleet, head: Fleet) -> Iterator[Change]:
     the fleet's defaults are what every team added later gets without asking."""
     default_a = default_access(base.tenancy, base.priority_classes)
     default_b = default_access(head.tenancy, head.priority_classes)
-    for field, what, old, new, gained in _gains(default_a, default_b):
-        at = ("tenancy",) + ((field.removeprefix("tenancy."),) if field.startswith("tenancy.") else ("priorityClasses",))
-        yield Change(
-            "access" if gained else "access-narrowed",
-            f"a new team's {what}: {old} -> {new}",
-            field=f"tenancy.{at[-1]}",
-            old=old,
-            new=new,
-            path=at,
-        )
+    for kind, field, what, old, new in _gains(default_a, default_b):
+        at = ("tenancy", field.removeprefix("tenancy."))
+        text = f"a new team's {what}: {old} -> {new}" if old else f"a new team's {what} {new}"
+        yield Change(kind, text, field=".".join(at), old=old or None, new=new, path=at)
     old_teams = {t.name: t for t in base.teams}
     names = {t.name for t in head.teams}
     renamed = {t.group: t for t in base.teams if t.name not in names}  # a new name for the same group: the same team
     for index, team in enumerate(head.teams):
         was = old_teams.get(team.name) or renamed.get(team.group)
         before = base.access(was) if was is not None else default_b
-        for field, what, old, new, gained in _gains(before, head.access(team)):
-            kind = "access" if gained else "access-narrowed"
+        for kind, field, what, old, new in _gains(before, head.access(team)):
             if was is None:
-                if not gained:
+                if kind != "access":
                     continue  # a new team that asks for less than the default: nothing to approve, nothing to say
-                text = f"team {team.name} added with {what} {new} (a new team gets {old})"
+                text = f"team {team.name} added with {what} {new}" + (f" (a new team gets {old})" if old else " beyond a new team's")
             else:
-                text = f"team {team.name}: {what} {old} -> {new}"
-            yield Change(kind, text, team=team.name, field=field, old=old, new=new, path=("teams", index))
+                text = f"team {team.name}: {_phrase(what, old, new)}"
+            yield Change(kind, text, team=team.name, field=field, old=old or None, new=new, path=("teams", index))
