@@ -29,11 +29,16 @@ def offline(tmp_path: Path) -> dict[str, str]:
     PYTHONPATH, no index, no pip configuration, builds without isolation (setuptools from the test extras)."""
     deps = tmp_path / "deps"
     deps.mkdir()
-    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+    site = Path(sysconfig.get_paths()["purelib"])
+    # checkov (a test extra too) holds packaging below 24, and setuptools 77+ needs 24.2 to read fleetgen's
+    # SPDX license: setuptools builds with the packaging it vendors, which is new enough.
+    vendored = site / "setuptools" / "_vendor" / "packaging"
+    for entry in site.iterdir():
         name = entry.name.lower()
         if name.startswith(("fleetgen", "__editable__", "__pycache__")) or name == "pip" or name.startswith("pip-"):
             continue
-        (deps / entry.name).symlink_to(entry)
+        target = vendored if name == "packaging" and not (entry / "licenses").exists() and (vendored / "licenses").exists() else entry
+        (deps / entry.name).symlink_to(target)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     return env | {
         "PYTHONPATH": str(deps),
