@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fleetgen.authoring.fleetgen_source import FleetgenSource, checked_source, installed_source
 from fleetgen.authoring.scaffold import init_files, refuse_overwrites
 from fleetgen.cache import Cache
 from fleetgen.checks.load import LoadedFleet, load_fleet, load_fleet_text
@@ -316,9 +317,17 @@ def github_output_target() -> str | None:
     return os.environ.get("GITHUB_OUTPUT") or None
 
 
-def init_repository(folder: Path, name: str | None, engine: str | None, repository: str | None, source: str | None) -> int:
-    """Start a fleet repository in FOLDER (all or nothing: never overwrites); returns the number of files."""
-    files = init_files(name, engine, repository, source)
+def init_repository(
+    folder: Path, name: str | None, engine: str | None, repository: str | None, source: str | None
+) -> tuple[int, FleetgenSource]:
+    """Start a fleet repository in FOLDER (all or nothing: never overwrites); the number of files and the fleetgen pinned.
+
+    The pin is checked before anything is written: `source` (URL@REF) must be found by git, else this
+    fleetgen's own install must have come from a git commit (fleetgen_source.py)."""
+    if source is not None:
+        FleetgenSource.parse(source)  # a malformed value is a usage error before git is asked
+    pinned = checked_source(source) if source is not None else installed_source()
+    files = init_files(name, engine, repository, pinned)
     files[SCHEMA_PATH] = fleet_json_schema().encode()
     result = checked(load_fleet_text(files["fleet.yaml"], "fleet.yaml"))
     tree = result.rendered.files
@@ -328,4 +337,4 @@ def init_repository(folder: Path, name: str | None, engine: str | None, reposito
         target.parent.mkdir(parents=True, exist_ok=True)
         replace_file(target, data)
     Tree(folder).write(tree)
-    return len(files) + len(tree)
+    return len(files) + len(tree), pinned

@@ -141,3 +141,21 @@ def on_terminal(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, b
         output += chunk
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), output
+
+
+@pytest.fixture(scope="session")
+def fleetgen_repository(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A local git repository of fleetgen as it is now (what pip builds it from), tagged v0.1.0; (path, commit).
+
+    Built from the working files, not this checkout's HEAD, so it holds the code under test."""
+    source = tmp_path_factory.mktemp("fleetgen-source") / "fleetgen"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
+        shutil.copy(REPO / name, source / name)
+    shutil.copytree(REPO / "schemas", source / "schemas")
+    shutil.copytree(REPO / "fleetgen", source / "fleetgen", symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+    git(source, "init", "-q", "-b", "main")
+    git(source, "add", "-A")
+    git(source, "commit", "-qm", "fleetgen")
+    git(source, "tag", "v0.1.0")
+    return source, git(source, "rev-parse", "HEAD").strip()

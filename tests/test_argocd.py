@@ -139,8 +139,9 @@ def test_one_apply_bootstraps_every_cluster_and_each_gets_exactly_its_objects(hu
 
 def test_a_cluster_added_to_fleet_yaml_is_one_more_generated_root() -> None:
     text = variant("hub")
-    dev = text[text.index("  - name: dev-eastus") : text.index("# Each team gets")]
-    bigger = fleet_of(text.replace("# Each team gets", dev.replace("dev-eastus", "dev-westus") + "# Each team gets", 1))
+    start = text.index("  - name: dev-eastus")  # the last cluster: it runs to the next top-level line
+    end = start + re.search(r"^\S", text[start:], re.MULTILINE).start()  # type: ignore[union-attr]
+    bigger = fleet_of(text[:end] + text[start:end].replace("dev-eastus", "dev-westus") + text[end:])
     (appset,) = [m.body for f in Rendered(bigger).hub_files for m in f.manifests if m.body.get("kind") == "ApplicationSet"]
     assert [r["spec"]["source"]["path"] for r in list_generator(appset)][-1] == "clusters/dev-westus/platform"
     assert reconcile_findings(bigger, plan(bigger)) == []

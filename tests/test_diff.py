@@ -67,7 +67,12 @@ def test_diff_across_several_commits_with_a_renamed_team_and_a_removed_cluster(r
     assert "cluster prod-inference-westeu removed (production)" in summary
     assert "team robotics renamed to robots (namespace team-robotics -> team-robots)" in summary
     assert "cluster prod-inference-eastus: drPartner prod-inference-westeu -> none" in summary
-    assert [a["rule"] for a in report["approvals"]] == ["removed-cluster"]
+    assert [a["rule"] for a in report["approvals"]] == ["removed-cluster", "fleetgen-removal"]
+    assert report["approvals"][1]["changes"] == [  # the old namespaces stay behind: the platform owners approve
+        "cluster prod-inference-westeu removed (production)",
+        "team robotics renamed to robots (namespace team-robotics -> team-robots)",
+        "team nlp removed from prod-inference-westeu",
+    ]
     west_diff = next(c for c in report["clusters"] if c["name"] == "prod-inference-westeu")
     assert west_diff["state"] == "removed" and all(o["state"] == "removed" for o in west_diff["objects"])
     dev = next(c for c in report["clusters"] if c["name"] == "dev-eastus")
@@ -182,7 +187,7 @@ def live_dump(objects: list[dict[str, Any]]) -> dict[str, Any]:
         meta = obj["metadata"]
         meta.update(uid=f"0000-{number}", resourceVersion=str(1000 + number), generation=1, creationTimestamp="2026-11-01T10:00:00Z")
         meta["managedFields"] = [{"manager": "kustomize-controller", "operation": "Apply"}]
-        meta["annotations"] = {"kubectl.kubernetes.io/last-applied-configuration": json.dumps(obj)}
+        meta["annotations"] = {**meta.get("annotations", {}), "kubectl.kubernetes.io/last-applied-configuration": json.dumps(obj)}
         if obj["kind"] == "Namespace":
             meta["labels"]["kubernetes.io/metadata.name"] = meta["name"]
             obj["spec"] = {"finalizers": ["kubernetes"]}

@@ -30,7 +30,7 @@ def test_fleet_templates_and_a_team_override_name_the_objects(example_text: str)
     text = replace_once(
         text,
         "    allowedIngressNamespaces: [monitoring]\n",
-        "    allowedIngressNamespaces: [monitoring]\n    names: {resourceQuota: nlp-gpu, networkPolicy: isolate}\n",
+        "    allowedIngressNamespaces: [monitoring]\n    names: {resourceQuota: nlp-gpu, networkPolicy: isolate, limitRange: nlp-defaults}\n",
     )
     assert findings_of(text) == []
     assert _names(text, 2, "team-nlp") == {
@@ -39,6 +39,7 @@ def test_fleet_templates_and_a_team_override_name_the_objects(example_text: str)
         ("ResourceQuota", "nlp-gpu"),
         ("NetworkPolicy", "isolate"),
         ("LocalQueue", "default"),
+        ("LimitRange", "nlp-defaults"),
     }
     assert _names(text, 2, "team-robotics") >= {("ResourceQuota", "gpu-quota"), ("LocalQueue", "default"), ("Role", "robotics-workloads")}
     objects = {m.key: m.body for m in cluster_objects(load_fleet_text(text.encode()).fleet, 2)}

@@ -40,7 +40,8 @@ def cluster(name: str) -> dict[tuple[str, str, str], dict[str, Any]]:
 
 
 def test_seed_resource_quota_of_data_science(files: dict[str, bytes]) -> None:
-    [quota] = docs(files, "base/resource-quotas/data-science/resource-quotas.yaml")
+    quota, limit_range = docs(files, "base/resource-quotas/data-science/resource-quotas.yaml")
+    assert limit_range["kind"] == "LimitRange"  # tests/test_roles.py checks its values
     assert quota["apiVersion"] == "v1" and quota["kind"] == "ResourceQuota"
     assert quota["metadata"]["namespace"] == "team-data-science" and quota["metadata"]["name"] == "gpu-quota"
     assert quota["spec"] == {
@@ -52,6 +53,8 @@ def test_seed_resource_quota_of_data_science(files: dict[str, bytes]) -> None:
             "limits.memory": "512Gi",
             "limits.nvidia.com/gpu": "8",
             "pods": "50",
+            "services.loadbalancers": "0",  # tenancy.serviceTypes: no LoadBalancer or NodePort Service
+            "services.nodeports": "0",
         }
     }
 
@@ -64,17 +67,14 @@ def test_seed_labels_role_binding_and_network_policy(files: dict[str, bytes]) ->
         "project": "recommendation-engine",
         "cost-center": "cc-4521",
     }
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
     role, binding = docs(files, "base/rbac/data-science/rbac.yaml")
     assert role["kind"] == "Role" and role["metadata"] == {**role["metadata"], "namespace": "team-data-science"}
-    assert role["rules"] == [
-        {
-            "apiGroups": [""],
-            "resources": ["pods", "services", "configmaps", "persistentvolumeclaims"],
-            "verbs": ["get", "list", "create", "delete", "watch"],
-        },
-        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "list", "create", "delete"]},
-        {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list", "create", "update", "delete"]},
-    ]
+    assert role["rules"][0] == {  # the seed's first rule with the verbs of daily work (tests/test_roles.py: the rest)
+        "apiGroups": [""],
+        "resources": ["pods", "services", "configmaps", "persistentvolumeclaims"],
+        "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"],
+    }
     assert binding["subjects"] == [
         {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "5f0c8d2e-3b1a-4c7e-9d2f-6a8b1c3e4d5f"}
     ]

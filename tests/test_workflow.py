@@ -56,9 +56,12 @@ def test_pre_commit_hooks_run_validate_and_check() -> None:
     assert all(h["language"] == "python" and h["pass_filenames"] is False for h in hooks)
 
 
-def test_init_then_team_add_then_validate_and_check(tmp_path: Path, cli_run: Run) -> None:
+def test_init_then_team_add_then_validate_and_check(tmp_path: Path, cli_run: Run, fleetgen_repository: tuple[Path, str]) -> None:
     fleet_repo = tmp_path / "fleet"
-    created = cli_run("init", str(fleet_repo), "--name", "acme", "--repository", "https://example.com/acme/fleet.git")
+    source = f"file://localhost{fleetgen_repository[0]}@v0.1.0"
+    created = cli_run(
+        "init", str(fleet_repo), "--name", "acme", "--repository", "https://example.com/acme/fleet.git", "--fleetgen-source", source
+    )
     assert created.returncode == 0, created.stderr
     for path in (
         "fleet.yaml",
@@ -90,7 +93,7 @@ def test_init_then_team_add_then_validate_and_check(tmp_path: Path, cli_run: Run
     assert cli_run("validate", cwd=fleet_repo).returncode == 0
     assert cli_run("check", cwd=fleet_repo).returncode == 0
     assert (fleet_repo / "base" / "namespaces" / "vision" / "namespace.yaml").exists()
-    again = cli_run("init", str(fleet_repo))
+    again = cli_run("init", str(fleet_repo), "--fleetgen-source", source)
     assert again.returncode == 2 and "refusing to overwrite" in again.stderr
 
 

@@ -16,6 +16,7 @@ from ruamel.yaml.tokens import CommentToken
 
 from fleetgen.errors import InputError
 from fleetgen.model import Fleet
+from fleetgen.review.offboarding import left_behind
 from fleetgen.source.edit import RoundTrip, flow_map
 
 
@@ -155,3 +156,12 @@ def remove_team(text: str, fleet: Fleet, name: str) -> str:
 def _join(own: str, block: str) -> str:
     """An item's end-of-line comment followed by the block comment that came after the removed item."""
     return own.partition("\n")[0] + block
+
+
+def removal_notes(fleet: Fleet, name: str) -> list[str]:
+    """What `team remove` says besides the files: what stays behind, how it goes for good, and who approves."""
+    team = next(t for t in fleet.teams if t.name == name)
+    clusters = [c for c in team.clusters if any(k.name == c for k in fleet.clusters)]
+    owners = ", ".join(fleet.platform_owners)
+    notes = [f"team {name}: {left_behind(team, clusters)}"] if clusters else []
+    return notes + [f"team {name}: its pull request needs the platform owners' approval (fleetgen-removal: {owners})"]

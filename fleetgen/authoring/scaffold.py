@@ -6,19 +6,16 @@ The workflow is built as data from one function, so this repository's own workfl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, metadata
 from pathlib import Path
 from typing import Any
 
-from fleetgen import __version__
+from fleetgen.authoring.fleetgen_source import FleetgenSource
 from fleetgen.errors import InputError
 from fleetgen.output.emit import dump_documents
 from fleetgen.review.output import MARKER
 from fleetgen.source.edit import RoundTrip
 
 WORKFLOW_PATH = ".github/workflows/fleetgen.yml"
-DEFAULT_URL = "https://github.com/fleetgen/fleetgen"  # as [project.urls] declares it; used when no metadata is installed
 PRE_COMMIT_PATH = ".pre-commit-config.yaml"
 
 # Upserts one PR comment, found by the hidden marker the markdown diff starts with.
@@ -95,42 +92,10 @@ def workflow_text(install: str) -> bytes:
     return dump_documents([workflow(install)], header="# Written by fleetgen; pull requests that touch the fleet run it.\n")
 
 
-def project_url() -> str:
-    """Where fleetgen lives: the repository URL its package metadata declares ([project.urls] in pyproject.toml)."""
-    try:
-        urls: list[str] = metadata("fleetgen").get_all("Project-URL") or []
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        urls = []
-    for entry in urls:
-        label, _, url = entry.partition(",")
-        if label.strip().lower() == "repository":
-            return url.strip()
-    return DEFAULT_URL
-
-
-@dataclass(frozen=True)
-class FleetgenSource:
-    """A git repository and ref to install fleetgen from: the project's release tag, or a company mirror."""
-
-    url: str
-    ref: str
-
-    @classmethod
-    def parse(cls, text: str | None) -> FleetgenSource:
-        if text is None:
-            return cls(project_url(), f"v{__version__}")
-        url, sep, ref = text.rpartition("@")
-        if not sep or not url or not ref or any(ch.isspace() or ord(ch) < 32 for ch in text):
-            raise InputError(f"--fleetgen-source {text!r}: expected URL@REF, e.g. https://git.example.com/mirrors/fleetgen@v0.1.0")
-        return cls(url, ref)
-
-    @property
-    def pip(self) -> str:
-        """The pip requirement that installs this source."""
-        return f"fleetgen @ git+{self.url}@{self.ref}"
-
-
-SOURCE_HELP = "Where the new repository's hooks and CI install fleetgen from (default: this release of the project repository)."
+SOURCE_HELP = (
+    "Where the new repository's hooks and CI install fleetgen from: a git repository and a tag, branch or commit git "
+    "finds in it (default: the git URL and commit pip installed this fleetgen from)."
+)
 
 
 def pre_commit_config(source: FleetgenSource) -> bytes:
@@ -200,7 +165,7 @@ README = """\
 `fleet.yaml` describes the GPU fleet; `base/` and `clusters/` are rendered from it by
 fleetgen and synced by the GitOps engine. Do not edit them.
 
-    pip install "fleetgen @ git+URL@REF"   # the source .pre-commit-config.yaml names
+    pip install "PIN"   # what the hooks and CI install
     pre-commit install     # validate and check before every commit
     fleetgen validate      # every problem, with its line and column
     fleetgen render        # rewrite base/ and clusters/
@@ -211,9 +176,8 @@ it needs (`.github/workflows/fleetgen.yml`).
 """
 
 
-def init_files(name: str | None, engine: str | None, repository: str | None, source: str | None = None) -> dict[str, bytes]:
-    """The files of a new fleet repository (the rendered tree and schema are added by the caller)."""
-    installed_from = FleetgenSource.parse(source)
+def init_files(name: str | None, engine: str | None, repository: str | None, installed_from: FleetgenSource) -> dict[str, bytes]:
+    """The files of a new fleet repository, fleetgen pinned to `installed_from` (the caller adds the tree and schema)."""
     starter = RoundTrip(STARTER)
     if name:
         starter.data["metadata"]["name"] = name
@@ -225,7 +189,7 @@ def init_files(name: str | None, engine: str | None, repository: str | None, sou
         "fleet.yaml": starter.text().encode(),
         WORKFLOW_PATH: workflow_text(installed_from.pip),
         PRE_COMMIT_PATH: pre_commit_config(installed_from),
-        "README.md": README.encode(),
+        "README.md": README.replace("PIN", installed_from.pip).encode(),
     }
 
 

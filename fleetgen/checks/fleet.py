@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from fleetgen.checks.platform import PLATFORM_CHECKS
 from fleetgen.checks.sharing import SHARING_CHECKS
 from fleetgen.checks.slo import SLO_CHECKS
+from fleetgen.checks.tenancy import TENANCY_CHECKS
 from fleetgen.compat import Facts, check_compatibility, check_fleet_policy
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import Fleet, Quota
@@ -88,7 +89,7 @@ def check_object_names(fleet: Fleet) -> Iterator[Finding]:
     """A team's two ResourceQuotas (its quota and the zero quota on barred priority classes) need two names."""
     classes = [p.name for p in fleet.priority_classes]
     for t, team in enumerate(fleet.teams):
-        barred = team.priority_classes is not None and any(c not in team.priority_classes for c in classes)
+        barred = len(fleet.access(team).priority_classes) < len(classes)
         names = fleet.object_names(team)
         if barred and names.resource_quota == names.priority_class_quota:
             yield Finding(
@@ -192,6 +193,7 @@ CHECKS: tuple[Check, ...] = (
     *SHARING_CHECKS,
     *SLO_CHECKS,
     *PLATFORM_CHECKS,
+    *TENANCY_CHECKS,
 )
 
 

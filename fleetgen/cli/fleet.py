@@ -135,8 +135,9 @@ def report_command(fleet: Path, fmt: str) -> None:
 @reports_errors
 def init(folder: Path, name: str | None, engine: str | None, repository: str | None, source: str | None) -> None:
     """Start a fleet repository in FOLDER: a commented fleet.yaml, CI workflow, pre-commit, README, rendered tree."""
-    count = workflows.init_repository(folder, name, engine, repository, source)
-    console().err(f"{folder}: new fleet repository ({count} files); next: fleetgen team add ...")
+    count, pinned = workflows.init_repository(folder, name, engine, repository, source)
+    console().err(f"{folder}: new fleet repository ({count} files); hooks and CI install {pinned.pip} ({pinned.vouched})")
+    console().err("next: fleetgen team add ...")
 
 
 COMMANDS = [validate, render, check, schema, docs_command, report_command, init]

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from fleetgen import workflows
-from fleetgen.authoring.onboarding import NewTeam, add_team, remove_team
+from fleetgen.authoring.onboarding import NewTeam, add_team, removal_notes, remove_team
 from fleetgen.checks.load import load_fleet
 from fleetgen.cli.common import console, findings_format_option, fleet_option, reports_errors
 
@@ -59,9 +59,12 @@ def team_add(
 @findings_format_option
 @reports_errors
 def team_remove(name: str, fleet: Path, fmt: str, all_findings: bool) -> None:
-    """Remove team NAME from fleet.yaml and its files from the tree."""
+    """Remove team NAME from fleet.yaml and its files from the tree; its namespaces stay until retired (README: Offboarding)."""
     loaded = load_fleet(fleet)
-    console().err(workflows.write_validated(fleet, remove_team(loaded.source.text, loaded.fleet, name)))
+    shell = console()
+    shell.err(workflows.write_validated(fleet, remove_team(loaded.source.text, loaded.fleet, name)))
+    for note in removal_notes(loaded.fleet, name):
+        shell.err(note)
 
 
 COMMANDS = [team]

@@ -9,15 +9,19 @@ rejects, with a comment saying what to fill in.
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from typing import Any
 
+from pydantic import ValidationError
+
 from fleetgen.errors import FieldPath
-from fleetgen.importer.imported import Given, Imported, number, or_placeholder
+from fleetgen.importer.imported import Given, Imported, mode, number, or_placeholder
 from fleetgen.importer.recognise import ClusterView
 from fleetgen.importer.teams import naming as team_naming
 from fleetgen.importer.teams import team as team_of
 from fleetgen.model import API_VERSION, COMPONENTS, Quantity
+from fleetgen.model.tenancy import DEFAULT_ROLE, RoleRule
 
 POOL_FACTS = {  # fleet-info key suffix -> node pool field, and whether it is a whole number
     "vm-size": ("vmSize", False),
@@ -67,9 +71,62 @@ def infer(views: list[ClusterView], given: Given) -> Imported:
         doc["naming"] = naming
     classes = [p["name"] for p in doc["priorityClasses"]]
     doc["teams"] = [team_of(out, t, name, views, doc["clusters"], naming, classes) for t, name in enumerate(teams)]
-    order = ["apiVersion", "kind", "metadata", "gitops", "versionSets", "priorityClasses", "naming", "clusters", "teams"]
-    out.document = {k: doc[k] for k in order if k in doc and doc[k] != []}
+    doc["tenancy"] = _tenancy(out, doc["teams"])
+    order = ["apiVersion", "kind", "metadata", "gitops", "versionSets", "priorityClasses", "naming", "clusters", "tenancy", "teams"]
+    out.document = {k: doc[k] for k in order if k in doc and doc[k] not in ([], {})}
     return out
+
+
+def _modelled(rules: list[Any]) -> bool:
+    """Whether fleet.yaml can hold these Role rules as they are (no wildcard, no resourceNames, known verbs)."""
+    try:
+        return [RoleRule.model_validate(rule).body() for rule in rules] == rules
+    except (ValidationError, TypeError):
+        return False
+
+
+def _role(out: Imported, teams: list[dict[str, Any]]) -> dict[str, Any]:
+    """The Role most teams have becomes the fleet's `tenancy.role` (when it is not fleetgen's); a team whose Role
+    adds rules to it keeps them as its own. A Role fleet.yaml cannot hold stays fleetgen's, and verify says so."""
+    roles = [team["tenancy"].pop("role") for team in teams]
+    present = [r for r in roles if r is not None]
+    fleet: dict[str, Any] = {}
+    template = [rule.body() for rule in DEFAULT_ROLE]
+    if present:
+        common = json.loads(mode([json.dumps(r) for r in present]))
+        if common != template and _modelled(common):
+            fleet["role"] = template = common
+            out.notes[("tenancy", "role")] = "the Role most teams have in the repository"
+    for team, role in zip(teams, roles, strict=True):
+        if role and role != template and role[: len(template)] == template and _modelled(role[len(template) :]):
+            team["tenancy"]["role"] = role[len(template) :]
+    return fleet
+
+
+def _tenancy(out: Imported, teams: list[dict[str, Any]]) -> dict[str, Any]:
+    """The fleet's tenancy defaults: what most teams have; each team keeps only what differs from them.
+
+    What the repository does not enforce is written as it is, with a comment: import adopts, it does not tighten."""
+    fleet: dict[str, Any] = _role(out, teams)
+    for field, default in (("podSecurity", "restricted"), ("serviceTypes", [])):
+        values = [team["tenancy"][field] for team in teams]
+        common = mode([tuple(v) if isinstance(v, list) else v for v in values]) if values else None
+        common = list(common) if isinstance(common, tuple) else common
+        for team in teams:
+            if team["tenancy"][field] == common:
+                del team["tenancy"][field]
+        if common is not None and common != default:
+            fleet[field] = common
+    for team in teams:
+        if not team["tenancy"]:
+            del team["tenancy"]
+    if fleet.get("podSecurity") == "privileged":
+        out.notes[("tenancy", "podSecurity")] = (
+            "no pod-security.kubernetes.io/enforce label in the repository: restricted once its pods meet it"
+        )
+    if fleet.get("serviceTypes"):
+        out.notes[("tenancy", "serviceTypes")] = "the repository's quotas do not hold them at zero"
+    return fleet
 
 
 def _facts(view: ClusterView, given: Given) -> dict[str, str]:

@@ -3,6 +3,7 @@ allowed ingress and names, from the objects each cluster builds for it."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -13,6 +14,7 @@ from fleetgen.importer.imported import Imported, mode, number, or_placeholder
 from fleetgen.importer.recognise import ClusterView, TeamView
 from fleetgen.model import Quantity
 from fleetgen.model.naming import Naming
+from fleetgen.model.tenancy import SERVICE_QUOTA
 from fleetgen.model.types import fill_name
 
 QUOTA_KEYS = {
@@ -122,6 +124,12 @@ def team(
     ]
     if barred:
         team["priorityClasses"] = [c for c in classes if c not in mode([tuple(b) for b in barred])]
+    elif classes:  # nothing barred: every class, which a team that lists none no longer gets
+        team["priorityClasses"] = list(classes)
+    team["tenancy"] = _tenancy(mine, hards)
+    if any(u.kind == "LimitRange" and u.namespace == f"team-{name}" for v in on for u in v.unmodelled):
+        team["tenancy"]["limitRange"] = False  # two LimitRanges in a namespace default containers unpredictably
+        out.notes[here + ("tenancy", "limitRange")] = "the repository's own LimitRange gives the defaults"
     policy = next((tv.objects["NetworkPolicy"].body for tv in mine if "NetworkPolicy" in tv.objects), None)
     if policy:
         peers = [p for rule in (policy.get("spec") or {}).get("ingress") or [] for p in rule.get("from") or []]
@@ -137,6 +145,22 @@ def team(
     if names:
         team["names"] = names
     return team
+
+
+ENFORCE = "pod-security.kubernetes.io/enforce"
+
+
+def _tenancy(mine: list[TeamView], hards: list[dict[str, Any]]) -> dict[str, Any]:
+    """The team's Pod Security level (none enforced: privileged), the Service types its quota does not hold at
+    zero, and its Role's rules (None without a Role); infer.py keeps only what differs from the fleet's."""
+    levels = [(tv.namespace.body["metadata"].get("labels") or {}).get(ENFORCE, "privileged") for tv in mine]
+    zero = {key: mode([key in h and Quantity.parse(str(h[key])).value == 0 for h in hards]) for key in SERVICE_QUOTA.values()}
+    roles = [json.dumps(tv.objects["Role"].body.get("rules") or []) for tv in mine if "Role" in tv.objects]
+    return {
+        "podSecurity": mode(levels),
+        "serviceTypes": [kind for kind, key in SERVICE_QUOTA.items() if not zero[key]],
+        "role": json.loads(mode(roles)) if roles else None,
+    }
 
 
 def _quota(hard: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Does the imported fleet render what the repository builds to? The modelled view of both, compared.
 
 The modelled view keeps what fleet.yaml decides: kinds, namespaces and names; a team namespace's
-team, project and cost-center labels; Role rules; RoleBinding subjects and roleRef; quotas (by
+team, project and cost-center labels and its Pod Security level; Role rules; RoleBinding subjects and roleRef; quotas (by
 value); NetworkPolicy specs; priority values; flavors' node labels and tolerations; ClusterQueue
 quotas, cohort and preemption (Kueue's defaults filled in); LocalQueues' ClusterQueue; the
 fleet-info ConfigMap's keys. Labels fleetgen adds and apiVersions (Kueue v1beta1 or v1beta2) are
@@ -49,8 +49,9 @@ def modelled_view(objects: list[dict[str, Any]]) -> dict[ObjectKey, dict[str, An
 def _view(body: dict[str, Any]) -> dict[str, Any]:
     kind, spec = body["kind"], copy.deepcopy(body.get("spec") or {})
     labels = (body.get("metadata") or {}).get("labels") or {}
-    if kind == "Namespace":
-        return {k: labels[k] for k in ("team", "project", "cost-center") if k in labels}
+    if kind == "Namespace":  # and the Pod Security level it enforces (privileged without the label)
+        view = {k: labels[k] for k in ("team", "project", "cost-center") if k in labels}
+        return view | {"podSecurity": labels.get("pod-security.kubernetes.io/enforce", "privileged")}
     if kind == "Role":
         return {"rules": body.get("rules") or []}
     if kind == "RoleBinding":

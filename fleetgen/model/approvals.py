@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Bool, Identifier, Int, unique_by
@@ -46,10 +46,17 @@ class ApprovalCondition(Spec):
 
 class ApprovalRule(Spec):
     name: DnsLabel
-    """Rule name, shown in the pull-request comment."""
+    """Rule name, shown in the pull-request comment; `fleetgen-` names are fleetgen's built-in rules."""
     description: Line = ""
     """Why the gate exists."""
     when: ApprovalCondition
     """The changes the rule gates."""
     approvers: Annotated[tuple[Identifier, ...], unique_by()] = Field(min_length=1)
     """Groups that must approve such a change (e.g. GitHub teams)."""
+
+    @field_validator("name")
+    @classmethod
+    def _not_builtin(cls, name: str) -> str:
+        if name.startswith("fleetgen-"):  # a rule of the fleet's own must not pass for one fleetgen always applies
+            raise ValueError("names starting with 'fleetgen-' are fleetgen's built-in rules (README: Pull requests)")
+        return name

@@ -27,6 +27,7 @@ from fleetgen.model.slo import Slo
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Bool, Float, Identifier, Int, unique_by
 from fleetgen.model.team import Team
+from fleetgen.model.tenancy import Access, Tenancy, access_of
 from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelValue, Line, Text, Token
 
 API_VERSION = "fleetgen/v1alpha1"
@@ -41,6 +42,8 @@ class Metadata(Spec):
     """Team label put on fleet-wide objects (priority classes, cluster queues, flavors)."""
     cost_center: LabelValue
     """Cost centre label put on fleet-wide objects."""
+    platform_owners: Annotated[tuple[Identifier, ...], unique_by()] = ()
+    """Groups that approve what fleetgen always gates (the gate itself, tenant access, removals); else the owner team."""
 
 
 class GitOps(Spec):
@@ -121,6 +124,8 @@ class Fleet(Spec):
     """The clusters of the fleet."""
     teams: Annotated[tuple[Team, ...], unique_by("name")] = ()
     """The teams and where they run."""
+    tenancy: Tenancy = Tenancy()
+    """What teams may do in their namespaces unless a team says otherwise: Pod Security, Service types, priority classes, Role."""
     approvals: Annotated[tuple[ApprovalRule, ...], unique_by("name")] = ()
     """Changes that need approval beyond self-service; a pull request is gated by its base branch's rules."""
     alerts: Alerts = Alerts()
@@ -137,10 +142,28 @@ class Fleet(Spec):
     """The upgrade in progress, as `fleetgen upgrade apply` records it."""
     compatibility: Compatibility = Field(default_factory=Compatibility, description="Compatibility facts of the fleet's own.")
 
+    @property
+    def platform_owners(self) -> tuple[str, ...]:
+        """Who approves the built-in rules: `metadata.platformOwners`, else the owner team."""
+        return self.metadata.platform_owners or (self.metadata.owner,)
+
     @cached_property
     def team_object_names(self) -> dict[str, ObjectNames]:
         """Team name -> the names of its objects, filled once per team."""
         return {team.name: names_of(self.naming, team.names, team.name) for team in self.teams}
+
+    @cached_property
+    def team_access(self) -> dict[str, Access]:
+        """Team name -> what the team may do, worked out once per team."""
+        return {team.name: self._access_of(team) for team in self.teams}
+
+    def _access_of(self, team: Team) -> Access:
+        return access_of(self.tenancy, self.priority_classes, team.priority_classes, team.tenancy)
+
+    def access(self, team: Team) -> Access:
+        """What `team` may do: the fleet's `tenancy` with the team's own values over it."""
+        known = self.team_access.get(team.name)
+        return known if known is not None else self._access_of(team)
 
     def object_names(self, team: Team) -> ObjectNames:
         """The one place render takes a team's object names from: the team's own, else the fleet's.

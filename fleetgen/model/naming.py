@@ -14,7 +14,7 @@ from pydantic.alias_generators import to_camel
 from fleetgen.model.spec import Spec
 from fleetgen.model.types import NameTemplate, fill_name
 
-NAMED_OBJECTS = ("role", "role_binding", "resource_quota", "priority_class_quota", "network_policy", "local_queue")
+NAMED_OBJECTS = ("role", "role_binding", "resource_quota", "priority_class_quota", "network_policy", "local_queue", "limit_range")
 
 
 class Naming(Spec):
@@ -32,6 +32,8 @@ class Naming(Spec):
     """The NetworkPolicy that denies other namespaces."""
     local_queue: NameTemplate = "team-{team}-queue"
     """The team's Kueue LocalQueue."""
+    limit_range: NameTemplate = "container-defaults"
+    """The LimitRange that gives containers the team's default requests and limits."""
 
 
 class TeamNames(Spec):
@@ -49,6 +51,8 @@ class TeamNames(Spec):
     """The NetworkPolicy that denies other namespaces."""
     local_queue: NameTemplate | None = None
     """The team's Kueue LocalQueue."""
+    limit_range: NameTemplate | None = None
+    """The LimitRange that gives containers the team's default requests and limits."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,7 @@ class ObjectNames:
     priority_class_quota: str
     network_policy: str
     local_queue: str
+    limit_range: str
 
 
 def names_of(naming: Naming, own: TeamNames, team: str) -> ObjectNames:

@@ -12,6 +12,7 @@ from fleetgen.model.naming import TeamNames
 from fleetgen.model.slo import Endpoint
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Identifier, Int, unique_by
+from fleetgen.model.tenancy import TeamTenancy
 from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelValue, Quantity
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ class Team(Spec):
     clusters: dict[DnsLabel, Placement | None]
     """Clusters the team is on, each with the quota values that differ there (or nothing)."""
     priority_classes: Annotated[tuple[DnsSubdomain, ...], unique_by()] | None = None
-    """Priority classes the team's pods may use; all when left out."""
+    """Priority classes the team's pods may use; the fleet's `tenancy.priorityClasses` when left out."""
     allowed_ingress_namespaces: Annotated[tuple[DnsLabel, ...], unique_by()] = ()
     """Namespaces, besides the team's own, whose pods may reach the team's pods."""
     alerts: dict[TeamAlertName, AlertOverride] = {}
@@ -78,6 +79,8 @@ class Team(Spec):
     """The team's own names of its objects, where they differ from the fleet's `naming`."""
     endpoints: Annotated[tuple[Endpoint, ...], unique_by("name")] = ()
     """Inference endpoints the team serves, each with an SLO tier: burn-rate alerts and an error-budget panel."""
+    tenancy: TeamTenancy = TeamTenancy()
+    """What differs for this team from the fleet's `tenancy` (Pod Security level, Service types, Role, LimitRange)."""
 
     @property
     def namespace(self) -> str:

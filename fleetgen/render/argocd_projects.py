@@ -27,7 +27,6 @@ from fleetgen.render.argocd_apps import ARGOCD_NS, IN_CLUSTER, fleet_project, hu
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
 from fleetgen.render.platform import add_ons, argocd_repo_url
 from fleetgen.render.provenance import NOWHERE, Recorder
-from fleetgen.render.team import ROLE_RULES
 
 GroupKind = tuple[str, str]
 
@@ -54,13 +53,14 @@ FLEET_NAMESPACED_KINDS: tuple[GroupKind, ...] = (
 )
 # What fleetgen renders in a team's namespace (layout.py's clusters/<name>/teams/<team>/).
 TEAM_KINDS: tuple[GroupKind, ...] = (
+    ("", "LimitRange"),
     ("", "ResourceQuota"),
     ("kueue.x-k8s.io", "LocalQueue"),
     ("networking.k8s.io", "NetworkPolicy"),
     ("rbac.authorization.k8s.io", "Role"),
     ("rbac.authorization.k8s.io", "RoleBinding"),
 )
-# The kind of each resource a team's Role lets it create (render/team.py, render/volcano.py).
+# The kind of each resource a team's Role lets it create (tenancy.role and the team's own rules, render/volcano.py).
 RESOURCE_KINDS: dict[tuple[str, str], str] = {
     ("", "pods"): "Pod",
     ("", "services"): "Service",
@@ -88,7 +88,7 @@ def team_kinds(fleet: Fleet, team: Team, indexes: list[int]) -> list[GroupKind]:
     """What team `team` may deploy on the clusters `indexes`: Volcano Jobs where one of them runs Volcano."""
     on = [fleet.clusters[i] for i in indexes if team in (placed for _, placed in fleet.placements[fleet.clusters[i].name])]
     volcano_clusters = any(c.volcano is not None for c in on)
-    rules = ROLE_RULES + (volcano.VOLCANO_RULES if volcano_clusters else ())
+    rules = tuple(r.body() for r in fleet.access(team).role) + (volcano.VOLCANO_RULES if volcano_clusters else ())
     return sorted({*TEAM_KINDS, *created_kinds(rules)})
 
 

@@ -172,7 +172,7 @@ def _gpu_pools(cluster: Cluster, reachable: list[NodePool], ask: Ask, scheduler:
 def _priority(fleet: Fleet, team: Team, asked: str | None) -> PriorityClass | None:
     """The asked class, or the team's lowest allowed one; None when the fleet has no priority classes."""
     allowed = sorted(
-        (pc for pc in fleet.priority_classes if team.priority_classes is None or pc.name in team.priority_classes),
+        (pc for pc in fleet.priority_classes if pc.name in fleet.access(team).priority_classes),
         key=lambda pc: (pc.value, pc.name),
     )
     if asked is None:

@@ -17,6 +17,7 @@ from fleetgen.errors import FieldPath
 from fleetgen.model import Cluster, Fleet, Queue, Quota, Team
 from fleetgen.render import cluster_info, kueue_monitor, observability, slo
 from fleetgen.render import kueue as kueue_objects
+from fleetgen.render import limit_range as limit_ranges
 from fleetgen.render import provenance as prov
 from fleetgen.render import team as team_objects
 from fleetgen.render import volcano as volcano_objects
@@ -65,7 +66,10 @@ TEAM_PARTS: tuple[tuple[str, str, TeamBuilder, bool], ...] = (
     (
         "resource-quotas",
         "resource-quotas.yaml",
-        lambda f, t, at, ctx: team_objects.resource_quotas(f, t, at, ctx.quota, ctx.quota_at, ctx.why),
+        lambda f, t, at, ctx: (
+            team_objects.resource_quotas(f, t, at, ctx.quota, ctx.quota_at, ctx.why)
+            + limit_ranges.limit_range(f, t, at, ctx.quota, ctx.quota_at, ctx.why)
+        ),
         True,
     ),
     ("network-policies", "network-policy.yaml", lambda f, t, at, ctx: team_objects.network_policy(f, t, at, ctx.why), False),

@@ -175,3 +175,32 @@ def quota_path(team: Team, at: FieldPath, cluster: str | None, field: str) -> Fi
         overridden = getattr(overridden, name, None) if overridden is not None else None
     parts: FieldPath = (scope, name) if name else (scope,)
     return (*at, "clusters", str(cluster), *parts) if overridden is not None else (*at, "quota", *parts)
+
+
+def tenancy(fleet: Fleet, at: FieldPath, alias: str) -> FieldPath:
+    """Where team `at`'s tenancy value `alias` (podSecurity, serviceTypes) comes from: its own, else the fleet's."""
+    team = fleet.teams[int(at[1])]
+    return (*at, "tenancy", alias) if written(team, "tenancy", alias) else ("tenancy", alias)
+
+
+def class_list(fleet: Fleet, at: FieldPath) -> FieldPath:
+    """Where the list of team `at`'s priority classes comes from: its own, else the fleet's default set."""
+    team = fleet.teams[int(at[1])]
+    return (*at, "priorityClasses") if team.priority_classes is not None else ("tenancy", "priorityClasses")
+
+
+def role_rules(fleet: Fleet, at: FieldPath) -> list[tuple[Given, bool]]:
+    """Where each rule of team `at`'s Role comes from, and whether it mirrors its model value: the fleet's
+    `tenancy.role` (or fleetgen's default Role), pods/exec for `podExec`, then the team's own rules."""
+    team = fleet.teams[int(at[1])]
+    out: list[tuple[Given, bool]] = []
+    if written(fleet, "tenancy", "role"):
+        out += [(("tenancy", "role", r), True) for r in range(len(fleet.tenancy.role))]
+    else:
+        out += [(default("fleetgen's team Role: the seed's workloads, their logs and events, Kueue workloads"), False)] * len(
+            fleet.tenancy.role
+        )
+    if team.tenancy.pod_exec:
+        out.append((derived("pods/exec for podExec", (*at, "tenancy", "podExec")), False))
+    out += [((*at, "tenancy", "role", r), True) for r in range(len(team.tenancy.role))]
+    return out

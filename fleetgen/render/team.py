@@ -10,22 +10,33 @@ from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, k8s_object, team_labels
 from fleetgen.render.provenance import NOWHERE, Given, Recorder
 
-# The seed's namespace-scoped Role: workloads in the team's own namespace, no wildcards.
-ROLE_RULES: tuple[dict[str, Any], ...] = (
-    {
-        "apiGroups": [""],
-        "resources": ["pods", "services", "configmaps", "persistentvolumeclaims"],
-        "verbs": ["get", "list", "create", "delete", "watch"],
-    },
-    {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "list", "create", "delete"]},
-    {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list", "create", "update", "delete"]},
-)
+PSA = "pod-security.kubernetes.io/"  # Pod Security Admission's namespace labels
+# What keeps a team's namespace, and the volumes and checkpoints in it, when fleet.yaml drops the team:
+# each engine's own "never delete this" annotation. README: Offboarding.
+KEEP = {
+    "flux": {"kustomize.toolkit.fluxcd.io/prune": "disabled"},
+    "argocd": {"argocd.argoproj.io/sync-options": "Prune=false,Delete=false"},
+}
+
+
+def pod_security_labels(level: str) -> dict[str, str]:
+    """The level Pod Security Admission enforces; below restricted, warnings and audit entries say what restricted would refuse."""
+    labels = {PSA + "enforce": level}
+    if level != "restricted":
+        labels |= {PSA + "warn": "restricted", PSA + "audit": "restricted"}
+    return labels
 
 
 def namespace(fleet: Fleet, team: Team, at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
-    body = k8s_object("v1", "Namespace", team.namespace, team_labels(fleet, team))
+    labels = team_labels(fleet, team) | pod_security_labels(fleet.access(team).pod_security)
+    body = k8s_object("v1", "Namespace", team.namespace, labels, annotations=KEEP[fleet.gitops.engine])
     if why.on:
+        kept = prov.derived("the engine's prune protection: a removed team's namespace and its data stay", ("gitops", "engine"))
+        why.set(body, ("metadata", "annotations"), kept)
         why.meta(body, in_namespace(at), prov.team_labels(at))
+        why.set(body, ("metadata", "labels", PSA + "enforce"), prov.tenancy(fleet, at, "podSecurity"))
+        for mode in ("warn", "audit"):
+            why.set(body, ("metadata", "labels", PSA + mode), prov.default("what the restricted level would refuse, shown, not enforced"))
     return [Manifest(body, at + ("name",))]
 
 
@@ -39,7 +50,8 @@ def rbac(
 ) -> list[Manifest]:
     """The team's Role and RoleBinding; `extra_rules` adds what the cluster's own schedulers need (Volcano jobs)."""
     labels, ns, names = team_labels(fleet, team), team.namespace, fleet.object_names(team)
-    rules = [dict(r) for r in ROLE_RULES + extra_rules]
+    access = fleet.access(team)
+    rules = [r.body() for r in access.role] + [dict(r) for r in extra_rules]
     role = k8s_object("rbac.authorization.k8s.io/v1", "Role", names.role, labels, namespace=ns, rules=rules)
     binding = k8s_object(
         "rbac.authorization.k8s.io/v1",
@@ -53,8 +65,9 @@ def rbac(
     if why.on:
         why.meta(role, prov.object_name(fleet, at, "role"), prov.team_labels(at), in_namespace(at))
         why.meta(binding, prov.object_name(fleet, at, "role_binding"), prov.team_labels(at), in_namespace(at))
-        why.set(role, ("rules",), prov.default("the seed's Role: workloads in the team's own namespace"))
-        for r in range(len(ROLE_RULES), len(rules)):
+        for r, (given, mirror) in enumerate(prov.role_rules(fleet, at)):
+            why.set(role, ("rules", r), given, mirror=mirror)
+        for r in range(len(access.role), len(rules)):
             why.set(role, ("rules", r), prov.derived("what the cluster's scheduler needs (Volcano jobs)", extra_at))
         why.set(binding, ("subjects",), prov.default("the team's group, bound to its Role"))
         why.set(binding, ("subjects", 0, "name"), at + ("group",))
@@ -78,37 +91,41 @@ def quota_hard(quota: Quota) -> dict[str, str]:
 
 def resource_quotas(fleet: Fleet, team: Team, at: FieldPath, quota: Quota, quota_at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
     labels, ns, names = team_labels(fleet, team), team.namespace, fleet.object_names(team)
-    hard = {"hard": quota_hard(quota)}
+    access = fleet.access(team)
+    hard = {"hard": quota_hard(quota) | access.barred_services}
     out = [Manifest(k8s_object("v1", "ResourceQuota", names.resource_quota, labels, namespace=ns, spec=hard), quota_at)]
     if why.on:
         body, cluster = out[0].body, str(quota_at[-1]) if quota_at[-2:-1] == ("clusters",) else None
         why.meta(body, prov.object_name(fleet, at, "resource_quota"), prov.team_labels(at), in_namespace(at))
         for key in hard["hard"]:
+            if key in access.barred_services:
+                no_services = prov.derived("none of this Service type", prov.tenancy(fleet, at, "serviceTypes"))
+                why.set(body, ("spec", "hard", key), no_services)
+                continue
             scope, _, resource = key.partition(".")
             field = f"{scope}.{resource.removeprefix('nvidia.com/')}" if resource else scope
             why.set(body, ("spec", "hard", key), prov.quota_path(team, at, cluster, field))
-    if team.priority_classes is not None:
-        # Pods of a class the team may not use are refused by a zero quota scoped to those classes.
-        barred = [p.name for p in fleet.priority_classes if p.name not in team.priority_classes]
-        if barred:
-            spec = {
-                "hard": {"pods": "0"},
-                "scopeSelector": {"matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": barred}]},
-            }
-            out.append(
-                Manifest(
-                    k8s_object("v1", "ResourceQuota", names.priority_class_quota, labels, namespace=ns, spec=spec),
-                    at + ("priorityClasses",),
-                )
+    # Pods of a class the team may not use are refused by a zero quota scoped to those classes.
+    barred = [p.name for p in fleet.priority_classes if p.name not in access.priority_classes]
+    if barred:
+        spec = {
+            "hard": {"pods": "0"},
+            "scopeSelector": {"matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": barred}]},
+        }
+        out.append(
+            Manifest(
+                k8s_object("v1", "ResourceQuota", names.priority_class_quota, labels, namespace=ns, spec=spec),
+                at + ("priorityClasses",),
             )
-            if why.on:
-                body = out[-1].body
-                why.meta(body, prov.object_name(fleet, at, "priority_class_quota"), prov.team_labels(at), in_namespace(at))
-                why.set(body, ("spec",), prov.default("no pods of a barred priority class"))
-                barred_from = prov.derived(
-                    "the fleet's priority classes the team may not use", ("priorityClasses",), at + ("priorityClasses",)
-                )
-                why.set(body, ("spec", "scopeSelector", "matchExpressions", 0, "values"), barred_from)
+        )
+        if why.on:
+            body = out[-1].body
+            why.meta(body, prov.object_name(fleet, at, "priority_class_quota"), prov.team_labels(at), in_namespace(at))
+            why.set(body, ("spec",), prov.default("no pods of a barred priority class"))
+            barred_from = prov.derived(
+                "the fleet's priority classes the team may not use", ("priorityClasses",), prov.class_list(fleet, at)
+            )
+            why.set(body, ("spec", "scopeSelector", "matchExpressions", 0, "values"), barred_from)
     return out
 
 

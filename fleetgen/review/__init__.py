@@ -16,6 +16,8 @@ from fleetgen.render.rendered import Rendered
 from fleetgen.review.approvals import Approval, required_approvals
 from fleetgen.review.changes import Change, fleet_changes
 from fleetgen.review.object_diff import ObjectChange, diff_objects
+from fleetgen.review.offboarding import removal_warnings
+from fleetgen.review.policy_changes import policy_changes
 
 
 @dataclass(frozen=True)
@@ -43,8 +45,8 @@ class FleetDiff:
 def diff_fleets(base_render: Rendered, head_render: Rendered, base_name: str, head_name: str) -> FleetDiff:
     """Summary, approvals (by the base's rules, so a change cannot relax its own gate) and per-cluster objects."""
     base, head = base_render.fleet, head_render.fleet
-    changes = fleet_changes(base, head)
-    approvals = required_approvals(base.approvals, changes)
+    changes = policy_changes(base, head) + fleet_changes(base, head)
+    approvals = required_approvals(base, changes)
     old_index = {c.name: i for i, c in enumerate(base.clusters)}
     new_index = {c.name: i for i, c in enumerate(head.clusters)}
     clusters = []
@@ -58,7 +60,7 @@ def diff_fleets(base_render: Rendered, head_render: Rendered, base_name: str, he
             state = "added" if not old else "removed" if not new else "changed"
             env = (head.clusters[new_index[name]] if name in new_index else base.clusters[old_index[name]]).environment
             clusters.append(ClusterDiff(name, env, state, tuple(objects)))
-    warnings = [c.warning for c in changes if c.warning]
+    warnings = [c.warning for c in changes if c.warning] + removal_warnings(base, head)
     return FleetDiff(base_name, head_name, changes, approvals, clusters, warnings)
 
 
@@ -66,6 +68,8 @@ def change_path(change: Change, fleet: Fleet) -> FieldPath:
     """The fleet.yaml path a change stands at in `fleet` (the head): the team, cluster, set or field it names.
 
     A change whose subject is gone from the head (a removed team) points at the list it left."""
+    if change.path is not None:
+        return change.path
     if change.kind == "priority-class":
         names = [p.name for p in fleet.priority_classes]
         return ("priorityClasses", names.index(str(change.field))) if change.field in names else ("priorityClasses",)

@@ -1,17 +1,67 @@
-"""The approval gate: which changes of a diff need whose approval, by the rules in fleet.yaml."""
+"""The approval gate: which changes of a diff need whose approval, by the rules in fleet.yaml and fleetgen's own.
+
+The fleet's rules are its own to write; the built-in rules below are not: they gate the changes
+that would weaken the gate for the next pull request (its rules, rollout policy, the upgrade
+record, capacity overcommit, who the platform owners are), widen what a team may do on shared
+nodes, or remove a team's or cluster's namespaces and data. A fleet cannot switch them off, and,
+like its own rules, they are taken from the base revision: the base's platform owners approve.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fleetgen.model import ApprovalCondition, ApprovalRule
+from fleetgen.model import ApprovalCondition, ApprovalRule, Fleet
 from fleetgen.review.changes import Change
 
 
 @dataclass(frozen=True)
+class Gate:
+    """A rule as the review shows it: one of the fleet's `approvals`, or one of fleetgen's built-in rules."""
+
+    name: str
+    description: str
+    approvers: tuple[str, ...]
+    kinds: frozenset[str] = frozenset()  # a built-in rule gates every change of these kinds
+    rule: ApprovalRule | None = None  # a fleet rule
+
+    @property
+    def builtin(self) -> bool:
+        return self.rule is None
+
+
+@dataclass(frozen=True)
 class Approval:
-    rule: ApprovalRule
+    rule: Gate
     changes: tuple[Change, ...]
+
+
+BUILTIN_RULES: tuple[tuple[str, str, frozenset[str]], ...] = (  # name, description, kinds of change
+    (
+        "fleetgen-gate",
+        "The approval rules, rollout policy, upgrade record, capacity overcommit and platform owners judge every later change",
+        frozenset({"policy", "upgrade"}),
+    ),
+    (
+        "fleetgen-tenant-access",
+        "More for a team's pods on shared nodes: priority classes, Pod Security level, Service types, Role rules",
+        frozenset({"access"}),
+    ),
+    (
+        "fleetgen-removal",
+        "A team's namespace leaves a cluster, or a cluster leaves the fleet: volumes and checkpoints stay behind until retired",
+        frozenset({"team-removed", "team-renamed", "placement-removed", "cluster-removed"}),
+    ),
+)
+
+
+def builtin_gates(base: Fleet) -> tuple[Gate, ...]:
+    """fleetgen's own rules, approved by the base revision's platform owners."""
+    return tuple(Gate(name, text, base.platform_owners, kinds) for name, text, kinds in BUILTIN_RULES)
+
+
+def fleet_gate(rule: ApprovalRule) -> Gate:
+    return Gate(rule.name, rule.description, rule.approvers, rule=rule)
 
 
 def matches(when: ApprovalCondition, change: Change) -> bool:
@@ -28,11 +78,15 @@ def matches(when: ApprovalCondition, change: Change) -> bool:
     return False
 
 
-def required_approvals(rules: tuple[ApprovalRule, ...], changes: list[Change]) -> list[Approval]:
-    """Each rule with the changes it gates, in rule order; rules that gate nothing are left out."""
+def _gates(gate: Gate, change: Change) -> bool:
+    return change.kind in gate.kinds if gate.rule is None else matches(gate.rule.when, change)
+
+
+def required_approvals(base: Fleet, changes: list[Change]) -> list[Approval]:
+    """Each rule of the base (its own, then the built-in ones) with the changes it gates; rules that gate nothing are left out."""
     out = []
-    for rule in rules:
-        gated = tuple(c for c in changes if matches(rule.when, c))
+    for gate in (*(fleet_gate(r) for r in base.approvals), *builtin_gates(base)):
+        gated = tuple(c for c in changes if _gates(gate, c))
         if gated:
-            out.append(Approval(rule, gated))
+            out.append(Approval(gate, gated))
     return out

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from fleetgen.errors import FieldPath
 from fleetgen.model import COMPONENTS, Cluster, Fleet, Queue, Quota, Team
 
 QUOTA_FIELDS = (
@@ -27,7 +28,8 @@ class Change:
     """One change of the fleet; `kind` says what sort, the other fields what the gate needs."""
 
     kind: str  # cluster-added, cluster-removed, cluster, versions, node-pool, queue, team-added, team-removed,
-    # team-renamed, team, placement-added, placement-removed, quota, priority-class, fleet
+    # team-renamed, team, placement-added, placement-removed, quota, priority-class, fleet; policy, upgrade,
+    # upgrade-wave, access, access-narrowed (policy_changes.py)
     text: str
     cluster: str | None = None
     team: str | None = None
@@ -37,6 +39,7 @@ class Change:
     production: bool = False
     gpus: int | None = None  # GPUs a team gains the right to on a cluster (new team, placement or raised quota)
     warning: str | None = None  # what to watch for when it is applied
+    path: FieldPath | None = None  # where it stands in the head's fleet.yaml, when the fields above do not say
 
 
 def fleet_changes(base: Fleet, head: Fleet) -> list[Change]:
@@ -75,8 +78,10 @@ def _attribute_changes(kind: str, subject: str, old: Any, new: Any, attrs: Any =
 
 
 def _fleet_settings(base: Fleet, head: Fleet) -> Iterator[Change]:
-    for section in ("metadata", "gitops", "capacity"):
-        for change in _attribute_changes("fleet", "", getattr(base, section), getattr(head, section)):
+    for section in ("metadata", "gitops"):  # capacity and the platform owners are policy (policy_changes.py)
+        old, new = getattr(base, section), getattr(head, section)
+        attrs = [a for a in type(new).model_fields if a != "platform_owners"]
+        for change in _attribute_changes("fleet", "", old, new, attrs):
             text = f"{section}.{change.text}"
             yield Change(change.kind, text, field=f"{section}.{change.field}", old=change.old, new=change.new)
 
@@ -242,7 +247,7 @@ def _clusters_text(clusters: dict[str, Any]) -> str:
 
 
 def _team(base: Fleet, a: Team, head: Fleet, b: Team) -> Iterator[Change]:
-    attrs = ("group", "cost_center", "project", "priority_classes", "allowed_ingress_namespaces")
+    attrs = ("group", "cost_center", "project", "allowed_ingress_namespaces")  # what the team may use: policy_changes.py
     yield from _attribute_changes("team", f"team {b.name}:", a, b, attrs, team=b.name)
     for cluster in [c for c in a.clusters if c not in b.clusters]:
         yield Change(

@@ -12,6 +12,9 @@ from typing import Any
 
 from fleetgen.errors import Severity
 from fleetgen.render import Manifest
+from fleetgen.validation.pod_security import LEVELS, object_violations
+
+ENFORCE = "pod-security.kubernetes.io/enforce"
 
 COST_LABELS = ("team", "project", "cost-center", "environment")
 GPU_REQUEST, GPU_LIMIT = "requests.nvidia.com/gpu", "limits.nvidia.com/gpu"
@@ -71,6 +74,22 @@ def lint_no_cluster_wide_team_binding(objects: list[Manifest]) -> Iterator[LintP
                 yield binding, f"team group {subject['name']} is bound cluster-wide", Severity.ERROR
 
 
+def lint_pod_security(objects: list[Manifest]) -> Iterator[LintProblem]:
+    """Every team namespace (team-<name>) enforces a Pod Security level, and every pod rendered into one meets it."""
+    levels: dict[str, str] = {}
+    for ns in (m for m in _of_kind(objects, "Namespace") if m.body["metadata"]["name"].startswith("team-")):
+        level = (ns.body["metadata"].get("labels") or {}).get(ENFORCE)
+        if level not in LEVELS:
+            yield ns, f"namespace {ns.body['metadata']['name']} enforces no Pod Security level ({ENFORCE})", Severity.ERROR
+        else:
+            levels[ns.body["metadata"]["name"]] = level
+    for manifest in objects:
+        level = levels.get(manifest.body["metadata"].get("namespace", ""))
+        for problem in object_violations(level, manifest.body) if level else ():
+            title = f"{manifest.body['kind']} {manifest.body['metadata']['name']}"
+            yield manifest, f"{title} would be refused by Pod Security level {level}: {problem}", Severity.ERROR
+
+
 def lint_cost_labels(objects: list[Manifest]) -> Iterator[LintProblem]:
     for manifest in objects:
         labels = manifest.body["metadata"].get("labels", {})
@@ -85,6 +104,7 @@ LINTS: tuple[Lint, ...] = (
     lint_gpu_quota,
     lint_no_wildcards,
     lint_no_cluster_wide_team_binding,
+    lint_pod_security,
     lint_cost_labels,
 )
 

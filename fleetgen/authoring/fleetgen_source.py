@@ -1,0 +1,114 @@
+"""Where a new fleet repository's hooks and CI install fleetgen from: a pin fleetgen can vouch for.
+
+`init` used to pin the project's release tag for this version, whether or not it existed; a fleet
+repository's first pull request then failed at `pip install`. A pin is now one of:
+
+- where this fleetgen was installed from: the git URL and the commit pip checked out, as pip
+  recorded them in the distribution's direct_url.json (PEP 610, `vcs_info.commit_id`);
+- `--fleetgen-source URL@REF`, once `git ls-remote` finds REF in URL (a tag is pinned as it is, a
+  branch as the commit it points at now), or a full commit id that `git fetch` can get from URL.
+
+Anything else (an install from a package index or a local folder, which record no repository; a
+source git cannot reach; a ref it does not hold) is refused in one line, before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, distribution
+from urllib.parse import unquote, urlparse
+
+from fleetgen.errors import InputError
+
+COMMIT = re.compile(r"[0-9a-f]{40}")
+GIT_TIMEOUT = 60  # seconds for one ls-remote or fetch
+ASK = "pass --fleetgen-source URL@REF (a git repository CI can reach, and a tag, branch or commit of it)"
+
+
+@dataclass(frozen=True)
+class FleetgenSource:
+    """A git repository and ref to install fleetgen from, and how fleetgen knows it is real."""
+
+    url: str
+    ref: str
+    vouched: str = ""  # why the pin can be trusted, for the line `init` prints
+
+    @classmethod
+    def parse(cls, text: str) -> FleetgenSource:
+        url, sep, ref = text.rpartition("@")
+        if not sep or not url or not ref or any(ch.isspace() or ord(ch) < 32 for ch in text):
+            raise InputError(f"--fleetgen-source {text!r}: expected URL@REF, e.g. https://git.example.com/mirrors/fleetgen@v0.1.0")
+        return cls(url, ref)
+
+    @property
+    def pip(self) -> str:
+        """The pip requirement that installs this source."""
+        return f"fleetgen @ git+{self.url}@{self.ref}"
+
+
+def installed_source() -> FleetgenSource:
+    """The git URL and commit this fleetgen was installed from, as pip recorded them (direct_url.json)."""
+    try:
+        recorded = distribution("fleetgen").read_text("direct_url.json")
+    except PackageNotFoundError:
+        raise InputError(f"fleetgen is not installed as a package, so nothing says where it came from; {ASK}") from None
+    if recorded is None:
+        raise InputError(f"fleetgen was installed from a package index, which records no git repository to pin; {ASK}")
+    try:
+        data = json.loads(recorded)
+        url, vcs = str(data["url"]), data.get("vcs_info") or {}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise InputError(f"fleetgen's direct_url.json cannot be read; {ASK}") from None
+    commit = str(vcs.get("commit_id", ""))
+    if vcs.get("vcs") == "git" and COMMIT.fullmatch(commit) and not any(ch.isspace() for ch in url):
+        return FleetgenSource(url, commit, "the commit pip installed this fleetgen from")
+    if "dir_info" in data:
+        folder = unquote(urlparse(url).path)
+        raise InputError(f"fleetgen runs from the folder {folder} (a local install), which CI cannot install from; {ASK}")
+    raise InputError(f"fleetgen was installed from {url}, not from a git repository; {ASK}")
+
+
+def _git(*args: str, cwd: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true"}  # never wait for a password
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT, check=False, env=env)
+    except FileNotFoundError:
+        raise InputError(f"--fleetgen-source needs git to check the source, and git is not installed; {ASK}") from None
+    except subprocess.TimeoutExpired:
+        raise InputError(f"git gave no answer from {args[-2] if len(args) > 1 else args[-1]} in {GIT_TIMEOUT}s; {ASK}") from None
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "no reason given")
+
+
+def checked_source(text: str) -> FleetgenSource:
+    """`--fleetgen-source URL@REF`, once git finds REF in URL; a branch is pinned at its commit."""
+    source = FleetgenSource.parse(text)
+    listed = _git("ls-remote", "--", source.url)
+    if listed.returncode != 0:
+        raise InputError(f"--fleetgen-source {text}: git cannot read {source.url} ({_first_line(listed.stderr)})")
+    refs: dict[str, str] = {}  # ref name -> commit
+    for line in listed.stdout.splitlines():
+        commit, _, name = line.partition("\t")
+        refs[name] = commit
+    if f"refs/tags/{source.ref}" in refs:
+        return FleetgenSource(source.url, source.ref, f"tag {source.ref}, found by git")
+    branch = refs.get(f"refs/heads/{source.ref}")
+    if branch is not None:
+        return FleetgenSource(source.url, branch, f"branch {source.ref} as it is now, pinned at its commit")
+    if COMMIT.fullmatch(source.ref) and (source.ref in refs.values() or _has_commit(source.url, source.ref)):
+        return FleetgenSource(source.url, source.ref, "a commit git fetched from there")
+    raise InputError(f"--fleetgen-source {text}: {source.url} has no tag, branch or commit {source.ref!r}")
+
+
+def _has_commit(url: str, commit: str) -> bool:
+    with tempfile.TemporaryDirectory(prefix="fleetgen-source-") as scratch:
+        if _git("init", "--quiet", "--bare", scratch).returncode != 0:
+            return False
+        return _git("fetch", "--quiet", "--depth=1", "--", url, commit, cwd=scratch).returncode == 0
