@@ -65,7 +65,7 @@ TEAM_PARTS: tuple[tuple[str, str, TeamBuilder, bool], ...] = (
     (
         "resource-quotas",
         "resource-quotas.yaml",
-        lambda f, t, at, ctx: team_objects.resource_quotas(f, t, at, ctx.quota, ctx.quota_at, ctx.why),
+        lambda f, t, at, ctx: team_objects.resource_quotas(f, t, at, ctx.quota, ctx.quota_at, ctx.why, ctx.cluster_at),
         True,
     ),
     ("network-policies", "network-policy.yaml", lambda f, t, at, ctx: team_objects.network_policy(f, t, at, ctx.why), False),

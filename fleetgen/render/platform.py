@@ -16,6 +16,8 @@ from fleetgen.model import Fleet
 from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, Kueue, Platform, VolcanoChart, cluster_platform
 from fleetgen.render import provenance as prov
 from fleetgen.render.argocd_apps import ARGOCD_NS, app_label_origins, app_labels, destination
+from fleetgen.render.gpu_sharing import partitioning_values
+from fleetgen.render.gpu_sharing import record as record_partitioning
 from fleetgen.render.kueue_config import manager_config_values
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
 from fleetgen.render.provenance import NOWHERE, Recorder
@@ -72,6 +74,7 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
             # The GPU alerts read DCGM's metrics: the exporter and its ServiceMonitor are always on. honorLabels: the workload's
             # namespace/pod stay `namespace`/`pod` (not exported_*), the labels team rules select and kube-state-metrics carries.
             "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": True, "honorLabels": True, "additionalLabels": monitor_labels}},
+            **partitioning_values(fleet.clusters[index]),  # time-slicing and MIG, selected per node pool by its labels
         }
     if isinstance(addon, Kueue):
         # kueue_pending_workloads feeds the pending-workloads alert; the controller's Configuration is fleet.yaml's
@@ -127,6 +130,7 @@ def _record_values(why: Recorder, body: dict[str, Any], at: tuple[str, ...], fle
         why.set(body, (*policy, "drain", key), setting_at(fleet, index, name, "driverUpgrade", "drain", field))
     why.set(body, (*at, "dcgmExporter"), prov.default("the GPU alerts read DCGM's metrics"))
     why.set(body, (*at, "dcgmExporter", "serviceMonitor", "additionalLabels"), ("alerts", "ruleLabels"), mirror=True)
+    record_partitioning(why, body, at, fleet, index)
 
 
 def _depends_on(names: list[str], name: str) -> list[str]:
