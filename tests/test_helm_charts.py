@@ -32,6 +32,7 @@ import pytest
 import yaml
 from conftest import EXAMPLE, REPO
 
+from fleetgen.checks.load import load_fleet
 from fleetgen.model import Fleet
 from fleetgen.model.platform import ADD_ONS, Platform
 from fleetgen.render.platform import RELEASES, add_ons, helm_values
@@ -128,8 +129,20 @@ def _cluster_policy(pointer: tuple[str, ...]) -> Callable[[Objects, str], Any]:
     return lambda objects, release: at(one(objects, "ClusterPolicy", "cluster-policy"), pointer)
 
 
+def _config_map(name: str) -> Callable[[Objects, str], Any]:
+    return lambda objects, release: one(objects, "ConfigMap", name)["data"]
+
+
 LANDS: dict[str, tuple[Lands, ...]] = {
     "gpuOperator": (
+        # partitioning: the chart creates the ConfigMap (create, data) and names it in the ClusterPolicy (name, default)
+        (("devicePlugin", "config", "create"), lambda objects, release: any(o["kind"] == "ConfigMap" for o in objects), False),
+        (("devicePlugin", "config", "data"), _config_map("time-slicing-config"), False),
+        (("devicePlugin",), _cluster_policy(("spec", "devicePlugin")), False),
+        (("migManager", "config", "create"), lambda objects, release: any(o["kind"] == "ConfigMap" for o in objects), False),
+        (("migManager", "config", "data"), _config_map("fleetgen-mig-config"), False),
+        (("migManager",), _cluster_policy(("spec", "migManager")), False),
+        (("mig",), _cluster_policy(("spec", "mig")), False),
         (("driver",), _cluster_policy(("spec", "driver")), False),
         (("dcgmExporter",), _cluster_policy(("spec", "dcgmExporter")), False),
     ),
@@ -379,3 +392,45 @@ def test_the_refresh_script_replaces_one_chart_folder_whole_and_keeps_links(tmp_
             script.refresh(upstream, bad, charts)
     with pytest.raises(script.RefreshError, match="no Chart.yaml"):
         script.refresh(tmp_path / "charts" / "other", "demo", charts)
+
+
+PARTITIONED = {"timesliced-t4-dev": "dev-eastus", "mig-a100-inference": "inference-eastus"}
+
+
+def _partitioned(case: str) -> tuple[Fleet, int]:
+    fleet = load_fleet(REPO / "tests" / "cases" / case / "fleet.yaml").fleet
+    return fleet, [c.name for c in fleet.clusters].index(PARTITIONED[case])
+
+
+def test_the_chart_creates_the_time_slicing_configuration_the_nodes_pick(helm: Any) -> None:
+    """The device plugin's ConfigMap as the pinned chart makes it, and the ClusterPolicy that points the plugin at it."""
+    fleet, index = _partitioned("timesliced-t4-dev")
+    folder, namespace, values = _rendered_values(fleet, index)["gpuOperator"]
+    objects = helm(folder, "gpu-operator", namespace, values, "1.35.2")
+    plugin = one(objects, "ClusterPolicy", "cluster-policy")["spec"]["devicePlugin"]["config"]
+    assert plugin == {"name": "time-slicing-config", "default": "default"}
+    config = one(objects, "ConfigMap", "time-slicing-config")
+    assert config["metadata"]["namespace"] == namespace
+    t4 = yaml.safe_load(config["data"]["t4-shared"])  # what a node labelled nvidia.com/device-plugin.config=t4-shared runs
+    assert t4 == {
+        "version": "v1",
+        "flags": {"migStrategy": "none"},
+        "sharing": {"timeSlicing": {"renameByDefault": True, "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}},
+    }
+    assert yaml.safe_load(config["data"]["a10g-shared"])["sharing"]["timeSlicing"]["resources"][0]["replicas"] == 2
+    assert "sharing" not in yaml.safe_load(config["data"]["default"])
+    assert _landed("gpuOperator", values, objects, "gpu-operator") == []
+
+
+def test_the_chart_creates_the_mig_layouts_the_nodes_pick(helm: Any) -> None:
+    fleet, index = _partitioned("mig-a100-inference")
+    folder, namespace, values = _rendered_values(fleet, index)["gpuOperator"]
+    objects = helm(folder, "gpu-operator", namespace, values, "1.35.2")
+    policy = one(objects, "ClusterPolicy", "cluster-policy")["spec"]
+    assert policy["mig"]["strategy"] == "mixed"
+    assert policy["migManager"]["config"] == {"name": "fleetgen-mig-config", "default": "all-disabled"}
+    layouts = yaml.safe_load(one(objects, "ConfigMap", "fleetgen-mig-config")["data"]["config.yaml"])["mig-configs"]
+    assert layouts["all-1g.10gb"][0]["mig-devices"] == {"1g.10gb": 7}  # a node labelled nvidia.com/mig.config=all-1g.10gb
+    assert layouts["a100-mixed"][0]["mig-devices"] == {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1}
+    assert layouts["all-disabled"] == [{"devices": "all", "mig-enabled": False}]
+    assert _landed("gpuOperator", values, objects, "gpu-operator") == []

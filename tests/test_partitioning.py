@@ -53,9 +53,7 @@ def _built(kustomize: Callable[[Path], list[dict[str, Any]]], case: Path, cluste
 
 
 def _one(objects: list[dict[str, Any]], kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
-    [found] = [
-        o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name and o["metadata"].get("namespace") == namespace
-    ]
+    [found] = [o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name and o["metadata"].get("namespace") == namespace]
     return found
 
 
@@ -171,7 +169,11 @@ def test_slice_quotas_above_what_the_pools_yield() -> None:
 
 def test_time_slicing_on_a_training_pool_is_a_warning() -> None:
     text = _edit(T4, "pricing:\n", "pricing:\n")
-    text = replace_once(text, "        labels: {accelerator: nvidia-a10g,", "        topology: [kubernetes.io/hostname]\n        labels: {accelerator: nvidia-a10g,")
+    text = replace_once(
+        text,
+        "        labels: {accelerator: nvidia-a10g,",
+        "        topology: [kubernetes.io/hostname]\n        labels: {accelerator: nvidia-a10g,",
+    )
     [found] = _finding(text, "multi-GPU training", Severity.WARNING)
     line = line_of(text, "partitioning: {timeSlicing: {replicas: 2}}")
     assert found.startswith(
@@ -185,7 +187,9 @@ def test_a_pool_partitioned_two_ways() -> None:
     text = _edit(T4, T4_POOL, "        partitioning: {timeSlicing: {replicas: 4}, mig: {layout: all-balanced}}\n")
     [found] = _finding(text, "partitioned two ways")
     assert found.startswith(f"{line_of(text, 'mig: {layout: all-balanced}')}:52: clusters[0].nodePools[0].partitioning.mig:")
-    text = _edit(T4, "nvidia.com/device-plugin.config: a10g-shared}", "nvidia.com/device-plugin.config: a10g-shared, nvidia.com/mig.config: x}")
+    text = _edit(
+        T4, "nvidia.com/device-plugin.config: a10g-shared}", "nvidia.com/device-plugin.config: a10g-shared, nvidia.com/mig.config: x}"
+    )
     [found] = _finding(text, "partitioned two ways")
     assert "clusters[0].nodePools[1].labels.nvidia.com/mig.config: label nvidia.com/mig.config=x selects a MIG layout" in found
 
@@ -208,7 +212,11 @@ def test_mig_needs_an_operator_that_creates_its_configmap() -> None:
 
 
 def test_cluster_capacity_counts_time_sliced_replicas() -> None:
-    text = _edit(T4, "requests: {cpu: 16, memory: 64Gi, gpu: 2, slices: {gpu.shared: 4}}", "requests: {cpu: 16, memory: 64Gi, gpu: 3, slices: {gpu.shared: 4}}")
+    text = _edit(
+        T4,
+        "requests: {cpu: 16, memory: 64Gi, gpu: 2, slices: {gpu.shared: 4}}",
+        "requests: {cpu: 16, memory: 64Gi, gpu: 3, slices: {gpu.shared: 4}}",
+    )
     [found] = _finding(text, "GPU quotas on dev-eastus")
     assert "above its 4 GPUs (a10g-shared 2 x 1 x 2 replicas)" in found
 
