@@ -8,6 +8,7 @@ The golden trees are tests/cases/<name>/expected/. Regenerate them after a delib
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import shutil
 import subprocess
@@ -225,3 +226,21 @@ def test_the_golden_fleets_validate_with_no_error() -> None:
     for case in (T4, MIG):
         loaded = load_fleet(case / "fleet.yaml")
         assert all(f.severity is not Severity.ERROR for f in loaded.warnings)
+
+
+def test_the_report_counts_slices_per_pool_and_team_and_prices_a_slice_as_its_share(cli_run: Run) -> None:
+    done = cli_run("report", str(MIG / "fleet.yaml"), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    pools = {(p["pool"], p["resource"]): p for p in report["slices"]["pools"]}
+    assert pools[("a100-mig", "nvidia.com/mig-1g.10gb")]["count"] == 14
+    assert pools[("a100-mig", "nvidia.com/mig-1g.10gb")]["pricePerHour"] == pytest.approx(3.67 / 7)  # 1 of 7 slices
+    assert pools[("a100-mixed", "nvidia.com/mig-3g.40gb")]["pricePerHour"] == pytest.approx(3.67 * 3 / 7)  # 3 of 7 compute slices
+    teams = {(t["team"], t["resource"]): t for t in report["slices"]["teams"]}
+    assert teams[("ranking", "nvidia.com/mig-3g.40gb")]["monthlyCost"] == pytest.approx(3.67 * 3 / 7 * 730)
+    ranking = next(t for t in report["teams"] if t["team"] == "ranking")
+    assert ranking["monthlyCost"] == pytest.approx((7 * 3.67 / 7 + 3.67 * 3 / 7) * 730)  # its slices, no whole GPU
+    done = cli_run("report", str(T4 / "fleet.yaml"), "--format", "json")
+    shared = {(p["pool"], p["resource"]): p for p in json.loads(done.stdout)["slices"]["pools"]}
+    assert shared[("t4-shared", "nvidia.com/gpu.shared")]["pricePerHour"] == pytest.approx(0.53 / 4)  # a quarter of a T4-hour
+    assert json.loads(done.stdout)["clusters"][0]["gpus"] == 4  # a10g-shared: 2 GPUs x 2 replicas of nvidia.com/gpu
