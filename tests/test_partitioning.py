@@ -244,3 +244,13 @@ def test_the_report_counts_slices_per_pool_and_team_and_prices_a_slice_as_its_sh
     shared = {(p["pool"], p["resource"]): p for p in json.loads(done.stdout)["slices"]["pools"]}
     assert shared[("t4-shared", "nvidia.com/gpu.shared")]["pricePerHour"] == pytest.approx(0.53 / 4)  # a quarter of a T4-hour
     assert json.loads(done.stdout)["clusters"][0]["gpus"] == 4  # a10g-shared: 2 GPUs x 2 replicas of nvidia.com/gpu
+
+
+def test_explain_names_the_pools_partitioning_line_for_a_slice_quota(cli_run: Run) -> None:
+    text = (MIG / "fleet.yaml").read_text()
+    done = cli_run("explain", "inference-eastus", "ResourceQuota/team-ranking/gpu-quota", "--field", "spec.hard", cwd=MIG)
+    assert done.returncode == 0, done.stderr
+    slice_line = done.stdout.splitlines()[done.stdout.splitlines().index("  spec.hard[requests.nvidia.com/mig-3g.40gb]: 1") + 1]
+    assert f"fleet.yaml:{line_of(text, 'mig-3g.40gb: 1')}:87 teams[1].quota.requests.slices.mig-3g.40gb" in slice_line
+    assert f"fleet.yaml:{line_of(text, 'partitioning: {mig: {layout: {3g.40gb')}:9 clusters[0].nodePools[1].partitioning" in slice_line
+    assert "clusters[0].nodePools[0].partitioning" not in slice_line  # a100-mig yields no 3g.40gb
