@@ -16,6 +16,7 @@ from fleetgen.model import Fleet
 from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, Kueue, Platform, VolcanoChart, cluster_platform
 from fleetgen.render import provenance as prov
 from fleetgen.render.argocd_apps import ARGOCD_NS, app_label_origins, app_labels, destination
+from fleetgen.render.dcgm_metrics import exporter_values
 from fleetgen.render.kueue_config import manager_config_values
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
 from fleetgen.render.provenance import NOWHERE, Recorder
@@ -71,7 +72,12 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
             },
             # The GPU alerts read DCGM's metrics: the exporter and its ServiceMonitor are always on. honorLabels: the workload's
             # namespace/pod stay `namespace`/`pod` (not exported_*), the labels team rules select and kube-state-metrics carries.
-            "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": True, "honorLabels": True, "additionalLabels": monitor_labels}},
+            # Its metrics list is fleetgen's (render/dcgm_metrics.py): the operator's default leaves out the ECC counters.
+            "dcgmExporter": {
+                "enabled": True,
+                **exporter_values(),
+                "serviceMonitor": {"enabled": True, "honorLabels": True, "additionalLabels": monitor_labels},
+            },
         }
     if isinstance(addon, Kueue):
         # kueue_pending_workloads feeds the pending-workloads alert; the controller's Configuration is fleet.yaml's
@@ -127,6 +133,8 @@ def _record_values(why: Recorder, body: dict[str, Any], at: tuple[str, ...], fle
         why.set(body, (*policy, "drain", key), setting_at(fleet, index, name, "driverUpgrade", "drain", field))
     why.set(body, (*at, "dcgmExporter"), prov.default("the GPU alerts read DCGM's metrics"))
     why.set(body, (*at, "dcgmExporter", "serviceMonitor", "additionalLabels"), ("alerts", "ruleLabels"), mirror=True)
+    why.set(body, (*at, "dcgmExporter", "config"), prov.default("the exporter reads fleetgen's metrics list, ECC counters included"))
+    why.set(body, (*at, "dcgmExporter", "env"), prov.default("the exporter's listen address, namespace/pod mapping and fleetgen's list"))
 
 
 def _depends_on(names: list[str], name: str) -> list[str]:
