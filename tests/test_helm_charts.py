@@ -135,7 +135,7 @@ LANDS: dict[str, tuple[Lands, ...]] = {
         (("dcgmExporter",), _cluster_policy(("spec", "dcgmExporter")), False),
     ),
     "kueue": (
-        # enablePrometheus: the chart's ServiceMonitor of the controller's metrics, which the pending-workloads alert reads
+        # enablePrometheus: the chart's ServiceMonitor of the controller's metrics, off beside fleetgen's own
         (("enablePrometheus",), lambda objects, release: any(o["kind"] == "ServiceMonitor" for o in objects), False),
         (
             ("managerConfig", "controllerManagerConfigYaml"),

@@ -80,8 +80,10 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
             },
         }
     if isinstance(addon, Kueue):
-        # kueue_pending_workloads feeds the pending-workloads alert; the controller's Configuration is fleet.yaml's
-        return {"enablePrometheus": True, **manager_config_values(fleet, index, addon)}
+        # Kueue's metrics are scraped through fleetgen's own ServiceMonitor (render/kueue_monitor.py). The chart's is off:
+        # a Prometheus that selects every monitor would scrape the Service twice, and the alerts' sums would count each
+        # series twice. The controller's Configuration is fleet.yaml's.
+        return {"enablePrometheus": False, **manager_config_values(fleet, index, addon)}
     if isinstance(addon, VolcanoChart):
         return scheduler_values(fleet.clusters[index])
     return {}
@@ -104,7 +106,7 @@ def _record_values(why: Recorder, body: dict[str, Any], at: tuple[str, ...], fle
     """Origins of the chart values helm_values sets, below pointer `at`."""
     why.set(body, at, prov.default("fleetgen sets no values for this chart"))
     if name == "kueue":
-        why.set(body, (*at, "enablePrometheus"), prov.default("kueue_pending_workloads feeds the pending-workloads alert"))
+        why.set(body, (*at, "enablePrometheus"), prov.default("fleetgen's own ServiceMonitor scrapes Kueue: a second one would double every series"))
         kueue_at = [setting_at(fleet, index, name, field) for field in ("waitForPodsReady", "manageJobsWithoutQueueName", "fairSharing")]
         config = prov.derived(
             "the chart's Configuration with waitForPodsReady, manageJobsWithoutQueueName (team namespaces), fair sharing "
