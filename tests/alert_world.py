@@ -3,7 +3,8 @@
 `world` gives, for one rendered cluster, every series its alerts and dashboards read, labelled as
 Prometheus stores them (stored_series.py) and valued by `Knobs`: GPU utilisation, memory,
 temperature, XID and ECC per GPU, GPU quota used per namespace, pending workloads per
-ClusterQueue, error ratio and latency per inference endpoint. The `healthy` knobs fire nothing.
+ClusterQueue, GPUs in use per node pool (Kueue's usage per ClusterQueue and flavor), error ratio and
+latency per inference endpoint. The `healthy` knobs fire nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from fleetgen.model.slo import allowed_error_ratio
 from fleetgen.render.platform import platform_of
 from fleetgen.render.slo import served_on
 
-GPU_QUOTA = "requests.nvidia.com/gpu"
+GPU = "nvidia.com/gpu"
+GPU_QUOTA = "requests." + GPU
 FB_MIB = 81_920  # framebuffer of one GPU, in MiB (an 80 GB A100)
 RATE = 6_000  # requests per minute of every endpoint
 Knobs = dict[tuple[str, ...], Any]
@@ -62,6 +64,7 @@ class Cluster:
     kueue: Target | None
     quotas: dict[str, tuple[str, int]]  # namespace -> (ResourceQuota name, GPUs it allows)
     queues: list[str]
+    pools: dict[str, tuple[list[str], int]]  # GPU flavor (node pool) -> (the ClusterQueues handing it out, its GPUs at most)
     endpoints: list[Endpoint]
     namespaces: dict[str, str] = field(default_factory=dict)  # team -> namespace
 
@@ -105,6 +108,14 @@ def build_cluster(
         )
         for _, team, e in served_on(fleet, cluster.name)
     ]
+    pools: dict[str, tuple[list[str], int]] = {}
+    for body in objects:
+        if body["kind"] != "ClusterQueue":
+            continue
+        for group in body["spec"]["resourceGroups"]:
+            for flavor in group["flavors"] if GPU in group["coveredResources"] else []:
+                pool = next(p for p in cluster.node_pools if p.name == flavor["name"])
+                pools.setdefault(pool.name, ([], pool.max_nodes * pool.gpus_per_node))[0].append(body["metadata"]["name"])
     return Cluster(
         cluster.name,
         [r for body in objects if body["kind"] == "PrometheusRule" for g in body["spec"]["groups"] for r in g["rules"]],
@@ -113,6 +124,7 @@ def build_cluster(
         kueue_target(objects, dict(fleet.alerts.rule_labels), kueue.namespace, kueue.chart, kueue.version),
         quotas,
         [body["metadata"]["name"] for body in objects if body["kind"] == "ClusterQueue"],
+        pools,
         endpoints,
         {team.name: team.namespace for team in teams},
     )
@@ -127,6 +139,7 @@ def healthy(c: Cluster) -> Knobs:
         knobs |= {("util", gpu.uuid): 70, ("memory", gpu.uuid): 50, ("temp", gpu.uuid): 62, ("xid", gpu.uuid): 0, ("ecc", gpu.uuid): None}
     knobs |= {("quota", ns): hard // 4 for ns, (_, hard) in c.quotas.items()}
     knobs |= {("pending", q): (5, 2) for q in c.queues}
+    knobs |= {("pool", pool): most // 2 for pool, (_, most) in c.pools.items()}
     for e in c.endpoints:
         knobs |= {("errors", e.team, e.name): e.allowed / 2, ("latency", e.team, e.name): "fast"}
     return knobs
@@ -170,7 +183,7 @@ def world(c: Cluster, knobs: Knobs, minutes: int) -> list[tuple[Labels, str]]:
             "DCGM_FI_DEV_FB_FREE": _gauge(FB_MIB - used, minutes),
             "DCGM_FI_DEV_GPU_TEMP": _gauge(knobs[("temp", gpu.uuid)], minutes),
             "DCGM_FI_DEV_XID_ERRORS": _gauge(knobs[("xid", gpu.uuid)], minutes),
-            # Not in the GPU Operator's default collector list (README): a cluster that adds it stores it like this.
+            # Not in the GPU Operator's default collector list: fleetgen's own list adds it (render/dcgm_metrics.py).
             "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": _gauge(0, minutes) if ecc is None else f"0x{ecc[0]} {ecc[1]}x{minutes - ecc[0] - 1}",
         }
         out += [(target.series(metric, exposed), v) for metric, v in values.items()]
@@ -187,6 +200,14 @@ def world(c: Cluster, knobs: Knobs, minutes: int) -> list[tuple[Labels, str]]:
                 for status, value in (("active", active), ("inadmissible", inadmissible)):
                     exposed = {"cluster_queue": q, "status": status, "replica_role": role}
                     out.append((c.kueue.series("kueue_pending_workloads", exposed), _gauge(value, minutes)))
+        for pool, (queues, _) in c.pools.items():  # the pool's GPUs in use, shared out over its queues
+            in_use = knobs[("pool", pool)]
+            roles = ["leader", "follower"] if knobs.get(("follower", pool)) else ["leader"]
+            for n, q in enumerate(queues):
+                share = in_use // len(queues) + (in_use % len(queues) if n == 0 else 0)
+                for role in roles:
+                    exposed = {"cluster_queue": q, "flavor": pool, "resource": GPU, "replica_role": role}
+                    out.append((c.kueue.series("kueue_cluster_queue_resource_usage", exposed), _gauge(share, minutes)))
     for e in c.endpoints:
         out += _serving(e, knobs[("errors", e.team, e.name)], knobs[("latency", e.team, e.name)], _latency_limit(c, e), minutes)
     return out

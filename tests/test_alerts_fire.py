@@ -56,7 +56,7 @@ def _cluster(index: int, honor: bool | None = None) -> Cluster:
 
 def _alert_id(cluster: str, rule: dict[str, Any]) -> str:
     return ":".join(
-        [cluster, rule["alert"], rule["labels"]["team"], *([rule["labels"]["endpoint"]] if "endpoint" in rule["labels"] else [])]
+        [cluster, rule["alert"], rule["labels"]["team"], *(rule["labels"][k] for k in ("endpoint", "node_pool") if k in rule["labels"])]
     )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
@@ -147,7 +148,7 @@ LANDS: dict[str, tuple[Lands, ...]] = {
         (("dcgmExporter",), _cluster_policy(("spec", "dcgmExporter")), False),
     ),
     "kueue": (
-        # enablePrometheus: the chart's ServiceMonitor of the controller's metrics, which the pending-workloads alert reads
+        # enablePrometheus: the chart's ServiceMonitor of the controller's metrics, off beside fleetgen's own
         (("enablePrometheus",), lambda objects, release: any(o["kind"] == "ServiceMonitor" for o in objects), False),
         (
             ("managerConfig", "controllerManagerConfigYaml"),
@@ -434,3 +435,31 @@ def test_the_chart_creates_the_mig_layouts_the_nodes_pick(helm: Any) -> None:
     assert layouts["a100-mixed"][0]["mig-devices"] == {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1}
     assert layouts["all-disabled"] == [{"devices": "all", "mig-enabled": False}]
     assert _landed("gpuOperator", values, objects, "gpu-operator") == []
+
+
+def test_the_exporter_exports_every_dcgm_field_the_alerts_and_panels_read(helm: Any) -> None:
+    """The ClusterPolicy names fleetgen's metrics ConfigMap, the exporter reads its file, and the file lists every DCGM
+    field a rendered rule or panel selects: the operator's default list leaves the ECC counters out."""
+    fleet = example()
+    for index, cluster in enumerate(fleet.clusters):
+        folder, namespace, values = _rendered_values(fleet, index)["gpuOperator"]
+        kube = str(fleet.version_sets[cluster.version_set].kubernetes)
+        exporter = one(helm(folder, "gpu-operator", namespace, values, kube), "ClusterPolicy", "cluster-policy")["spec"]["dcgmExporter"]
+        objects = [m.body for m in Rendered(fleet).objects(index)]
+        [config_map] = [
+            o
+            for o in objects
+            if o["kind"] == "ConfigMap" and o["metadata"]["name"] == exporter["config"]["name"] and o["metadata"]["namespace"] == namespace
+        ]
+        [key] = config_map["data"]  # the operator mounts this key at /etc/dcgm-exporter/<key>
+        collectors = {e["name"]: e["value"] for e in exporter["env"]}["DCGM_EXPORTER_COLLECTORS"]
+        assert collectors == f"/etc/dcgm-exporter/{key}", cluster.name
+        listed = {line.split(",")[0].strip() for line in config_map["data"][key].splitlines() if line and not line.startswith("#")}
+        read = {
+            field
+            for o in objects
+            if o["kind"] == "PrometheusRule" or (o["kind"] == "ConfigMap" and o["metadata"]["labels"].get("grafana_dashboard"))
+            for field in re.findall(r"DCGM_FI_[A-Z0-9_]+", json.dumps(o.get("spec") or o.get("data")))
+        }
+        assert "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL" in read, cluster.name  # the double-bit ECC alert is rendered
+        assert read <= listed, (cluster.name, sorted(read - listed))
