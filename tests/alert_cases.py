@@ -40,7 +40,7 @@ def gpu_underutilized(c: Cluster, rule: dict[str, Any]) -> Case:
     gpu, t = _team_gpu(c, rule), threshold(rule)
     namespace = c.namespaces[rule["labels"]["team"]]
     return Case(
-        {("util", gpu.uuid): max(t - 5, 0)}, {"just busy enough": {("util", gpu.uuid): t + 5}}, {"namespace": namespace}, waits(rule) + 10
+        {("util", gpu.unit): max(t - 5, 0)}, {"just busy enough": {("util", gpu.unit): t + 5}}, {"namespace": namespace}, waits(rule) + 10
     )
 
 
@@ -49,8 +49,8 @@ def gpu_memory_full(c: Cluster, rule: dict[str, Any]) -> Case:
     assert gpu.holder
     namespace, pod, _ = gpu.holder
     return Case(
-        {("memory", gpu.uuid): (t + 100) / 2},
-        {"just under": {("memory", gpu.uuid): t - 3}},
+        {("memory", gpu.unit): (t + 100) / 2},
+        {"just under": {("memory", gpu.unit): t - 3}},
         {"namespace": namespace, "pod": pod},
         waits(rule) + 10,
     )

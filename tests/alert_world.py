@@ -5,18 +5,28 @@ Prometheus stores them (stored_series.py) and valued by `Knobs`: GPU utilisation
 temperature, XID and ECC per GPU, GPU quota used per namespace, pending workloads per
 ClusterQueue, GPUs in use per node pool (Kueue's usage per ClusterQueue and flavor), error ratio and
 latency per inference endpoint. The `healthy` knobs fire nothing.
+
+Partitioned pools are shaped as the DCGM exporter reports them (dcgm-exporter's rendermetrics and
+transformation/kubernetes.go, releases 4.4.x): a GPU of a MIG pool is monitored per slice, each
+series labelled GPU_I_PROFILE and GPU_I_ID besides the GPU's own labels, with the namespace and pod
+of the pod holding that slice; a slice reports DCGM_FI_PROF_GR_ENGINE_ACTIVE and its own framebuffer
+and no usable DCGM_FI_DEV_GPU_UTIL (here 0, as exporters before 3.3 reported it: a rule reading it on
+slices would see idle slices). Temperature, XID and ECC of a slice are its GPU's. A time-sliced GPU
+held by a pod gets the `vgpu` label of the replica when the rendered exporter runs with
+KUBERNETES_VIRTUAL_GPUS (render/dcgm_metrics.py); its values are the whole GPU's.
 """
 
 from __future__ import annotations
 
 import re
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import promql_parser
-from stored_series import KSM, Labels, Target, dcgm_targets, kueue_target, serving_target
+from stored_series import KSM, Labels, Target, dcgm_targets, kueue_target, release_of, serving_target
 
+from fleetgen.compat.partitioning import resolved_layout
 from fleetgen.model.slo import allowed_error_ratio
 from fleetgen.render.platform import platform_of
 from fleetgen.render.slo import served_on
@@ -35,10 +45,22 @@ class Gpu:
     model: str
     driver: str
     holder: tuple[str, str, str] | None  # (namespace, pod, container) of the pod holding it
+    instance: tuple[str, int] | None = None  # (MIG profile, GPU instance id) of a MIG slice; None for a whole GPU
+    shared: bool = False  # a time-sliced GPU, reported per pod holding a replica (vgpu) when the exporter is told to
 
     @property
     def uuid(self) -> str:
+        """The physical GPU's UUID: every slice of a MIG GPU carries its GPU's."""
         return "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{self.node}/{self.index}"))
+
+    @property
+    def unit(self) -> str:
+        """What a pod holds: the GPU, or one MIG slice of it; its utilisation and memory knobs are keyed by this."""
+        return self.uuid if self.instance is None else f"{self.uuid}/{self.instance[1]}"
+
+    @property
+    def fb_mib(self) -> int:
+        return FB_MIB if self.instance is None else int(self.instance[0].split(".")[1].removesuffix("gb")) * 1024
 
 
 @dataclass(frozen=True)
@@ -67,6 +89,7 @@ class Cluster:
     pools: dict[str, tuple[list[str], int]]  # GPU flavor (node pool) -> (the ClusterQueues handing it out, its GPUs at most)
     endpoints: list[Endpoint]
     namespaces: dict[str, str] = field(default_factory=dict)  # team -> namespace
+    virtual_gpus: bool = False  # the exporter copies a shared GPU's series for each pod holding a replica
 
     def gpu_of(self, namespace: str) -> Gpu:
         return next(g for g in self.gpus if g.holder and g.holder[0] == namespace)
@@ -84,10 +107,16 @@ def build_cluster(
         pool = cluster.node_pools[len(nodes) % len(cluster.node_pools)]
         node = f"aks-{pool.name.replace('-', '')}-{31_415_926 + len(nodes)}-vmss{len(nodes):06d}"
         nodes.append(node)
+        layout = resolved_layout(pool) if pool.partitioning.kind == "mig" else None
         for i in range(min(pool.gpus_per_node, 2)):
-            gpus.append(Gpu(node, i, f"NVIDIA {pool.gpu_model}", driver, None))
+            model, shared = f"NVIDIA {pool.gpu_model}", pool.partitioning.kind == "time-slicing"
+            if layout is None:
+                gpus.append(Gpu(node, i, model, driver, None, shared=shared))
+                continue
+            profiles = [profile for profile in sorted(layout) for _ in range(layout[profile])]
+            gpus += [Gpu(node, i, model, driver, None, (profile, gi)) for gi, profile in enumerate(profiles, start=1)]
     for n, team in enumerate(teams):
-        gpus[n] = Gpu(gpus[n].node, gpus[n].index, gpus[n].model, driver, (team.namespace, f"{team.name}-trainer-0", "trainer"))
+        gpus[n] = replace(gpus[n], holder=(team.namespace, f"{team.name}-trainer-0", "trainer"))
     quotas = {
         body["metadata"]["namespace"]: (body["metadata"]["name"], int(body["spec"]["hard"][GPU_QUOTA]))
         for body in objects
@@ -127,7 +156,13 @@ def build_cluster(
         pools,
         endpoints,
         {team.name: team.namespace for team in teams},
+        _exporter_env(platform).get("KUBERNETES_VIRTUAL_GPUS") == "true",
     )
+
+
+def _exporter_env(platform: list[dict[str, Any]]) -> dict[str, str]:
+    _, values = release_of(platform, "gpu-operator")
+    return {e["name"]: e["value"] for e in values.get("dcgmExporter", {}).get("env", [])}
 
 
 # -- the healthy world ------------------------------------------------------------------------------
@@ -136,7 +171,7 @@ def build_cluster(
 def healthy(c: Cluster) -> Knobs:
     knobs: Knobs = {}
     for gpu in c.gpus:
-        knobs |= {("util", gpu.uuid): 70, ("memory", gpu.uuid): 50, ("temp", gpu.uuid): 62, ("xid", gpu.uuid): 0, ("ecc", gpu.uuid): None}
+        knobs |= {("util", gpu.unit): 70, ("memory", gpu.unit): 50, ("temp", gpu.uuid): 62, ("xid", gpu.uuid): 0, ("ecc", gpu.uuid): None}
     knobs |= {("quota", ns): hard // 4 for ns, (_, hard) in c.quotas.items()}
     knobs |= {("pending", q): (5, 2) for q in c.queues}
     knobs |= {("pool", pool): most // 2 for pool, (_, most) in c.pools.items()}
@@ -171,16 +206,22 @@ def world(c: Cluster, knobs: Knobs, minutes: int) -> list[tuple[Labels, str]]:
         out.append(({"__name__": "up", **target.labels}, _gauge(1, minutes)))
     for gpu in c.gpus:
         exposed = {"gpu": str(gpu.index), "UUID": gpu.uuid, "device": f"nvidia{gpu.index}", "modelName": gpu.model, "Hostname": gpu.node}
+        if gpu.instance is not None:
+            exposed |= {"GPU_I_PROFILE": gpu.instance[0], "GPU_I_ID": str(gpu.instance[1])}
         exposed["DCGM_FI_DRIVER_VERSION"] = gpu.driver
         if gpu.holder:
             exposed |= dict(zip(("namespace", "pod", "container"), gpu.holder, strict=True))
+            if gpu.shared and c.virtual_gpus:
+                exposed["vgpu"] = "0"  # the pod's replica of the shared GPU
         target = c.dcgm[gpu.node]
-        used = round(FB_MIB * knobs[("memory", gpu.uuid)] / 100)
+        used = round(gpu.fb_mib * knobs[("memory", gpu.unit)] / 100)
+        util = knobs[("util", gpu.unit)]
         ecc = knobs[("ecc", gpu.uuid)]  # None: no error; (minute, errors): that many double-bit errors from that minute
         values = {
-            "DCGM_FI_DEV_GPU_UTIL": _gauge(knobs[("util", gpu.uuid)], minutes),
+            "DCGM_FI_DEV_GPU_UTIL": _gauge(util if gpu.instance is None else 0, minutes),
+            "DCGM_FI_PROF_GR_ENGINE_ACTIVE": _gauge(util / 100, minutes),
             "DCGM_FI_DEV_FB_USED": _gauge(used, minutes),
-            "DCGM_FI_DEV_FB_FREE": _gauge(FB_MIB - used, minutes),
+            "DCGM_FI_DEV_FB_FREE": _gauge(gpu.fb_mib - used, minutes),
             "DCGM_FI_DEV_GPU_TEMP": _gauge(knobs[("temp", gpu.uuid)], minutes),
             "DCGM_FI_DEV_XID_ERRORS": _gauge(knobs[("xid", gpu.uuid)], minutes),
             # Not in the GPU Operator's default collector list: fleetgen's own list adds it (render/dcgm_metrics.py).

@@ -420,6 +420,10 @@ def test_the_chart_creates_the_time_slicing_configuration_the_nodes_pick(helm: A
     }
     assert yaml.safe_load(config["data"]["a10g-shared"])["sharing"]["timeSlicing"]["resources"][0]["replicas"] == 2
     assert "sharing" not in yaml.safe_load(config["data"]["default"])
+    # The exporter copies a shared GPU's series for each pod holding a replica, and maps pods that hold the renamed resource.
+    env = {e["name"]: e["value"] for e in one(objects, "ClusterPolicy", "cluster-policy")["spec"]["dcgmExporter"]["env"]}
+    assert env["KUBERNETES_VIRTUAL_GPUS"] == "true"
+    assert env["NVIDIA_RESOURCE_NAMES"] == "nvidia.com/gpu.shared"
     assert _landed("gpuOperator", values, objects, "gpu-operator") == []
 
 
@@ -434,13 +438,17 @@ def test_the_chart_creates_the_mig_layouts_the_nodes_pick(helm: Any) -> None:
     assert layouts["all-1g.10gb"][0]["mig-devices"] == {"1g.10gb": 7}  # a node labelled nvidia.com/mig.config=all-1g.10gb
     assert layouts["a100-mixed"][0]["mig-devices"] == {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1}
     assert layouts["all-disabled"] == [{"devices": "all", "mig-enabled": False}]
+    env = {e["name"] for e in policy["dcgmExporter"]["env"]}
+    assert "KUBERNETES_VIRTUAL_GPUS" not in env and "NVIDIA_RESOURCE_NAMES" not in env  # MIG slices are mapped per slice already
     assert _landed("gpuOperator", values, objects, "gpu-operator") == []
 
 
-def test_the_exporter_exports_every_dcgm_field_the_alerts_and_panels_read(helm: Any) -> None:
+@pytest.mark.parametrize("case", [None, *PARTITIONED])
+def test_the_exporter_exports_every_dcgm_field_the_alerts_and_panels_read(helm: Any, case: str | None) -> None:
     """The ClusterPolicy names fleetgen's metrics ConfigMap, the exporter reads its file, and the file lists every DCGM
-    field a rendered rule or panel selects: the operator's default list leaves the ECC counters out."""
-    fleet = example()
+    field a rendered rule or panel selects: the operator's default list leaves the ECC counters out; MIG slices are
+    busy in DCGM_FI_PROF_GR_ENGINE_ACTIVE."""
+    fleet = example() if case is None else _partitioned(case)[0]
     for index, cluster in enumerate(fleet.clusters):
         folder, namespace, values = _rendered_values(fleet, index)["gpuOperator"]
         kube = str(fleet.version_sets[cluster.version_set].kubernetes)
@@ -462,4 +470,5 @@ def test_the_exporter_exports_every_dcgm_field_the_alerts_and_panels_read(helm: 
             for field in re.findall(r"DCGM_FI_[A-Z0-9_]+", json.dumps(o.get("spec") or o.get("data")))
         }
         assert "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL" in read, cluster.name  # the double-bit ECC alert is rendered
+        assert ("DCGM_FI_PROF_GR_ENGINE_ACTIVE" in read) == (case == "mig-a100-inference"), cluster.name
         assert read <= listed, (cluster.name, sorted(read - listed))

@@ -212,6 +212,15 @@ def test_mig_needs_an_operator_that_creates_its_configmap() -> None:
     assert len(found) == 2 and "migManager.config.create arrived in 24.6" in found[0]
 
 
+def test_time_slicing_on_an_operator_whose_exporter_labels_one_sharing_pod_is_a_warning() -> None:
+    text = _edit(T4, "gitops: {", "platform: {gpuOperator: {version: v24.9.2}}\ngitops: {")
+    text = text.replace("580.82.07", "550.127.05").replace('cuda: "13.0", cudnn: 9.17.0', 'cuda: "12.4", cudnn: 9.1.0')
+    found = _finding(text, "labels only one of the pods sharing a GPU", Severity.WARNING)
+    assert [f.split(": ")[1] for f in found] == [f"clusters[0].nodePools[{p}].partitioning.timeSlicing" for p in (0, 1)]
+    assert "GPU Operator v24.9.2" in found[0] and "every pod from 25.3 on" in found[0]
+    assert not _finding(_edit(T4, "pricing:\n", "pricing:\n"), "labels only one of the pods", Severity.WARNING)  # v25.10.1
+
+
 def test_cluster_capacity_counts_time_sliced_replicas() -> None:
     text = _edit(
         T4,

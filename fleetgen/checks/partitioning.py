@@ -66,6 +66,16 @@ def _pool_findings(fleet: Fleet, c: int, p: int) -> Iterator[Finding]:
                 f"GPU Operator {operator.version} cannot create the MIG manager's ConfigMap from its values (migManager.config.create "
                 f"arrived in {since.series}, {since.url}); upgrade platform.gpuOperator first",
             )
+        elif parts.time_slicing is not None and _series(series_of(operator.version)) < _series(
+            partitioning_facts().exporter_virtual_gpus.series
+        ):
+            since = partitioning_facts().exporter_virtual_gpus
+            yield Finding(
+                here + ("partitioning", "timeSlicing"),
+                f"the DCGM exporter of GPU Operator {operator.version} labels only one of the pods sharing a GPU, so the GPU alerts "
+                f"and dashboards of the other teams miss it (every pod from {since.series} on, {since.url}); upgrade platform.gpuOperator",
+                Severity.WARNING,
+            )
     if parts.mig is not None:
         yield from _mig_findings(pool, here)
 

@@ -72,6 +72,7 @@ class PartitioningFacts(BaseModel):
     no_mig: tuple[NoMig, ...]
     time_slicing: tuple[TimeSlicingLimit, ...]
     mig_config_from_values: Since
+    exporter_virtual_gpus: Since
 
 
 @cache

@@ -8,6 +8,17 @@ ConfigMap at `/etc/dcgm-exporter/dcgm-metrics.csv`; `DCGM_EXPORTER_COLLECTORS` p
 there. The chart's `env` list is replaced as a whole by a value, so the exporter's listen address
 and Kubernetes mapping (which adds the workload's namespace and pod) are set again beside it.
 
+Time-sliced pools: the exporter gives a GPU's series the namespace and pod of one pod holding it,
+so of the pods sharing a time-sliced GPU only one (whichever the kubelet lists last, scrape by
+scrape) would carry labels, and a pod holding `nvidia.com/gpu.shared` none at all: the exporter
+maps only nvidia.com/gpu, nvidia.com/mig-* and the names in NVIDIA_RESOURCE_NAMES. On a cluster
+with time-sliced pools fleetgen sets KUBERNETES_VIRTUAL_GPUS (dcgm-exporter 4.1.1-4.0.3 on, GPU
+Operator 25.3 on): every pod sharing the GPU gets its own copy of the GPU's series, with a `vgpu`
+label (the replica); and NVIDIA_RESOURCE_NAMES=nvidia.com/gpu.shared where a pool renames its
+shares. The values are the whole GPU's in every copy (DCGM sees one device). Up to 4.5.3-4.8.2
+the exporter in that mode drops the series of a GPU no pod holds while another GPU on the node is
+held (dcgm-exporter pkg transformation/kubernetes.go, fixed in #594).
+
 The ConfigMap renders with the alerts (observability.yaml); until it exists the operator keeps the
 exporter waiting, then starts it with this list.
 """
@@ -17,7 +28,8 @@ from __future__ import annotations
 from typing import Any
 
 from fleetgen.errors import FieldPath
-from fleetgen.model import Fleet
+from fleetgen.model import Cluster, Fleet
+from fleetgen.model.partitioning import SHARED, slice_resource
 from fleetgen.model.platform import GpuOperator
 from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
@@ -60,16 +72,19 @@ def collectors_csv() -> str:
     return "\n".join(lines) + "\n"
 
 
-def exporter_values() -> dict[str, Any]:
-    """The chart's dcgmExporter values that make the exporter read fleetgen's list."""
-    return {
-        "config": {"name": NAME},
-        "env": [
-            {"name": "DCGM_EXPORTER_LISTEN", "value": ":9400"},
-            {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
-            {"name": "DCGM_EXPORTER_COLLECTORS", "value": MOUNTED_AT},
-        ],
-    }
+def exporter_values(cluster: Cluster) -> dict[str, Any]:
+    """The chart's dcgmExporter values that make the exporter read fleetgen's list (and label every pod of a shared GPU)."""
+    env = [
+        {"name": "DCGM_EXPORTER_LISTEN", "value": ":9400"},
+        {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
+        {"name": "DCGM_EXPORTER_COLLECTORS", "value": MOUNTED_AT},
+    ]
+    sliced = [pool.partitioning.time_slicing for pool in cluster.node_pools if pool.partitioning.time_slicing is not None]
+    if sliced:
+        env.append({"name": "KUBERNETES_VIRTUAL_GPUS", "value": "true"})
+    if any(sharing.rename for sharing in sliced):
+        env.append({"name": "NVIDIA_RESOURCE_NAMES", "value": slice_resource(SHARED)})
+    return {"config": {"name": NAME}, "env": env}
 
 
 def metrics_config_map(fleet: Fleet, operator: GpuOperator, at: FieldPath, why: Recorder = NOWHERE) -> Manifest:

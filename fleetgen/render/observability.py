@@ -13,6 +13,14 @@ ServiceMonitor (render/kueue_monitor.py). A node pool is a Kueue ResourceFlavor 
 use are the admitted workloads' usage in that flavor (Kueue's optional ClusterQueue resource metrics, which
 render/kueue_config.py switches on), against the pool at its largest size. tests/test_alerts_fire.py runs each rule through promtool on
 series labelled that way.
+
+Partitioned pools. The exporter reports a MIG GPU per slice (GPU instance): its series carry
+GPU_I_PROFILE and GPU_I_ID, and the namespace and pod of the pod holding that slice. A slice has no
+DCGM_FI_DEV_GPU_UTIL (older exporters report it as 0), so on a cluster with MIG pools "busy" is
+DCGM_FI_DEV_GPU_UTIL of whole GPUs (no GPU_I_ID) together with 100 x DCGM_FI_PROF_GR_ENGINE_ACTIVE of
+slices; memory (DCGM_FI_DEV_FB_USED/FREE) is reported per slice already. A time-sliced GPU is one
+device to DCGM: every pod sharing it gets a copy of the whole GPU's series (render/dcgm_metrics.py
+turns that on), so a team's numbers there are the shared GPU's, not its own pods'.
 """
 
 from __future__ import annotations
@@ -46,11 +54,11 @@ class Alert:
     summary: str
     enabled: bool = True
 
-    def expr(self, namespace: str | None, pool: NodePool | None = None) -> str:
+    def expr(self, namespace: str | None, pool: NodePool | None = None, mig: bool = False) -> str:
         t = f"{self.threshold:g}"
         ns = {"namespace": namespace} if namespace else {}
         if self.name == "gpuUnderutilized":
-            return f"avg by (namespace) ({_sel('DCGM_FI_DEV_GPU_UTIL', ns)}) < {t}"
+            return f"avg by (namespace) ({busy(ns, mig)}) < {t}"
         if self.name == "gpuMemoryFull":
             used, free = _sel("DCGM_FI_DEV_FB_USED", ns), _sel("DCGM_FI_DEV_FB_FREE", ns)
             return f"max by (namespace, pod) (100 * {used} / ({used} + {free})) > {t}"
@@ -111,11 +119,24 @@ DEFAULT_ALERTS: tuple[Alert, ...] = (
 )
 
 
-def _sel(metric: str, labels: dict[str, str]) -> str:
-    """A vector selector; label values are escaped, so no value can change the expression."""
-    if not labels:
+def busy(labels: dict[str, str], mig: bool) -> str:
+    """The per-device busy percentage: GPU utilisation, and on a cluster with MIG pools each slice's graphics engine activity."""
+    if not mig:
+        return _sel("DCGM_FI_DEV_GPU_UTIL", labels)
+    whole = _sel("DCGM_FI_DEV_GPU_UTIL", {**labels, "GPU_I_ID": ""})
+    return f"{whole} or 100 * {_sel('DCGM_FI_PROF_GR_ENGINE_ACTIVE', labels, present=('GPU_I_ID',))}"
+
+
+def has_mig(cluster: Cluster) -> bool:
+    return any(pool.partitioning.kind == "mig" for pool in cluster.node_pools)
+
+
+def _sel(metric: str, labels: dict[str, str], present: tuple[str, ...] = ()) -> str:
+    """A vector selector; label values are escaped, so no value can change the expression. `present`: labels that must be set."""
+    if not labels and not present:
         return metric
-    inner = ", ".join(f'{k}="{v.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"' for k, v in labels.items())
+    matchers = [f'{k}="{v.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"' for k, v in labels.items()]
+    inner = ", ".join(matchers + [f'{k}!=""' for k in present])
     return f"{metric}{{{inner}}}"
 
 
@@ -167,7 +188,7 @@ def _rule(fleet: Fleet, cluster: Cluster, alert: Alert, team: str, namespace: st
         annotations["runbook_url"] = f"{fleet.alerts.runbook_base_url.rstrip('/')}/{alert.alert}"
     return {
         "alert": alert.alert,
-        "expr": alert.expr(namespace, pool),
+        "expr": alert.expr(namespace, pool, has_mig(cluster)),
         "for": alert.duration,
         "labels": {"severity": alert.severity, "team": team, "cluster": cluster.name, **({"node_pool": pool.name} if pool else {})},
         "annotations": annotations,
@@ -274,7 +295,7 @@ def overview_dashboard(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> lis
             2,
             "GPU utilization by namespace (wasted?)",
             "heatmap",
-            "avg by (namespace) (DCGM_FI_DEV_GPU_UTIL)",
+            f"avg by (namespace) ({busy({}, has_mig(cluster))})",
             "{{namespace}}",
             "percent",
             12,
@@ -300,15 +321,31 @@ DASHBOARD_ORIGIN: dict[str, Given] = {"grafana_dashboard": prov.default("what Gr
 def team_dashboard(fleet: Fleet, team: Team, at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
     """The team's own view: its namespace is fixed into every query."""
     ns = {"namespace": team.namespace}
+    mig = any(has_mig(c) for c in fleet.clusters if any(t is team for _, t in fleet.placements[c.name]))
     used = _sel("kube_resourcequota", {**ns, "resource": GPU_QUOTA, "type": "used"})
     hard = _sel("kube_resourcequota", {**ns, "resource": GPU_QUOTA, "type": "hard"})
     panels = [
-        _panel(1, "GPU utilization", "timeseries", f"avg by (pod) ({_sel('DCGM_FI_DEV_GPU_UTIL', ns)})", "{{pod}}", "percent", 0, 0),
+        _panel(1, "GPU utilization", "timeseries", f"avg by (pod) ({busy(ns, mig)})", "{{pod}}", "percent", 0, 0),
         _panel(2, "GPU memory used", "timeseries", f"sum by (pod) ({_sel('DCGM_FI_DEV_FB_USED', ns)})", "{{pod}}", "decmbytes", 12, 0),
         _panel(3, "GPU quota used", "gauge", f"100 * {used} / ignoring(type) {hard}", "quota", "percent", 0, 8, 24),
     ]
+    if mig:  # the team's MIG slices by profile: which sizes it keeps busy
+        slices = _sel("DCGM_FI_PROF_GR_ENGINE_ACTIVE", ns, present=("GPU_I_ID",))
+        panels.append(
+            _panel(
+                4,
+                "MIG slices busy by profile",
+                "timeseries",
+                f"100 * avg by (GPU_I_PROFILE) ({slices})",
+                "{{GPU_I_PROFILE}}",
+                "percent",
+                0,
+                24,
+                24,
+            )
+        )
     for n, (title, kind, expr, unit) in enumerate(budget_panel_targets(team)):  # its endpoints' SLOs, if it serves any
-        panels.append(_panel(4 + n, title, kind, expr, "{{cluster}} {{endpoint}}", unit, 12 * n, 16))
+        panels.append(_panel(len(panels) + 1, title, kind, expr, "{{cluster}} {{endpoint}}", unit, 12 * n, 16))
     name = f"fleetgen-team-{team.name}"
     data = {f"{name}.json": _dashboard(name, f"GPU team: {team.name}", ["fleetgen", "gpu", f"team-{team.name}"], panels)}
     body = k8s_object("v1", "ConfigMap", name, {**team_labels(fleet, team), **DASHBOARD_LABEL}, namespace=fleet.alerts.namespace, data=data)

@@ -82,7 +82,7 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
             # Its metrics list is fleetgen's (render/dcgm_metrics.py): the operator's default leaves out the ECC counters.
             "dcgmExporter": {
                 "enabled": True,
-                **exporter_values(),
+                **exporter_values(fleet.clusters[index]),
                 "serviceMonitor": {"enabled": True, "honorLabels": True, "additionalLabels": monitor_labels},
             },
             **partitioning_values(fleet.clusters[index]),  # time-slicing and MIG, selected per node pool by its labels
@@ -154,7 +154,13 @@ def _record_values(why: Recorder, body: dict[str, Any], at: tuple[str, ...], fle
     why.set(body, (*at, "dcgmExporter"), prov.default("the GPU alerts read DCGM's metrics"))
     why.set(body, (*at, "dcgmExporter", "serviceMonitor", "additionalLabels"), ("alerts", "ruleLabels"), mirror=True)
     why.set(body, (*at, "dcgmExporter", "config"), prov.default("the exporter reads fleetgen's metrics list, ECC counters included"))
-    why.set(body, (*at, "dcgmExporter", "env"), prov.default("the exporter's listen address, namespace/pod mapping and fleetgen's list"))
+    why.set(
+        body,
+        (*at, "dcgmExporter", "env"),
+        prov.default(
+            "the exporter's listen address, namespace/pod mapping and fleetgen's list; on time-sliced pools, every sharing pod's labels"
+        ),
+    )
     record_partitioning(why, body, at, fleet, index)
 
 
