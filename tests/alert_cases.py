@@ -40,7 +40,7 @@ def gpu_underutilized(c: Cluster, rule: dict[str, Any]) -> Case:
     gpu, t = _team_gpu(c, rule), threshold(rule)
     namespace = c.namespaces[rule["labels"]["team"]]
     return Case(
-        {("util", gpu.uuid): max(t - 5, 0)}, {"just busy enough": {("util", gpu.uuid): t + 5}}, {"namespace": namespace}, waits(rule) + 10
+        {("util", gpu.unit): max(t - 5, 0)}, {"just busy enough": {("util", gpu.unit): t + 5}}, {"namespace": namespace}, waits(rule) + 10
     )
 
 
@@ -49,8 +49,8 @@ def gpu_memory_full(c: Cluster, rule: dict[str, Any]) -> Case:
     assert gpu.holder
     namespace, pod, _ = gpu.holder
     return Case(
-        {("memory", gpu.uuid): (t + 100) / 2},
-        {"just under": {("memory", gpu.uuid): t - 3}},
+        {("memory", gpu.unit): (t + 100) / 2},
+        {"just under": {("memory", gpu.unit): t - 3}},
         {"namespace": namespace, "pod": pod},
         waits(rule) + 10,
     )
@@ -111,6 +111,21 @@ def kueue_pending(c: Cluster, rule: dict[str, Any]) -> Case:
     )
 
 
+def node_pool_utilization(c: Cluster, rule: dict[str, Any]) -> Case:
+    pool, t = rule["labels"]["node_pool"], threshold(rule)
+    _, most = c.pools[pool]
+    busiest = int(t * most // 100)  # the most GPUs in use without passing the threshold
+    return Case(
+        {("pool", pool): busiest + 1},
+        {
+            "at the threshold": {("pool", pool): busiest},
+            "HA: a follower reports the same": {("pool", pool): busiest, ("follower", pool): True},
+        },
+        {"flavor": pool},
+        waits(rule) + 10,
+    )
+
+
 def _endpoint(c: Cluster, rule: dict[str, Any]) -> Endpoint:
     return next(e for e in c.endpoints if (e.team, e.name) == (rule["labels"]["team"], rule["labels"]["endpoint"]))
 
@@ -146,6 +161,7 @@ CASES: dict[str, Builder] = {
     "GPUXidError": gpu_xid,
     "GPUDoubleBitECCErrors": gpu_ecc,
     "KueuePendingWorkloadsHigh": kueue_pending,
+    "NodePoolGPUsNearlyFull": node_pool_utilization,
     "ErrorBudgetBurn1h": error_budget_burn,
     "ErrorBudgetBurn6h": error_budget_burn,
     "ErrorBudgetBurn1d": error_budget_burn,

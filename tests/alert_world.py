@@ -3,24 +3,36 @@
 `world` gives, for one rendered cluster, every series its alerts and dashboards read, labelled as
 Prometheus stores them (stored_series.py) and valued by `Knobs`: GPU utilisation, memory,
 temperature, XID and ECC per GPU, GPU quota used per namespace, pending workloads per
-ClusterQueue, error ratio and latency per inference endpoint. The `healthy` knobs fire nothing.
+ClusterQueue, GPUs in use per node pool (Kueue's usage per ClusterQueue and flavor), error ratio and
+latency per inference endpoint. The `healthy` knobs fire nothing.
+
+Partitioned pools are shaped as the DCGM exporter reports them (dcgm-exporter's rendermetrics and
+transformation/kubernetes.go, releases 4.4.x): a GPU of a MIG pool is monitored per slice, each
+series labelled GPU_I_PROFILE and GPU_I_ID besides the GPU's own labels, with the namespace and pod
+of the pod holding that slice; a slice reports DCGM_FI_PROF_GR_ENGINE_ACTIVE and its own framebuffer
+and no usable DCGM_FI_DEV_GPU_UTIL (here 0, as exporters before 3.3 reported it: a rule reading it on
+slices would see idle slices). Temperature, XID and ECC of a slice are its GPU's. A time-sliced GPU
+held by a pod gets the `vgpu` label of the replica when the rendered exporter runs with
+KUBERNETES_VIRTUAL_GPUS (render/dcgm_metrics.py); its values are the whole GPU's.
 """
 
 from __future__ import annotations
 
 import re
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import promql_parser
-from stored_series import KSM, Labels, Target, dcgm_targets, kueue_target, serving_target
+from stored_series import KSM, Labels, Target, dcgm_targets, kueue_target, release_of, serving_target
 
+from fleetgen.compat.partitioning import resolved_layout
 from fleetgen.model.slo import allowed_error_ratio
 from fleetgen.render.platform import platform_of
 from fleetgen.render.slo import served_on
 
-GPU_QUOTA = "requests.nvidia.com/gpu"
+GPU = "nvidia.com/gpu"
+GPU_QUOTA = "requests." + GPU
 FB_MIB = 81_920  # framebuffer of one GPU, in MiB (an 80 GB A100)
 RATE = 6_000  # requests per minute of every endpoint
 Knobs = dict[tuple[str, ...], Any]
@@ -33,10 +45,22 @@ class Gpu:
     model: str
     driver: str
     holder: tuple[str, str, str] | None  # (namespace, pod, container) of the pod holding it
+    instance: tuple[str, int] | None = None  # (MIG profile, GPU instance id) of a MIG slice; None for a whole GPU
+    shared: bool = False  # a time-sliced GPU, reported per pod holding a replica (vgpu) when the exporter is told to
 
     @property
     def uuid(self) -> str:
+        """The physical GPU's UUID: every slice of a MIG GPU carries its GPU's."""
         return "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{self.node}/{self.index}"))
+
+    @property
+    def unit(self) -> str:
+        """What a pod holds: the GPU, or one MIG slice of it; its utilisation and memory knobs are keyed by this."""
+        return self.uuid if self.instance is None else f"{self.uuid}/{self.instance[1]}"
+
+    @property
+    def fb_mib(self) -> int:
+        return FB_MIB if self.instance is None else int(self.instance[0].split(".")[1].removesuffix("gb")) * 1024
 
 
 @dataclass(frozen=True)
@@ -62,8 +86,10 @@ class Cluster:
     kueue: Target | None
     quotas: dict[str, tuple[str, int]]  # namespace -> (ResourceQuota name, GPUs it allows)
     queues: list[str]
+    pools: dict[str, tuple[list[str], int]]  # GPU flavor (node pool) -> (the ClusterQueues handing it out, its GPUs at most)
     endpoints: list[Endpoint]
     namespaces: dict[str, str] = field(default_factory=dict)  # team -> namespace
+    virtual_gpus: bool = False  # the exporter copies a shared GPU's series for each pod holding a replica
 
     def gpu_of(self, namespace: str) -> Gpu:
         return next(g for g in self.gpus if g.holder and g.holder[0] == namespace)
@@ -81,10 +107,16 @@ def build_cluster(
         pool = cluster.node_pools[len(nodes) % len(cluster.node_pools)]
         node = f"aks-{pool.name.replace('-', '')}-{31_415_926 + len(nodes)}-vmss{len(nodes):06d}"
         nodes.append(node)
+        layout = resolved_layout(pool) if pool.partitioning.kind == "mig" else None
         for i in range(min(pool.gpus_per_node, 2)):
-            gpus.append(Gpu(node, i, f"NVIDIA {pool.gpu_model}", driver, None))
+            model, shared = f"NVIDIA {pool.gpu_model}", pool.partitioning.kind == "time-slicing"
+            if layout is None:
+                gpus.append(Gpu(node, i, model, driver, None, shared=shared))
+                continue
+            profiles = [profile for profile in sorted(layout) for _ in range(layout[profile])]
+            gpus += [Gpu(node, i, model, driver, None, (profile, gi)) for gi, profile in enumerate(profiles, start=1)]
     for n, team in enumerate(teams):
-        gpus[n] = Gpu(gpus[n].node, gpus[n].index, gpus[n].model, driver, (team.namespace, f"{team.name}-trainer-0", "trainer"))
+        gpus[n] = replace(gpus[n], holder=(team.namespace, f"{team.name}-trainer-0", "trainer"))
     quotas = {
         body["metadata"]["namespace"]: (body["metadata"]["name"], int(body["spec"]["hard"][GPU_QUOTA]))
         for body in objects
@@ -105,6 +137,14 @@ def build_cluster(
         )
         for _, team, e in served_on(fleet, cluster.name)
     ]
+    pools: dict[str, tuple[list[str], int]] = {}
+    for body in objects:
+        if body["kind"] != "ClusterQueue":
+            continue
+        for group in body["spec"]["resourceGroups"]:
+            for flavor in group["flavors"] if GPU in group["coveredResources"] else []:
+                pool = next(p for p in cluster.node_pools if p.name == flavor["name"])
+                pools.setdefault(pool.name, ([], pool.max_nodes * pool.gpus_per_node))[0].append(body["metadata"]["name"])
     return Cluster(
         cluster.name,
         [r for body in objects if body["kind"] == "PrometheusRule" for g in body["spec"]["groups"] for r in g["rules"]],
@@ -113,9 +153,16 @@ def build_cluster(
         kueue_target(objects, dict(fleet.alerts.rule_labels), kueue.namespace, kueue.chart, kueue.version),
         quotas,
         [body["metadata"]["name"] for body in objects if body["kind"] == "ClusterQueue"],
+        pools,
         endpoints,
         {team.name: team.namespace for team in teams},
+        _exporter_env(platform).get("KUBERNETES_VIRTUAL_GPUS") == "true",
     )
+
+
+def _exporter_env(platform: list[dict[str, Any]]) -> dict[str, str]:
+    _, values = release_of(platform, "gpu-operator")
+    return {e["name"]: e["value"] for e in values.get("dcgmExporter", {}).get("env", [])}
 
 
 # -- the healthy world ------------------------------------------------------------------------------
@@ -124,9 +171,10 @@ def build_cluster(
 def healthy(c: Cluster) -> Knobs:
     knobs: Knobs = {}
     for gpu in c.gpus:
-        knobs |= {("util", gpu.uuid): 70, ("memory", gpu.uuid): 50, ("temp", gpu.uuid): 62, ("xid", gpu.uuid): 0, ("ecc", gpu.uuid): None}
+        knobs |= {("util", gpu.unit): 70, ("memory", gpu.unit): 50, ("temp", gpu.uuid): 62, ("xid", gpu.uuid): 0, ("ecc", gpu.uuid): None}
     knobs |= {("quota", ns): hard // 4 for ns, (_, hard) in c.quotas.items()}
     knobs |= {("pending", q): (5, 2) for q in c.queues}
+    knobs |= {("pool", pool): most // 2 for pool, (_, most) in c.pools.items()}
     for e in c.endpoints:
         knobs |= {("errors", e.team, e.name): e.allowed / 2, ("latency", e.team, e.name): "fast"}
     return knobs
@@ -158,19 +206,25 @@ def world(c: Cluster, knobs: Knobs, minutes: int) -> list[tuple[Labels, str]]:
         out.append(({"__name__": "up", **target.labels}, _gauge(1, minutes)))
     for gpu in c.gpus:
         exposed = {"gpu": str(gpu.index), "UUID": gpu.uuid, "device": f"nvidia{gpu.index}", "modelName": gpu.model, "Hostname": gpu.node}
+        if gpu.instance is not None:
+            exposed |= {"GPU_I_PROFILE": gpu.instance[0], "GPU_I_ID": str(gpu.instance[1])}
         exposed["DCGM_FI_DRIVER_VERSION"] = gpu.driver
         if gpu.holder:
             exposed |= dict(zip(("namespace", "pod", "container"), gpu.holder, strict=True))
+            if gpu.shared and c.virtual_gpus:
+                exposed["vgpu"] = "0"  # the pod's replica of the shared GPU
         target = c.dcgm[gpu.node]
-        used = round(FB_MIB * knobs[("memory", gpu.uuid)] / 100)
+        used = round(gpu.fb_mib * knobs[("memory", gpu.unit)] / 100)
+        util = knobs[("util", gpu.unit)]
         ecc = knobs[("ecc", gpu.uuid)]  # None: no error; (minute, errors): that many double-bit errors from that minute
         values = {
-            "DCGM_FI_DEV_GPU_UTIL": _gauge(knobs[("util", gpu.uuid)], minutes),
+            "DCGM_FI_DEV_GPU_UTIL": _gauge(util if gpu.instance is None else 0, minutes),
+            "DCGM_FI_PROF_GR_ENGINE_ACTIVE": _gauge(util / 100, minutes),
             "DCGM_FI_DEV_FB_USED": _gauge(used, minutes),
-            "DCGM_FI_DEV_FB_FREE": _gauge(FB_MIB - used, minutes),
+            "DCGM_FI_DEV_FB_FREE": _gauge(gpu.fb_mib - used, minutes),
             "DCGM_FI_DEV_GPU_TEMP": _gauge(knobs[("temp", gpu.uuid)], minutes),
             "DCGM_FI_DEV_XID_ERRORS": _gauge(knobs[("xid", gpu.uuid)], minutes),
-            # Not in the GPU Operator's default collector list (README): a cluster that adds it stores it like this.
+            # Not in the GPU Operator's default collector list: fleetgen's own list adds it (render/dcgm_metrics.py).
             "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": _gauge(0, minutes) if ecc is None else f"0x{ecc[0]} {ecc[1]}x{minutes - ecc[0] - 1}",
         }
         out += [(target.series(metric, exposed), v) for metric, v in values.items()]
@@ -187,6 +241,14 @@ def world(c: Cluster, knobs: Knobs, minutes: int) -> list[tuple[Labels, str]]:
                 for status, value in (("active", active), ("inadmissible", inadmissible)):
                     exposed = {"cluster_queue": q, "status": status, "replica_role": role}
                     out.append((c.kueue.series("kueue_pending_workloads", exposed), _gauge(value, minutes)))
+        for pool, (queues, _) in c.pools.items():  # the pool's GPUs in use, shared out over its queues
+            in_use = knobs[("pool", pool)]
+            roles = ["leader", "follower"] if knobs.get(("follower", pool)) else ["leader"]
+            for n, q in enumerate(queues):
+                share = in_use // len(queues) + (in_use % len(queues) if n == 0 else 0)
+                for role in roles:
+                    exposed = {"cluster_queue": q, "flavor": pool, "resource": GPU, "replica_role": role}
+                    out.append((c.kueue.series("kueue_cluster_queue_resource_usage", exposed), _gauge(share, minutes)))
     for e in c.endpoints:
         out += _serving(e, knobs[("errors", e.team, e.name)], knobs[("latency", e.team, e.name)], _latency_limit(c, e), minutes)
     return out

@@ -1,6 +1,7 @@
 """Every alert fleetgen renders fires on the series it is meant for and stays silent otherwise, as promtool sees it.
 
-For each cluster of the example, the rules under test are the `spec.groups` of its rendered
+For each cluster of the example and of the partitioned test fleets (a MIG cluster, a time-sliced
+one: tests/cases), the rules under test are the `spec.groups` of its rendered
 PrometheusRules, written to a rules file. Each rendered alert is one test: promtool's
 `test rules` evaluates it on the cluster's healthy series (alert_cases.py) changed so that it
 fires, expecting exactly that alert with its labels and annotations, and changed to just the quiet
@@ -25,7 +26,7 @@ import pytest
 import yaml
 from alert_cases import CASES, Case
 from alert_world import Cluster, build_cluster, healthy, world
-from conftest import EXAMPLE, replace_once
+from conftest import EXAMPLE, REPO, replace_once
 from stored_series import Labels, kueue_service_labels, kueue_target
 
 from fleetgen.checks.load import load_fleet_text
@@ -34,36 +35,50 @@ from fleetgen.render.gitops import gitops_folders
 from fleetgen.render.platform import platform_of
 
 FLEET = load_fleet_text(EXAMPLE.read_bytes()).fleet
+# The example has no partitioned pool: these fleets bring MIG slices (mixed layouts) and time-sliced GPUs (renamed and not).
+PARTITIONED = ("mig-a100-inference", "timesliced-t4-dev")
+FLEETS = {"example": FLEET} | {
+    name: load_fleet_text((REPO / "tests" / "cases" / name / "fleet.yaml").read_bytes()).fleet for name in PARTITIONED
+}
+WHERE = [(name, index) for name, fleet in FLEETS.items() for index in range(len(fleet.clusters))]
+Where = tuple[str, int]  # (fleet, cluster index)
 PROMTOOL = shutil.which("promtool")
 needs_promtool = pytest.mark.skipif(
     PROMTOOL is None, reason="promtool is not installed (.ci/run installs it with Debian's prometheus package)"
 )
 
 
-@cache
-def _objects(index: int) -> list[dict[str, Any]]:
-    return [m.body for m in cluster_objects(FLEET, index)]
+def _id(where: Where) -> str:
+    name, index = where
+    cluster = FLEETS[name].clusters[index].name
+    return cluster if name == "example" else f"{name}/{cluster}"
 
 
 @cache
-def _platform(index: int) -> list[dict[str, Any]]:
-    return [m.body for folder, _, manifests in gitops_folders(FLEET, index) if folder == "platform" for m in manifests]
+def _objects(where: Where) -> list[dict[str, Any]]:
+    return [m.body for m in cluster_objects(FLEETS[where[0]], where[1])]
 
 
-def _cluster(index: int, honor: bool | None = None) -> Cluster:
-    return build_cluster(FLEET, index, _objects(index), _platform(index), honor)
+@cache
+def _platform(where: Where) -> list[dict[str, Any]]:
+    manifests = gitops_folders(FLEETS[where[0]], where[1])
+    return [m.body for folder, _, found in manifests if folder == "platform" for m in found]
 
 
-def _alert_id(cluster: str, rule: dict[str, Any]) -> str:
+def _cluster(where: Where, honor: bool | None = None) -> Cluster:
+    return build_cluster(FLEETS[where[0]], where[1], _objects(where), _platform(where), honor)
+
+
+def _alert_id(where: Where, rule: dict[str, Any]) -> str:
     return ":".join(
-        [cluster, rule["alert"], rule["labels"]["team"], *([rule["labels"]["endpoint"]] if "endpoint" in rule["labels"] else [])]
+        [_id(where), rule["alert"], rule["labels"]["team"], *(rule["labels"][k] for k in ("endpoint", "node_pool") if k in rule["labels"])]
     )
 
 
 RENDERED_ALERTS = [
-    pytest.param(index, rule, id=_alert_id(cluster.name, rule))
-    for index, cluster in enumerate(FLEET.clusters)
-    for body in _objects(index)
+    pytest.param(where, rule, id=_alert_id(where, rule))
+    for where in WHERE
+    for body in _objects(where)
     if body["kind"] == "PrometheusRule"
     for group in body["spec"]["groups"]
     for rule in group["rules"]
@@ -84,20 +99,19 @@ def _group(name: str, c: Cluster, knobs: dict[tuple[str, ...], Any], minutes: in
 
 
 def _promtool(
-    tmp_path: Path, c: Cluster, tests: list[dict[str, Any]], every: int = 1, only: dict[str, Any] | None = None
+    tmp_path: Path, where: Where, tests: list[dict[str, Any]], every: int = 1, only: dict[str, Any] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`promtool test rules` of `tests` against the cluster's rendered rule groups (or the one holding rule `only`)."""
     assert PROMTOOL
-    groups = [g for g in _groups(c.name) if only is None or only in g["rules"]]
+    groups = [g for g in _groups(where) if only is None or only in g["rules"]]
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
     suite = {"rule_files": ["rules.yaml"], "evaluation_interval": f"{every}m", "tests": tests}
     (tmp_path / "tests.yaml").write_text(yaml.safe_dump(suite))
     return subprocess.run([PROMTOOL, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False)
 
 
-def _groups(cluster: str) -> list[dict[str, Any]]:
-    index = [c.name for c in FLEET.clusters].index(cluster)
-    return [g for body in _objects(index) if body["kind"] == "PrometheusRule" for g in body["spec"]["groups"]]
+def _groups(where: Where) -> list[dict[str, Any]]:
+    return [g for body in _objects(where) if body["kind"] == "PrometheusRule" for g in body["spec"]["groups"]]
 
 
 def _nonempty(expr: str, minutes: int) -> dict[str, Any]:
@@ -125,29 +139,31 @@ def _case_tests(c: Cluster, rule: dict[str, Any], case: Case) -> list[dict[str, 
 
 def test_every_cluster_renders_the_seed_alerts() -> None:
     """The list the parametrized test below runs over is the real one: every seed alert, on every cluster that has it."""
-    names = {(FLEET.clusters[p.values[0]].name, p.values[1]["alert"]) for p in RENDERED_ALERTS}
+    names = {(_id(p.values[0]), p.values[1]["alert"]) for p in RENDERED_ALERTS}
     uncovered = sorted({name for _, name in names} - set(CASES))
     assert not uncovered, f"rendered alerts with no firing case in tests/alert_cases.py: {uncovered}"
     assert {name for _, name in names} == set(CASES)  # and no case for an alert fleetgen no longer renders
     assert ("dev-eastus", "GPUUnderutilized") not in names  # switched off there in fleet.yaml
     assert len(RENDERED_ALERTS) > 60
+    for name in PARTITIONED:  # the partitioned fleets' teams get their GPU alerts
+        assert {"GPUUnderutilized", "GPUMemoryNearlyFull"} <= {a for w, a in names if w.startswith(name + "/")}, name
 
 
 @needs_promtool
-@pytest.mark.parametrize(("index", "rule"), RENDERED_ALERTS)
-def test_promtool_fires_each_alert_on_its_series_and_not_just_under_it(tmp_path: Path, index: int, rule: dict[str, Any]) -> None:
+@pytest.mark.parametrize(("where", "rule"), RENDERED_ALERTS)
+def test_promtool_fires_each_alert_on_its_series_and_not_just_under_it(tmp_path: Path, where: Where, rule: dict[str, Any]) -> None:
     builder = CASES.get(rule["alert"])
     assert builder is not None, f"{rule['alert']} has no firing case in tests/alert_cases.py: add one"
-    c = _cluster(index)
+    c = _cluster(where)
     case = builder(c, rule)
-    done = _promtool(tmp_path, c, _case_tests(c, rule, case), case.every, rule)
+    done = _promtool(tmp_path, where, _case_tests(c, rule, case), case.every, rule)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def _panels(index: int) -> list[tuple[str, str]]:
+def _panels(where: Where) -> list[tuple[str, str]]:
     """(dashboard/panel title, query) of every dashboard panel the cluster's Grafana gets."""
     found = []
-    for body in _objects(index):
+    for body in _objects(where):
         if body["kind"] == "ConfigMap" and body["metadata"]["labels"].get("grafana_dashboard") == "1":
             for text in body["data"].values():
                 board = yaml.safe_load(text)
@@ -160,12 +176,12 @@ def _served_teams(c: Cluster) -> set[str]:
 
 
 @needs_promtool
-@pytest.mark.parametrize("index", range(len(FLEET.clusters)), ids=[c.name for c in FLEET.clusters])
-def test_healthy_series_fire_nothing_and_fill_every_panel(tmp_path: Path, index: int) -> None:
-    c, minutes = _cluster(index), 75
-    alerts = sorted({r["alert"] for g in _groups(c.name) for r in g["rules"] if "alert" in r})
+@pytest.mark.parametrize("where", WHERE, ids=[_id(w) for w in WHERE])
+def test_healthy_series_fire_nothing_and_fill_every_panel(tmp_path: Path, where: Where) -> None:
+    c, minutes = _cluster(where), 75
+    alerts = sorted({r["alert"] for g in _groups(where) for r in g["rules"] if "alert" in r})
     checks, skipped = [], []
-    for title, expr in _panels(index):
+    for title, expr in _panels(where):
         slo_teams = {m.value for s in _selectors(expr) if s.name.startswith("slo:") for m in s.matchers.matchers if m.name == "team"}
         if slo_teams - _served_teams(c):  # a team's budget panel where it serves nothing: that cluster has no SLO series of it
             skipped.append(title)
@@ -174,7 +190,7 @@ def test_healthy_series_fire_nothing_and_fill_every_panel(tmp_path: Path, index:
     group = _group("healthy", c, {}, minutes)
     group["alert_rule_test"] = [{"eval_time": f"{minutes}m", "alertname": a, "exp_alerts": []} for a in alerts]
     group["promql_expr_test"] = checks
-    done = _promtool(tmp_path, c, [group])
+    done = _promtool(tmp_path, where, [group])
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(checks) >= 3 + 3 * len(c.namespaces)  # the overview's panels and each team's GPU and quota panels
     assert all("Error budget" in t or "Burn rate" in t for t in skipped)
@@ -189,7 +205,7 @@ def _selectors(expr: str) -> list[Any]:
 @needs_promtool
 def test_with_the_charts_default_honor_labels_the_team_gpu_alerts_never_fire(tmp_path: Path) -> None:
     """Why fleetgen sets honorLabels: stored as exported_namespace, the workload's namespace matches no team rule."""
-    index = [c.name for c in FLEET.clusters].index("training-eastus")
+    index = ("example", [c.name for c in FLEET.clusters].index("training-eastus"))
     rule = next(
         r
         for _, r in (p.values for p in RENDERED_ALERTS)
@@ -197,7 +213,7 @@ def test_with_the_charts_default_honor_labels_the_team_gpu_alerts_never_fire(tmp
     )
     for honor, fires in ((None, True), (False, False)):
         c = _cluster(index, honor)
-        done = _promtool(tmp_path, c, _case_tests(c, rule, CASES["GPUUnderutilized"](c, rule))[:1], only=rule)
+        done = _promtool(tmp_path, index, _case_tests(c, rule, CASES["GPUUnderutilized"](c, rule))[:1], only=rule)
         assert (done.returncode == 0) == fires, done.stdout + done.stderr
     held = next(labels for labels, _ in world(_cluster(index, False), healthy(_cluster(index, False)), 1) if "exported_namespace" in labels)
     assert held["namespace"] == "gpu-operator" and held["exported_namespace"].startswith("team-")
@@ -221,7 +237,7 @@ def test_the_kueue_charts_own_monitor_is_not_selected_and_fleetgens_is() -> None
         }
         selected_by = dict(FLEET.alerts.rule_labels)
         assert kueue_target([charts_own], selected_by, kueue.namespace, kueue.chart, kueue.version) is None, cluster.name
-        target = kueue_target(_objects(index), selected_by, kueue.namespace, kueue.chart, kueue.version)
+        target = kueue_target(_objects(("example", index)), selected_by, kueue.namespace, kueue.chart, kueue.version)
         assert target is not None, cluster.name
         assert target.labels["namespace"] == kueue.namespace and target.labels["job"] == "kueue-controller-manager-metrics-service"
     without = replace_once(
@@ -232,11 +248,11 @@ def test_the_kueue_charts_own_monitor_is_not_selected_and_fleetgens_is() -> None
 
 
 @needs_promtool
-@pytest.mark.parametrize("index", range(len(FLEET.clusters)), ids=[c.name for c in FLEET.clusters])
-def test_promtool_checks_the_rendered_rules(tmp_path: Path, index: int) -> None:
+@pytest.mark.parametrize("where", WHERE, ids=[_id(w) for w in WHERE])
+def test_promtool_checks_the_rendered_rules(tmp_path: Path, where: Where) -> None:
     assert PROMTOOL
     rules = tmp_path / "rules.yaml"
-    rules.write_text(yaml.safe_dump({"groups": _groups(FLEET.clusters[index].name)}, sort_keys=False))
+    rules.write_text(yaml.safe_dump({"groups": _groups(where)}, sort_keys=False))
     done = subprocess.run([PROMTOOL, "check", "rules", str(rules)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SUCCESS" in done.stdout

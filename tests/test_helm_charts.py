@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
@@ -32,6 +33,7 @@ import pytest
 import yaml
 from conftest import EXAMPLE, REPO
 
+from fleetgen.checks.load import load_fleet
 from fleetgen.model import Fleet
 from fleetgen.model.platform import ADD_ONS, Platform
 from fleetgen.render.platform import RELEASES, add_ons, helm_values
@@ -128,13 +130,25 @@ def _cluster_policy(pointer: tuple[str, ...]) -> Callable[[Objects, str], Any]:
     return lambda objects, release: at(one(objects, "ClusterPolicy", "cluster-policy"), pointer)
 
 
+def _config_map(name: str) -> Callable[[Objects, str], Any]:
+    return lambda objects, release: one(objects, "ConfigMap", name)["data"]
+
+
 LANDS: dict[str, tuple[Lands, ...]] = {
     "gpuOperator": (
+        # partitioning: the chart creates the ConfigMap (create, data) and names it in the ClusterPolicy (name, default)
+        (("devicePlugin", "config", "create"), lambda objects, release: any(o["kind"] == "ConfigMap" for o in objects), False),
+        (("devicePlugin", "config", "data"), _config_map("time-slicing-config"), False),
+        (("devicePlugin",), _cluster_policy(("spec", "devicePlugin")), False),
+        (("migManager", "config", "create"), lambda objects, release: any(o["kind"] == "ConfigMap" for o in objects), False),
+        (("migManager", "config", "data"), _config_map("fleetgen-mig-config"), False),
+        (("migManager",), _cluster_policy(("spec", "migManager")), False),
+        (("mig",), _cluster_policy(("spec", "mig")), False),
         (("driver",), _cluster_policy(("spec", "driver")), False),
         (("dcgmExporter",), _cluster_policy(("spec", "dcgmExporter")), False),
     ),
     "kueue": (
-        # enablePrometheus: the chart's ServiceMonitor of the controller's metrics, which the pending-workloads alert reads
+        # enablePrometheus: the chart's ServiceMonitor of the controller's metrics, off beside fleetgen's own
         (("enablePrometheus",), lambda objects, release: any(o["kind"] == "ServiceMonitor" for o in objects), False),
         (
             ("managerConfig", "controllerManagerConfigYaml"),
@@ -379,3 +393,82 @@ def test_the_refresh_script_replaces_one_chart_folder_whole_and_keeps_links(tmp_
             script.refresh(upstream, bad, charts)
     with pytest.raises(script.RefreshError, match="no Chart.yaml"):
         script.refresh(tmp_path / "charts" / "other", "demo", charts)
+
+
+PARTITIONED = {"timesliced-t4-dev": "dev-eastus", "mig-a100-inference": "inference-eastus"}
+
+
+def _partitioned(case: str) -> tuple[Fleet, int]:
+    fleet = load_fleet(REPO / "tests" / "cases" / case / "fleet.yaml").fleet
+    return fleet, [c.name for c in fleet.clusters].index(PARTITIONED[case])
+
+
+def test_the_chart_creates_the_time_slicing_configuration_the_nodes_pick(helm: Any) -> None:
+    """The device plugin's ConfigMap as the pinned chart makes it, and the ClusterPolicy that points the plugin at it."""
+    fleet, index = _partitioned("timesliced-t4-dev")
+    folder, namespace, values = _rendered_values(fleet, index)["gpuOperator"]
+    objects = helm(folder, "gpu-operator", namespace, values, "1.35.2")
+    plugin = one(objects, "ClusterPolicy", "cluster-policy")["spec"]["devicePlugin"]["config"]
+    assert plugin == {"name": "time-slicing-config", "default": "default"}
+    config = one(objects, "ConfigMap", "time-slicing-config")
+    assert config["metadata"]["namespace"] == namespace
+    t4 = yaml.safe_load(config["data"]["t4-shared"])  # what a node labelled nvidia.com/device-plugin.config=t4-shared runs
+    assert t4 == {
+        "version": "v1",
+        "flags": {"migStrategy": "none"},
+        "sharing": {"timeSlicing": {"renameByDefault": True, "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}},
+    }
+    assert yaml.safe_load(config["data"]["a10g-shared"])["sharing"]["timeSlicing"]["resources"][0]["replicas"] == 2
+    assert "sharing" not in yaml.safe_load(config["data"]["default"])
+    # The exporter copies a shared GPU's series for each pod holding a replica, and maps pods that hold the renamed resource.
+    env = {e["name"]: e["value"] for e in one(objects, "ClusterPolicy", "cluster-policy")["spec"]["dcgmExporter"]["env"]}
+    assert env["KUBERNETES_VIRTUAL_GPUS"] == "true"
+    assert env["NVIDIA_RESOURCE_NAMES"] == "nvidia.com/gpu.shared"
+    assert _landed("gpuOperator", values, objects, "gpu-operator") == []
+
+
+def test_the_chart_creates_the_mig_layouts_the_nodes_pick(helm: Any) -> None:
+    fleet, index = _partitioned("mig-a100-inference")
+    folder, namespace, values = _rendered_values(fleet, index)["gpuOperator"]
+    objects = helm(folder, "gpu-operator", namespace, values, "1.35.2")
+    policy = one(objects, "ClusterPolicy", "cluster-policy")["spec"]
+    assert policy["mig"]["strategy"] == "mixed"
+    assert policy["migManager"]["config"] == {"name": "fleetgen-mig-config", "default": "all-disabled"}
+    layouts = yaml.safe_load(one(objects, "ConfigMap", "fleetgen-mig-config")["data"]["config.yaml"])["mig-configs"]
+    assert layouts["all-1g.10gb"][0]["mig-devices"] == {"1g.10gb": 7}  # a node labelled nvidia.com/mig.config=all-1g.10gb
+    assert layouts["a100-mixed"][0]["mig-devices"] == {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1}
+    assert layouts["all-disabled"] == [{"devices": "all", "mig-enabled": False}]
+    env = {e["name"] for e in policy["dcgmExporter"]["env"]}
+    assert "KUBERNETES_VIRTUAL_GPUS" not in env and "NVIDIA_RESOURCE_NAMES" not in env  # MIG slices are mapped per slice already
+    assert _landed("gpuOperator", values, objects, "gpu-operator") == []
+
+
+@pytest.mark.parametrize("case", [None, *PARTITIONED])
+def test_the_exporter_exports_every_dcgm_field_the_alerts_and_panels_read(helm: Any, case: str | None) -> None:
+    """The ClusterPolicy names fleetgen's metrics ConfigMap, the exporter reads its file, and the file lists every DCGM
+    field a rendered rule or panel selects: the operator's default list leaves the ECC counters out; MIG slices are
+    busy in DCGM_FI_PROF_GR_ENGINE_ACTIVE."""
+    fleet = example() if case is None else _partitioned(case)[0]
+    for index, cluster in enumerate(fleet.clusters):
+        folder, namespace, values = _rendered_values(fleet, index)["gpuOperator"]
+        kube = str(fleet.version_sets[cluster.version_set].kubernetes)
+        exporter = one(helm(folder, "gpu-operator", namespace, values, kube), "ClusterPolicy", "cluster-policy")["spec"]["dcgmExporter"]
+        objects = [m.body for m in Rendered(fleet).objects(index)]
+        [config_map] = [
+            o
+            for o in objects
+            if o["kind"] == "ConfigMap" and o["metadata"]["name"] == exporter["config"]["name"] and o["metadata"]["namespace"] == namespace
+        ]
+        [key] = config_map["data"]  # the operator mounts this key at /etc/dcgm-exporter/<key>
+        collectors = {e["name"]: e["value"] for e in exporter["env"]}["DCGM_EXPORTER_COLLECTORS"]
+        assert collectors == f"/etc/dcgm-exporter/{key}", cluster.name
+        listed = {line.split(",")[0].strip() for line in config_map["data"][key].splitlines() if line and not line.startswith("#")}
+        read = {
+            field
+            for o in objects
+            if o["kind"] == "PrometheusRule" or (o["kind"] == "ConfigMap" and o["metadata"]["labels"].get("grafana_dashboard"))
+            for field in re.findall(r"DCGM_FI_[A-Z0-9_]+", json.dumps(o.get("spec") or o.get("data")))
+        }
+        assert "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL" in read, cluster.name  # the double-bit ECC alert is rendered
+        assert ("DCGM_FI_PROF_GR_ENGINE_ACTIVE" in read) == (case == "mig-a100-inference"), cluster.name
+        assert read <= listed, (cluster.name, sorted(read - listed))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -82,13 +83,29 @@ def test_gitops_objects_pass_their_upstream_crds(engine: str, crd_schemas: dict[
     assert checked == (expected if engine == "flux" else {"Application"})  # the hub's AppProjects: tests/test_argocd.py
 
 
-def _undeclared(values: Any, chart: Any, at: str = "") -> list[str]:
-    """Keys of `values` the chart's values.yaml does not declare (below an empty map anything goes)."""
+def _undeclared(values: Any, chart: Any, read: set[str], at: str = "") -> list[str]:
+    """Keys of `values` the chart's values.yaml does not declare (below an empty map anything goes) and its templates
+    do not read either (`read`: the `.Values.` paths of the templates; some charts read keys their values.yaml leaves out)."""
     if not isinstance(values, dict) or chart == {}:
         return []
     if not isinstance(chart, dict):
         return [at]
-    return [m for k, v in values.items() for m in (_undeclared(v, chart[k], f"{at}.{k}") if k in chart else [f"{at}.{k}"])]
+    out = []
+    for k, v in values.items():
+        if k in chart:
+            out += _undeclared(v, chart[k], read, f"{at}.{k}")
+        elif f"{at}.{k}" not in read:
+            out.append(f"{at}.{k}")
+    return out
+
+
+def _read_by_templates(folder: Path) -> set[str]:
+    return {
+        "." + m
+        for t in folder.glob("templates/**/*")
+        if t.is_file()
+        for m in re.findall(r"\.Values\.([A-Za-z0-9_.]+)", t.read_text(encoding="utf-8"))
+    }
 
 
 def test_values_keys_exist_in_the_charts_values_yaml() -> None:
@@ -98,7 +115,8 @@ def test_values_keys_exist_in_the_charts_values_yaml() -> None:
         for name, addon, _ in add_ons(fleet, index):
             declared = yaml.safe_load((CHARTS / charts[name] / "values.yaml").read_text(encoding="utf-8"))
             assert addon.version.removeprefix("v") in (CHARTS / "SOURCES.md").read_text(), "vendored values are of the pinned chart"
-            assert _undeclared(helm_values(fleet, index, name, addon), declared) == []
+            read = _read_by_templates(CHARTS / charts[name])
+            assert _undeclared(helm_values(fleet, index, name, addon), declared, read) == []
 
 
 def test_driver_comes_from_the_version_set_and_the_upgrade_policy_is_bounded() -> None:

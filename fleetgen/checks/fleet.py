@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from fleetgen.checks.partitioning import PARTITIONING_CHECKS
 from fleetgen.checks.platform import PLATFORM_CHECKS
 from fleetgen.checks.sharing import SHARING_CHECKS
 from fleetgen.checks.slo import SLO_CHECKS
 from fleetgen.checks.tenancy import TENANCY_CHECKS
 from fleetgen.compat import Facts, check_compatibility, check_fleet_policy
+from fleetgen.compat.partitioning import per_gpu
 from fleetgen.errors import FieldPath, Finding, Severity
-from fleetgen.model import Fleet, Quota
+from fleetgen.model import GPU_RESOURCE, Fleet, NodePool, Quota
 
 Check = Callable[[Fleet], Iterator[Finding]]
 
@@ -139,14 +141,15 @@ def check_gpu_capacity(fleet: Fleet) -> Iterator[Finding]:
     """Per cluster, the teams' GPU quotas must fit its pools' GPUs (times the overcommit ratio)."""
     ratio = fleet.capacity.gpu_overcommit or 1.0
     for cluster in fleet.clusters:
-        gpus = sum(p.max_nodes * p.gpus_per_node for p in cluster.node_pools)
+        counted = [p for p in cluster.node_pools if GPU_RESOURCE in per_gpu(p)]  # a MIG pool of mig-* slices yields none
+        gpus = sum(p.max_nodes * p.gpus_per_node * per_gpu(p)[GPU_RESOURCE] for p in counted)
         allowed = gpus * ratio
         held = [(t, team.name, team.quota_on(cluster.name).requests.gpu or 0) for t, team in fleet.placements[cluster.name]]
         total = sum(gpu for _, _, gpu in held)
         if total <= allowed:
             continue
         largest = max(held, key=lambda item: item[2])[0]  # point at the largest holder, the likeliest fix
-        pools = ", ".join(f"{p.name} {p.max_nodes} x {p.gpus_per_node}" for p in cluster.node_pools)
+        pools = ", ".join(f"{p.name} {p.max_nodes} x {p.gpus_per_node}{_shares(p)}" for p in counted)
         ceiling = f"{gpus} GPUs ({pools})"
         if ratio != 1.0:
             ceiling += f" x overcommit {ratio:g} = {allowed:g}"
@@ -155,6 +158,14 @@ def check_gpu_capacity(fleet: Fleet) -> Iterator[Finding]:
             ("teams", largest, "clusters", cluster.name),
             f"GPU quotas on {cluster.name} add up to {total} ({', '.join(f'{n} {g}' for _, n, g in held)}), above its {ceiling}{hint}",
         )
+
+
+def _shares(pool: NodePool) -> str:
+    """How a partitioned pool multiplies its GPUs: " x 4 replicas", " x 7 MIG slices"; nothing for whole GPUs."""
+    count = per_gpu(pool)[GPU_RESOURCE]
+    if pool.partitioning.time_slicing is not None:
+        return f" x {count} replicas"
+    return f" x {count} MIG slices" if pool.partitioning.mig is not None else ""
 
 
 def check_rollout(fleet: Fleet) -> Iterator[Finding]:
@@ -194,6 +205,7 @@ CHECKS: tuple[Check, ...] = (
     *SLO_CHECKS,
     *PLATFORM_CHECKS,
     *TENANCY_CHECKS,
+    *PARTITIONING_CHECKS,
 )
 
 

@@ -37,7 +37,8 @@ def job() -> None:
 @click.option("--cluster", required=True, help="The cluster to run on; the team must be placed there.")
 @click.option("--name", required=True, help="Name of the Job or Deployment.")
 @click.option("--image", required=True, help="Container image.")
-@click.option("--gpus", type=click.IntRange(min=1, max=64), required=True, help="GPUs per pod: per node, or per replica.")
+@click.option("--gpus", type=click.IntRange(min=1, max=64), default=None, help="GPUs (or slices) per pod: per node, or per replica.")
+@click.option("--gpu-slice", default=None, help="Ask for slices instead of whole GPUs: mig-1g.10gb (MIG) or gpu.shared (time-sliced).")
 @click.option("--gpu-model", default=None, help="GPU model, e.g. A100; default: the first the team's queue hands out.")
 @click.option("--priority", default=None, help="Priority class; default: the lowest the team may use.")
 @click.option("--nodes", type=click.IntRange(min=1, max=1000), default=1, show_default=True, help="Nodes of a distributed training job.")
@@ -60,7 +61,8 @@ def job_new(
     cluster: str,
     name: str,
     image: str,
-    gpus: int,
+    gpus: int | None,
+    gpu_slice: str | None,
     gpu_model: str | None,
     priority: str | None,
     nodes: int,
@@ -82,7 +84,9 @@ def job_new(
     with the seed's probes, startupProbe.failureThreshold = ceil(load time / 10 s)."""
     if kind == "training" and endpoint is not None:
         raise InputError("--endpoint: only with --kind inference")
-    ask = Ask(team, cluster, name, image, gpus, nodes, gpu_model, priority, _command(command_line))
+    if gpus is None and gpu_slice is None:
+        raise InputError("--gpus: how many GPUs per pod (or --gpu-slice for part of one)")
+    ask = Ask(team, cluster, name, image, gpus or 1, nodes, gpu_model, priority, _command(command_line), gpu_slice)
     loaded = load_fleet(fleet)
     if endpoint is not None:
         tier = _endpoint_tier(loaded.fleet, team, cluster, endpoint, tier)

@@ -11,7 +11,14 @@ from fleetgen.model.strict import Bool, Float
 from fleetgen.model.types import DnsLabel, LabelKey, LabelValue, Token
 
 AlertName = Literal[
-    "gpuUnderutilized", "gpuMemoryFull", "quotaConsumption", "gpuTemperature", "gpuXidErrors", "gpuEccErrors", "kueuePendingWorkloads"
+    "gpuUnderutilized",
+    "gpuMemoryFull",
+    "quotaConsumption",
+    "gpuTemperature",
+    "gpuXidErrors",
+    "gpuEccErrors",
+    "nodePoolUtilization",
+    "kueuePendingWorkloads",
 ]
 TeamAlertName = Literal["gpuUnderutilized", "gpuMemoryFull", "quotaConsumption"]
 

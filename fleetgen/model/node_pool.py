@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from fleetgen.model.partitioning import Partitioning
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Identifier, Int, unique_by
 from fleetgen.model.types import DnsLabel, LabelKey, LabelValue, Quantity, Token
@@ -31,6 +32,8 @@ class NodePool(Spec):
     """GPU model of the nodes: T4, A10G, A100, L4, H100, H200, B200 ..."""
     gpus_per_node: Int = Field(ge=0, le=64)
     """GPUs on each node (nvidia.com/gpu)."""
+    gpu_memory: Int | None = Field(default=None, ge=1, le=4096)
+    """GPU memory in GB as NVIDIA names the product (A100 40 or 80, H100 80 or 94): picks the MIG profiles of the size."""
     cpu_per_node: Quantity
     """CPU a node offers to workloads (allocatable), e.g. 64."""
     memory_per_node: Quantity
@@ -47,3 +50,5 @@ class NodePool(Spec):
     """Taints on the pool's nodes; workloads admitted to its flavor get matching tolerations."""
     topology: Annotated[tuple[LabelKey, ...], unique_by()] = ()
     """Node labels of the pool's network topology, broadest first (e.g. block, rack, kubernetes.io/hostname): a Kueue Topology."""
+    partitioning: Partitioning = Partitioning()
+    """How the pool's GPUs are shared: whole (left out), time-sliced or cut into MIG slices; the pool's labels must select it."""

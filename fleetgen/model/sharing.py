@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from fleetgen.model.node_pool import NodePool
+from fleetgen.model.partitioning import SliceCounts
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Bool, Int, unique_by
 from fleetgen.model.types import DnsLabel, DnsSubdomain, Quantity
@@ -32,8 +33,13 @@ class FlavorResources(Spec):
     """CPU, e.g. 64."""
     memory: Quantity | None = None
     """Memory, e.g. 256Gi."""
+    slices: SliceCounts = {}
+    """Partitioned GPUs of a partitioned pool by resource name (mig-1g.10gb, gpu.shared); the pool's whole yield when left out."""
 
     def amount(self, resource: str) -> Fraction | None:
+        if resource not in FIELDS:  # a slice: nvidia.com/mig-1g.10gb
+            count = self.slices.get(resource.removeprefix("nvidia.com/"))
+            return None if count is None else Fraction(count)
         value = getattr(self, FIELDS[resource])
         return None if value is None else Fraction(value) if isinstance(value, int) else value.value
 

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from fleetgen.model.alerts import AlertOverride, TeamAlertName
 from fleetgen.model.naming import TeamNames
+from fleetgen.model.partitioning import SliceCounts
 from fleetgen.model.slo import Endpoint
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Identifier, Int, unique_by
@@ -28,8 +29,13 @@ class Resources(Spec):
     """GPUs (nvidia.com/gpu)."""
 
 
+class Requests(Resources):
+    slices: SliceCounts = {}
+    """Partitioned GPUs by resource name: MIG slices (mig-1g.10gb: 7) or renamed time-sliced GPUs (gpu.shared: 4)."""
+
+
 class Quota(Spec):
-    requests: Resources = Resources()
+    requests: Requests = Requests()
     """Sum of the requests of the namespace's pods."""
     limits: Resources = Resources()
     """Sum of the limits of the namespace's pods (a GPU limit is not enforced)."""
@@ -40,10 +46,12 @@ class Quota(Spec):
         """This quota with every value that `override` sets replaced."""
 
         def merge(base: Resources, top: Resources) -> Resources:
-            return base.model_copy(update={k: v for k, v in top if v is not None})
+            return base.model_copy(update={k: v for k, v in top if v is not None and k != "slices"})
 
+        requests = merge(self.requests, override.requests)
+        slices = {**self.requests.slices, **override.requests.slices}  # a placement's slice replaces that slice only
         return Quota(
-            requests=merge(self.requests, override.requests),
+            requests=requests.model_copy(update={"slices": slices}),
             limits=merge(self.limits, override.limits),
             pods=override.pods if override.pods is not None else self.pods,
         )

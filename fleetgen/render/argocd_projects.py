@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from fleetgen.model import Fleet, Team
+from fleetgen.model.platform import GpuOperator
 from fleetgen.render import provenance as prov
 from fleetgen.render import volcano
 from fleetgen.render.argocd_apps import ARGOCD_NS, IN_CLUSTER, fleet_project, hub, platform_project, team_project
@@ -109,6 +110,11 @@ def _project(fleet: Fleet, name: str, description: str, spec: dict[str, Any]) ->
     )
 
 
+def _operator_namespaces(fleet: Fleet, indexes: list[int]) -> list[str]:
+    """Where the GPU Operator fleetgen installs runs: the DCGM exporter's metrics list is a ConfigMap there (render/dcgm_metrics.py)."""
+    return [addon.namespace for i in indexes for _, addon, _ in add_ons(fleet, i) if isinstance(addon, GpuOperator)]
+
+
 def projects(fleet: Fleet, indexes: list[int], why: Recorder = NOWHERE) -> list[Manifest]:
     """The AppProjects of the clusters `indexes` (every cluster for the hub, one for an in-cluster Argo CD)."""
     names, repo = [fleet.clusters[i].name for i in indexes], fleet.gitops.repository
@@ -119,7 +125,8 @@ def projects(fleet: Fleet, indexes: list[int], why: Recorder = NOWHERE) -> list[
         f"Fleet {fleet.metadata.name}: what fleetgen renders outside the teams' namespaces",
         {
             "sourceRepos": [repo],
-            "destinations": argocd_home + _where(fleet, names, ["kube-public", fleet.alerts.namespace]),
+            "destinations": argocd_home
+            + _where(fleet, names, ["kube-public", fleet.alerts.namespace, *_operator_namespaces(fleet, indexes)]),
             "clusterResourceWhitelist": _kinds(FLEET_CLUSTER_KINDS),
             "namespaceResourceWhitelist": _kinds(FLEET_NAMESPACED_KINDS),
         },

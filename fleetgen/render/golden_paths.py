@@ -18,6 +18,7 @@ from typing import Any
 from fleetgen.errors import InputError, RefusedAsk, Severity
 from fleetgen.model import Cluster, Fleet, NodePool, PriorityClass, Team
 from fleetgen.render import kueue as kueue_objects
+from fleetgen.render import slice_asks
 from fleetgen.render.kueue_config import kueue_admits_deployments
 from fleetgen.render.layout import cluster_labels
 from fleetgen.render.manifest import MANAGED_BY, k8s_object, team_labels
@@ -53,6 +54,7 @@ class Ask:
     gpu_model: str | None = None
     priority: str | None = None
     command: tuple[str, ...] = ()
+    gpu_slice: str | None = None  # MIG slices or shared GPUs instead of whole GPUs (render/slice_asks.py); `gpus` counts them
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ class Target:
     queue: str  # the LocalQueue (Kueue) or the Volcano queue
     volcano: bool
     priority: PriorityClass | None
+    resource: str = GPU  # what each pod requests `gpus` of: nvidia.com/gpu or a slice
 
 
 @dataclass(frozen=True)
@@ -113,10 +116,9 @@ def job_objects(fleet: Fleet, ask: Ask, schemas: Schemas, serving: Serving | Non
     else:
         where = f"Volcano queue {target.queue}" if target.volcano else f"LocalQueue {target.queue}"
     priority = f", priority {target.priority.name}" if target.priority else ""
-    summary = (
-        f"{objects[0]['kind']} {target.team.namespace}/{ask.name} on {target.cluster.name}: {pods} pod(s) x {ask.gpus} "
-        f"{target.gpu_model} GPU(s), {where}{priority}"
-    )
+    units = f"{target.gpu_model} GPU(s)" if target.resource == GPU else f"{target.resource} ({target.gpu_model})"
+    summary = f"{objects[0]['kind']} {target.team.namespace}/{ask.name} on {target.cluster.name}: {pods} pod(s) x {ask.gpus} {units}, "
+    summary += f"{where}{priority}"
     return Built(objects, summary)
 
 
@@ -137,7 +139,12 @@ def resolve(fleet: Fleet, ask: Ask, pods: int, *, gang: bool) -> Target:
         cluster_queue = fleet.teams[index].queue_on(cluster)
         names = next(q.flavors for q in cluster.queues if q.name == cluster_queue)
         scheduler, queue = f"team {team.name}'s queue {cluster_queue} on {cluster.name}", fleet.object_names(team).local_queue
-    reachable = [p for p in cluster.node_pools if p.gpus_per_node and (names is None or p.name in names)]
+    resource = slice_asks.resource_of(ask.gpu_slice)
+    reachable = [p for p in cluster.node_pools if slice_asks.units_per_node(p, resource) and (names is None or p.name in names)]
+    if resource != GPU:
+        model, pools = slice_asks.slice_pools(cluster, reachable, resource, ask.gpus, scheduler)
+        slice_asks.check_slice_quota(team, cluster, resource, pods, ask.gpus)
+        return Target(team, cluster, pools, model, queue, volcano is not None, _priority(fleet, team, ask.priority), resource)
     model, pools = _gpu_pools(cluster, reachable, ask, scheduler)
     quota = team.quota_on(cluster.name).requests.gpu
     if quota is not None and pods * ask.gpus > quota:
@@ -204,10 +211,10 @@ def _resources(target: Target, gpus: int, pods: int) -> dict[str, Any]:
     quota = target.team.quota_on(target.cluster.name)
     amounts: dict[str, Fraction] = {}
     for resource in ("cpu", "memory"):
-        caps = [_per_node(pool, resource) * gpus / pool.gpus_per_node for pool in target.pools]
+        caps = [_per_node(pool, resource) * gpus * slice_asks.node_share(pool, target.resource) for pool in target.pools]
         caps += [q.value / pods for q in (getattr(quota.requests, resource), getattr(quota.limits, resource)) if q is not None]
         amounts[resource] = min(caps)
-    amount = {"cpu": _cpu_text(amounts["cpu"]), "memory": _memory_text(amounts["memory"]), GPU: gpus}
+    amount = {"cpu": _cpu_text(amounts["cpu"]), "memory": _memory_text(amounts["memory"]), target.resource: gpus}
     return {"requests": dict(amount), "limits": dict(amount)}
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from fleetgen.compat.partitioning import describe, pool_yield
 from fleetgen.errors import FieldPath
-from fleetgen.model import COMPONENTS, GPU_RESOURCE, Cluster, Fleet, NodePool, Queue
+from fleetgen.model import COMPONENTS, Cluster, Fleet, NodePool, Queue
 from fleetgen.model.sharing import FIELDS, RESOURCES, Cohort, FlavorResources, PerFlavor, nominal
 from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object, quantity_value
@@ -133,6 +134,9 @@ def _text(resource: str, value: Fraction) -> int | str:
 
 
 def _given(resource: str, entry: FlavorResources) -> int | str | None:
+    if resource not in FIELDS:  # a slice of a partitioned pool
+        amount = entry.amount(resource)
+        return None if amount is None else int(amount)
     value = getattr(entry, FIELDS[resource])
     return None if value is None else value if isinstance(value, int) else quantity_value(value)
 
@@ -146,16 +150,26 @@ def _limits(resource: str, flavor: str, borrowing: PerFlavor, lending: PerFlavor
     return out
 
 
-def _flavor_quota(pool: NodePool, queue: Queue | None = None) -> dict[str, Any]:
-    """A queue's resources of one flavor: the pool at its maximum size unless the queue gives its own nominal quota."""
+def covered(pools: list[NodePool]) -> list[str]:
+    """A queue's covered resources: cpu, memory, GPUs, then the slices its partitioned pools yield (MIG, shared GPUs)."""
+    return [*RESOURCES, *sorted({name for pool in pools for name in pool_yield(pool)} - set(RESOURCES))]
+
+
+def _flavor_quota(pool: NodePool, queue: Queue | None = None, resources_of: list[str] | None = None) -> dict[str, Any]:
+    """A queue's resources of one flavor: the pool at its maximum size unless the queue gives its own nominal quota.
+
+    GPUs and slices of a partitioned pool are what it yields (time-sliced replicas, MIG slices); 0 of what it does not."""
     given = queue.nominal_quota.get(pool.name) if queue else None
-    resources = []
-    for resource in RESOURCES:
-        if given is None:
+    resources, yielded = [], pool_yield(pool)
+    for resource in resources_of or list(RESOURCES):
+        stated = _given(resource, given) if given is not None else None
+        value: int | str
+        if resource not in ("cpu", "memory"):
+            value = stated if stated is not None else yielded.get(resource, 0)
+        elif given is None:
             full = {"cpu": pool.cpu_per_node * pool.max_nodes, "memory": pool.memory_per_node * pool.max_nodes}
-            value: int | str = quantity_value(full[resource]) if resource in full else pool.gpus_per_node * pool.max_nodes
+            value = quantity_value(full[resource])
         else:
-            stated = _given(resource, given)
             value = stated if stated is not None else _text(resource, nominal(pool, given, resource))
         entry: dict[str, Any] = {"name": resource, "nominalQuota": value}
         if queue:
@@ -242,6 +256,33 @@ def _record_resources(
             why.set(body, (*at, limit), owner_at + (limit, flavor, field))
 
 
+def _record_partitioned(
+    why: Recorder,
+    body: dict[str, Any],
+    pointer: tuple[str | int, ...],
+    queue_at: FieldPath,
+    queue: Queue,
+    pool: NodePool,
+    pool_at: FieldPath,
+    kinds: list[str],
+) -> None:
+    """Origins of a partitioned pool's GPUs and of every slice resource: what the pool's partitioning yields."""
+    why.set(body, (*pointer[:-2], "coveredResources"), prov.default("cpu, memory, GPUs, then the slices the queue's pools yield"))
+    stated = queue.nominal_quota.get(pool.name)
+    for r, resource in enumerate(kinds):
+        if resource in ("cpu", "memory") or (resource in RESOURCES and pool.partitioning.kind == "none"):
+            continue
+        at = (*pointer, "resources", r)
+        why.set(body, (*at, "name"), prov.derived("a resource a pool of the queue yields", pool_at + ("partitioning",)))
+        if stated is not None and stated.amount(resource) is not None:
+            field = "gpu" if resource in RESOURCES else "slices"
+            why.set(body, (*at, "nominalQuota"), queue_at + ("nominalQuota", pool.name, field))
+            continue
+        note = f"what the pool at its maximum size yields ({describe(pool)})"
+        inputs = (pool_at + ("maxNodes",), pool_at + ("gpusPerNode",), pool_at + ("partitioning",))
+        why.set(body, (*at, "nominalQuota"), prov.derived(note, *inputs))
+
+
 def _namespace_selector(fleet: Fleet, cluster: Cluster, queue: Queue) -> dict[str, Any]:
     if queue.admits == "any-namespace":
         return {}
@@ -260,9 +301,8 @@ def cluster_queues(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder 
         spec: dict[str, Any] = {"namespaceSelector": _namespace_selector(fleet, cluster, queue)}
         if queue.cohort:
             spec["cohortName"] = queue.cohort
-        spec["resourceGroups"] = [
-            {"coveredResources": ["cpu", "memory", GPU_RESOURCE], "flavors": [_flavor_quota(pools[n], queue) for n in names]}
-        ]
+        kinds = covered([pools[n] for n in names])
+        spec["resourceGroups"] = [{"coveredResources": kinds, "flavors": [_flavor_quota(pools[n], queue, kinds) for n in names]}]
         preemption = queue.preemption
         spec["preemption"] = {
             "withinClusterQueue": preemption.within_cluster_queue,
@@ -287,6 +327,7 @@ def cluster_queues(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder 
             for f, name in enumerate(names):
                 pool_at = at + ("nodePools", position[name])
                 _record_resources(why, body, ("spec", "resourceGroups", 0, "flavors", f), queue_at, queue, name, pool_at)
+                _record_partitioned(why, body, ("spec", "resourceGroups", 0, "flavors", f), queue_at, queue, pools[name], pool_at, kinds)
                 if queue.flavors is not None:
                     why.set(body, ("spec", "resourceGroups", 0, "flavors", f, "name"), queue_at + ("flavors", f))
             why.set(body, ("spec", "preemption"), queue_at + ("preemption",), mirror=True)

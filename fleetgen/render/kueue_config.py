@@ -103,6 +103,8 @@ def configuration(fleet: Fleet, index: int, kueue: Kueue) -> dict[str, Any]:
     config: dict[str, Any] = dict(CHART_DEFAULT)
     config["manageJobsWithoutQueueName"] = kueue.manage_jobs_without_queue_name
     config["managedJobsNamespaceSelector"] = team_namespaces(fleet)
+    # the ClusterQueue resource metrics report each flavor's (node pool's) usage: the node-pool utilisation alert reads them
+    config["metrics"] = {**CHART_DEFAULT["metrics"], "enableClusterQueueResources": True}
     wait = kueue.wait_for_pods_ready
     if wait.enabled:
         config["waitForPodsReady"] = {"timeout": wait.timeout, "blockAdmission": wait.block_admission}

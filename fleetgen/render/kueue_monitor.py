@@ -1,10 +1,11 @@
 """fleetgen's own ServiceMonitor for Kueue's metrics: what feeds the pending-workloads alert.
 
-The Kueue chart's ServiceMonitor (`enablePrometheus`) carries only the chart's labels, and the
+The Kueue chart's ServiceMonitor (`enablePrometheus`, off) carries only the chart's labels, and the
 chart has no value to add one, so a kube-prometheus-stack Prometheus, which selects monitors by
 its release label, never scrapes it. This one carries the fleet's rule labels (`alerts.ruleLabels`,
 the labels the fleet's Prometheus selects its rules and the DCGM ServiceMonitor by) and scrapes the
-chart's metrics Service the way the chart's own monitor would.
+chart's metrics Service the way the chart's own monitor would. The chart's monitor is switched off:
+a Prometheus that selects every ServiceMonitor would otherwise scrape the Service twice.
 
 What it selects is the chart's, at the pinned version (charts/kueue/templates/manager/
 auth_proxy_service.yaml and _helpers.tpl at kueue v0.19.2): the Service

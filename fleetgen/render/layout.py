@@ -15,7 +15,8 @@ from typing import Any
 
 from fleetgen.errors import FieldPath
 from fleetgen.model import Cluster, Fleet, Queue, Quota, Team
-from fleetgen.render import cluster_info, kueue_monitor, observability, slo
+from fleetgen.model.platform import GpuOperator
+from fleetgen.render import cluster_info, dcgm_metrics, kueue_monitor, observability, slo
 from fleetgen.render import kueue as kueue_objects
 from fleetgen.render import limit_range as limit_ranges
 from fleetgen.render import provenance as prov
@@ -24,6 +25,7 @@ from fleetgen.render import volcano as volcano_objects
 from fleetgen.render.argocd import HUB_FOLDER, TEAMS_FOLDER, hub_bootstrap
 from fleetgen.render.gitops import gitops_folders
 from fleetgen.render.manifest import Manifest
+from fleetgen.render.platform import add_ons
 from fleetgen.render.provenance import NOWHERE, Given, Recorder
 
 KUSTOMIZE_API = "kustomize.config.k8s.io/v1beta1"
@@ -67,7 +69,7 @@ TEAM_PARTS: tuple[tuple[str, str, TeamBuilder, bool], ...] = (
         "resource-quotas",
         "resource-quotas.yaml",
         lambda f, t, at, ctx: (
-            team_objects.resource_quotas(f, t, at, ctx.quota, ctx.quota_at, ctx.why)
+            team_objects.resource_quotas(f, t, at, ctx.quota, ctx.quota_at, ctx.why, ctx.cluster_at)
             + limit_ranges.limit_range(f, t, at, ctx.quota, ctx.quota_at, ctx.why)
         ),
         True,
@@ -102,6 +104,7 @@ LOCAL_FILES: tuple[tuple[str, Callable[..., list[Manifest]]], ...] = (  # (fleet
             observability.prometheus_rule(f, i, why)
             + slo.prometheus_rule(f, i, why)
             + kueue_monitor.service_monitor(f, i, why)
+            + [dcgm_metrics.metrics_config_map(f, addon, at, why) for name, addon, at in add_ons(f, i) if isinstance(addon, GpuOperator)]
             + observability.overview_dashboard(f, i, why)
         ),
     ),

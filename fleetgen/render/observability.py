@@ -3,14 +3,24 @@
 Alerts use the metric names of NVIDIA's DCGM exporter (DCGM_FI_DEV_*), kube-state-metrics
 (kube_resourcequota) and Kueue (kueue_pending_workloads). Defaults are the seed's: GPU
 utilization under 20% for 1h, GPU memory over 95%, temperature over 83 C, XID and ECC errors,
-more than 50 pending workloads, quota consumption over 80%. Each level (fleet, cluster, team)
+more than 50 pending workloads, quota consumption over 80%, a node pool's GPUs over 85% in use. Each level (fleet, cluster, team)
 may change threshold, duration, severity or switch an alert off.
 
 The team rules and panels select the labels the series carry once stored: the workload's
 `namespace` and `pod` on DCGM's series (the exporter's ServiceMonitor honours them, render/platform.py),
 the quota's `namespace` from kube-state-metrics, and Kueue's series through fleetgen's own
-ServiceMonitor (render/kueue_monitor.py). tests/test_alerts_fire.py runs each rule through promtool on
+ServiceMonitor (render/kueue_monitor.py). A node pool is a Kueue ResourceFlavor of the same name, so its GPUs in
+use are the admitted workloads' usage in that flavor (Kueue's optional ClusterQueue resource metrics, which
+render/kueue_config.py switches on), against the pool at its largest size. tests/test_alerts_fire.py runs each rule through promtool on
 series labelled that way.
+
+Partitioned pools. The exporter reports a MIG GPU per slice (GPU instance): its series carry
+GPU_I_PROFILE and GPU_I_ID, and the namespace and pod of the pod holding that slice. A slice has no
+DCGM_FI_DEV_GPU_UTIL (older exporters report it as 0), so on a cluster with MIG pools "busy" is
+DCGM_FI_DEV_GPU_UTIL of whole GPUs (no GPU_I_ID) together with 100 x DCGM_FI_PROF_GR_ENGINE_ACTIVE of
+slices; memory (DCGM_FI_DEV_FB_USED/FREE) is reported per slice already. A time-sliced GPU is one
+device to DCGM: every pod sharing it gets a copy of the whole GPU's series (render/dcgm_metrics.py
+turns that on), so a team's numbers there are the shared GPU's, not its own pods'.
 """
 
 from __future__ import annotations
@@ -21,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from fleetgen.errors import FieldPath
-from fleetgen.model import Cluster, Fleet, Team
+from fleetgen.model import GPU_RESOURCE, Cluster, Fleet, NodePool, Team
 from fleetgen.model.alerts import AlertOverride
 from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object, team_labels
@@ -37,18 +47,18 @@ DASHBOARD_LABEL = {"grafana_dashboard": "1"}  # what the Grafana sidecar watches
 class Alert:
     name: str  # the fleet.yaml key
     alert: str  # the Prometheus alert name
-    scope: str  # team or cluster
+    scope: str  # team, cluster, or pool (a rule for each GPU node pool a queue hands out)
     threshold: float
     duration: str
     severity: str
     summary: str
     enabled: bool = True
 
-    def expr(self, namespace: str | None) -> str:
+    def expr(self, namespace: str | None, pool: NodePool | None = None, mig: bool = False) -> str:
         t = f"{self.threshold:g}"
         ns = {"namespace": namespace} if namespace else {}
         if self.name == "gpuUnderutilized":
-            return f"avg by (namespace) ({_sel('DCGM_FI_DEV_GPU_UTIL', ns)}) < {t}"
+            return f"avg by (namespace) ({busy(ns, mig)}) < {t}"
         if self.name == "gpuMemoryFull":
             used, free = _sel("DCGM_FI_DEV_FB_USED", ns), _sel("DCGM_FI_DEV_FB_FREE", ns)
             return f"max by (namespace, pod) (100 * {used} / ({used} + {free})) > {t}"
@@ -66,6 +76,10 @@ class Alert:
             # Active and inadmissible workloads both wait. Every Kueue replica reports the gauge (replica_role tells
             # them apart since v0.16): count the leader's (or a lone replica's), not each replica's copy.
             return f'sum by (cluster_queue) (kueue_pending_workloads{{replica_role!="follower"}}) > {t}'
+        if self.name == "nodePoolUtilization" and pool is not None:
+            # a pool name is a DNS label: nothing to escape; the leader's copy, as for pending workloads
+            usage = f'kueue_cluster_queue_resource_usage{{flavor="{pool.name}", resource="{GPU_RESOURCE}", replica_role!="follower"}}'
+            return f"100 * sum by (flavor) ({usage}) / {pool.max_nodes * pool.gpus_per_node} > {t}"
         raise ValueError(self.name)
 
 
@@ -85,6 +99,15 @@ DEFAULT_ALERTS: tuple[Alert, ...] = (
     Alert("gpuXidErrors", "GPUXidError", "cluster", 0, "1m", "critical", "A GPU reported an XID error"),
     Alert("gpuEccErrors", "GPUDoubleBitECCErrors", "cluster", 0, "1m", "critical", "A GPU reported double-bit ECC errors"),
     Alert(
+        "nodePoolUtilization",
+        "NodePoolGPUsNearlyFull",
+        "pool",
+        85,
+        "15m",
+        "warning",
+        "Over {threshold}% of the GPUs of node pool {pool} at its largest size are in use",
+    ),
+    Alert(
         "kueuePendingWorkloads",
         "KueuePendingWorkloadsHigh",
         "cluster",
@@ -96,11 +119,24 @@ DEFAULT_ALERTS: tuple[Alert, ...] = (
 )
 
 
-def _sel(metric: str, labels: dict[str, str]) -> str:
-    """A vector selector; label values are escaped, so no value can change the expression."""
-    if not labels:
+def busy(labels: dict[str, str], mig: bool) -> str:
+    """The per-device busy percentage: GPU utilisation, and on a cluster with MIG pools each slice's graphics engine activity."""
+    if not mig:
+        return _sel("DCGM_FI_DEV_GPU_UTIL", labels)
+    whole = _sel("DCGM_FI_DEV_GPU_UTIL", {**labels, "GPU_I_ID": ""})
+    return f"{whole} or 100 * {_sel('DCGM_FI_PROF_GR_ENGINE_ACTIVE', labels, present=('GPU_I_ID',))}"
+
+
+def has_mig(cluster: Cluster) -> bool:
+    return any(pool.partitioning.kind == "mig" for pool in cluster.node_pools)
+
+
+def _sel(metric: str, labels: dict[str, str], present: tuple[str, ...] = ()) -> str:
+    """A vector selector; label values are escaped, so no value can change the expression. `present`: labels that must be set."""
+    if not labels and not present:
         return metric
-    inner = ", ".join(f'{k}="{v.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"' for k, v in labels.items())
+    matchers = [f'{k}="{v.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"' for k, v in labels.items()]
+    inner = ", ".join(matchers + [f'{k}!=""' for k in present])
     return f"{metric}{{{inner}}}"
 
 
@@ -120,7 +156,7 @@ def effective_alerts(fleet: Fleet, cluster: Cluster, team: Team | None = None) -
     """Defaults, then the fleet's changes, the cluster's, and (for team alerts) the team's."""
     out = []
     for alert in DEFAULT_ALERTS:
-        if (team is None) != (alert.scope == "cluster"):
+        if (team is None) == (alert.scope == "team"):
             continue
         alert = _apply(_apply(alert, fleet.alerts.rules.get(alert.name)), cluster.alerts.get(alert.name))  # type: ignore[call-overload]
         if team is not None:
@@ -130,22 +166,38 @@ def effective_alerts(fleet: Fleet, cluster: Cluster, team: Team | None = None) -
     return out
 
 
-def _rule(fleet: Fleet, cluster: Cluster, alert: Alert, team: str, namespace: str | None) -> dict[str, Any]:
-    annotations = {"summary": alert.summary.format(team=team, threshold=f"{alert.threshold:g}")}
+def queued_gpu_pools(cluster: Cluster) -> list[NodePool]:
+    """The cluster's GPU node pools that some queue hands out: the flavors Kueue reports usage in."""
+    named = {f for q in cluster.queues if q.flavors is not None for f in q.flavors}
+    every = any(q.flavors is None for q in cluster.queues)
+    return [p for p in cluster.node_pools if p.gpus_per_node > 0 and (every or p.name in named)]
+
+
+def cluster_alerts(fleet: Fleet, cluster: Cluster) -> list[tuple[Alert, NodePool | None]]:
+    """The cluster's health rules in order: each cluster alert once, each pool alert once per queued GPU pool."""
+    out: list[tuple[Alert, NodePool | None]] = []
+    for alert in effective_alerts(fleet, cluster):
+        out += [(alert, pool) for pool in queued_gpu_pools(cluster)] if alert.scope == "pool" else [(alert, None)]
+    return out
+
+
+def _rule(fleet: Fleet, cluster: Cluster, alert: Alert, team: str, namespace: str | None, pool: NodePool | None = None) -> dict[str, Any]:
+    summary = alert.summary.format(team=team, threshold=f"{alert.threshold:g}", pool=pool.name if pool else "")
+    annotations = {"summary": summary}
     if fleet.alerts.runbook_base_url:
         annotations["runbook_url"] = f"{fleet.alerts.runbook_base_url.rstrip('/')}/{alert.alert}"
     return {
         "alert": alert.alert,
-        "expr": alert.expr(namespace),
+        "expr": alert.expr(namespace, pool, has_mig(cluster)),
         "for": alert.duration,
-        "labels": {"severity": alert.severity, "team": team, "cluster": cluster.name},
+        "labels": {"severity": alert.severity, "team": team, "cluster": cluster.name, **({"node_pool": pool.name} if pool else {})},
         "annotations": annotations,
     }
 
 
 def prometheus_rule(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> list[Manifest]:
     cluster = fleet.clusters[index]
-    health = [_rule(fleet, cluster, a, fleet.metadata.owner, None) for a in effective_alerts(fleet, cluster)]
+    health = [_rule(fleet, cluster, a, fleet.metadata.owner, None, pool) for a, pool in cluster_alerts(fleet, cluster)]
     teams = [
         _rule(fleet, cluster, a, team.name, team.namespace)
         for _, team in fleet.placements[cluster.name]
@@ -177,14 +229,18 @@ def _record_rules(why: Recorder, body: dict[str, Any], fleet: Fleet, index: int)
     rule_labels = {k: ("alerts", "ruleLabels", k) for k in fleet.alerts.rule_labels}
     why.meta(body, prov.default("fleetgen's rule name"), {**prov.fleet_labels(), **rule_labels}, ("alerts", "namespace"))
     cluster = fleet.clusters[index]
-    health = [(None, a) for a in effective_alerts(fleet, cluster)]
-    teams = [(t, a) for t, team in fleet.placements[cluster.name] for a in effective_alerts(fleet, cluster, team)]
+    health = [(None, a, pool) for a, pool in cluster_alerts(fleet, cluster)]
+    teams = [(t, a, None) for t, team in fleet.placements[cluster.name] for a in effective_alerts(fleet, cluster, team)]
     for g, rules in enumerate(r for r in (health, teams) if r):
         why.set(body, ("spec", "groups", g, "name"), prov.default("fleetgen's rule groups: cluster health, then teams"))
-        for k, (t, alert) in enumerate(rules):
+        for k, (t, alert, pool) in enumerate(rules):
             at: tuple[str | int, ...] = ("spec", "groups", g, "rules", k)
             threshold = _setting(fleet, index, t, alert.name, "threshold")
             inputs = [p for p in (threshold,) if not isinstance(p, prov.Origin)] + ([("teams", t, "name")] if t is not None else [])
+            if pool is not None:  # the pool's name and its GPUs at its largest size
+                pool_at = ("clusters", index, "nodePools", cluster.node_pools.index(pool))
+                why.set(body, (*at, "labels", "node_pool"), (*pool_at, "name"))
+                inputs += [(*pool_at, "name"), (*pool_at, "maxNodes"), (*pool_at, "gpusPerNode")]
             why.set(body, (*at, "alert"), prov.default(f"the Prometheus alert fleetgen names for {alert.name}"))
             why.set(body, (*at, "expr"), prov.derived(f"the {alert.name} query at its threshold {alert.threshold:g}", *inputs))
             why.set(body, (*at, "for"), _setting(fleet, index, t, alert.name, "for"))
@@ -239,7 +295,7 @@ def overview_dashboard(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> lis
             2,
             "GPU utilization by namespace (wasted?)",
             "heatmap",
-            "avg by (namespace) (DCGM_FI_DEV_GPU_UTIL)",
+            f"avg by (namespace) ({busy({}, has_mig(cluster))})",
             "{{namespace}}",
             "percent",
             12,
@@ -265,15 +321,31 @@ DASHBOARD_ORIGIN: dict[str, Given] = {"grafana_dashboard": prov.default("what Gr
 def team_dashboard(fleet: Fleet, team: Team, at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
     """The team's own view: its namespace is fixed into every query."""
     ns = {"namespace": team.namespace}
+    mig = any(has_mig(c) for c in fleet.clusters if any(t is team for _, t in fleet.placements[c.name]))
     used = _sel("kube_resourcequota", {**ns, "resource": GPU_QUOTA, "type": "used"})
     hard = _sel("kube_resourcequota", {**ns, "resource": GPU_QUOTA, "type": "hard"})
     panels = [
-        _panel(1, "GPU utilization", "timeseries", f"avg by (pod) ({_sel('DCGM_FI_DEV_GPU_UTIL', ns)})", "{{pod}}", "percent", 0, 0),
+        _panel(1, "GPU utilization", "timeseries", f"avg by (pod) ({busy(ns, mig)})", "{{pod}}", "percent", 0, 0),
         _panel(2, "GPU memory used", "timeseries", f"sum by (pod) ({_sel('DCGM_FI_DEV_FB_USED', ns)})", "{{pod}}", "decmbytes", 12, 0),
         _panel(3, "GPU quota used", "gauge", f"100 * {used} / ignoring(type) {hard}", "quota", "percent", 0, 8, 24),
     ]
+    if mig:  # the team's MIG slices by profile: which sizes it keeps busy
+        slices = _sel("DCGM_FI_PROF_GR_ENGINE_ACTIVE", ns, present=("GPU_I_ID",))
+        panels.append(
+            _panel(
+                4,
+                "MIG slices busy by profile",
+                "timeseries",
+                f"100 * avg by (GPU_I_PROFILE) ({slices})",
+                "{{GPU_I_PROFILE}}",
+                "percent",
+                0,
+                24,
+                24,
+            )
+        )
     for n, (title, kind, expr, unit) in enumerate(budget_panel_targets(team)):  # its endpoints' SLOs, if it serves any
-        panels.append(_panel(4 + n, title, kind, expr, "{{cluster}} {{endpoint}}", unit, 12 * n, 16))
+        panels.append(_panel(len(panels) + 1, title, kind, expr, "{{cluster}} {{endpoint}}", unit, 12 * n, 16))
     name = f"fleetgen-team-{team.name}"
     data = {f"{name}.json": _dashboard(name, f"GPU team: {team.name}", ["fleetgen", "gpu", f"team-{team.name}"], panels)}
     body = k8s_object("v1", "ConfigMap", name, {**team_labels(fleet, team), **DASHBOARD_LABEL}, namespace=fleet.alerts.namespace, data=data)

@@ -16,6 +16,9 @@ from fleetgen.model import Fleet
 from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, Kueue, Platform, VolcanoChart
 from fleetgen.render import provenance as prov
 from fleetgen.render.argocd_apps import ARGOCD_NS, app_label_origins, app_labels, destination
+from fleetgen.render.dcgm_metrics import exporter_values
+from fleetgen.render.gpu_sharing import partitioning_values
+from fleetgen.render.gpu_sharing import record as record_partitioning
 from fleetgen.render.kueue_config import manager_config_values
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
 from fleetgen.render.provenance import NOWHERE, Recorder
@@ -76,11 +79,19 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
             },
             # The GPU alerts read DCGM's metrics: the exporter and its ServiceMonitor are always on. honorLabels: the workload's
             # namespace/pod stay `namespace`/`pod` (not exported_*), the labels team rules select and kube-state-metrics carries.
-            "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": True, "honorLabels": True, "additionalLabels": monitor_labels}},
+            # Its metrics list is fleetgen's (render/dcgm_metrics.py): the operator's default leaves out the ECC counters.
+            "dcgmExporter": {
+                "enabled": True,
+                **exporter_values(fleet.clusters[index]),
+                "serviceMonitor": {"enabled": True, "honorLabels": True, "additionalLabels": monitor_labels},
+            },
+            **partitioning_values(fleet.clusters[index]),  # time-slicing and MIG, selected per node pool by its labels
         }
     if isinstance(addon, Kueue):
-        # kueue_pending_workloads feeds the pending-workloads alert; the controller's Configuration is fleet.yaml's
-        return {"enablePrometheus": True, **manager_config_values(fleet, index, addon)}
+        # Kueue's metrics are scraped through fleetgen's own ServiceMonitor (render/kueue_monitor.py). The chart's is off:
+        # a Prometheus that selects every monitor would scrape the Service twice, and the alerts' sums would count each
+        # series twice. The controller's Configuration is fleet.yaml's.
+        return {"enablePrometheus": False, **manager_config_values(fleet, index, addon)}
     if isinstance(addon, VolcanoChart):
         return scheduler_values(fleet.clusters[index])
     return {}
@@ -107,7 +118,8 @@ def _record_values(why: Recorder, body: dict[str, Any], at: tuple[str, ...], fle
     """Origins of the chart values helm_values sets, below pointer `at`."""
     why.set(body, at, prov.default("fleetgen sets no values for this chart"))
     if name == "kueue":
-        why.set(body, (*at, "enablePrometheus"), prov.default("kueue_pending_workloads feeds the pending-workloads alert"))
+        own_monitor = prov.default("fleetgen's own ServiceMonitor scrapes Kueue: a second one would double every series")
+        why.set(body, (*at, "enablePrometheus"), own_monitor)
         kueue_at = [setting_at(fleet, index, name, field) for field in ("waitForPodsReady", "manageJobsWithoutQueueName", "fairSharing")]
         config = prov.derived(
             "the chart's Configuration with waitForPodsReady, manageJobsWithoutQueueName (team namespaces), fair sharing "
@@ -141,6 +153,15 @@ def _record_values(why: Recorder, body: dict[str, Any], at: tuple[str, ...], fle
         why.set(body, (*policy, "drain", key), setting_at(fleet, index, name, "driverUpgrade", "drain", field))
     why.set(body, (*at, "dcgmExporter"), prov.default("the GPU alerts read DCGM's metrics"))
     why.set(body, (*at, "dcgmExporter", "serviceMonitor", "additionalLabels"), ("alerts", "ruleLabels"), mirror=True)
+    why.set(body, (*at, "dcgmExporter", "config"), prov.default("the exporter reads fleetgen's metrics list, ECC counters included"))
+    why.set(
+        body,
+        (*at, "dcgmExporter", "env"),
+        prov.default(
+            "the exporter's listen address, namespace/pod mapping and fleetgen's list; on time-sliced pools, every sharing pod's labels"
+        ),
+    )
+    record_partitioning(why, body, at, fleet, index)
 
 
 def _depends_on(names: list[str], name: str) -> list[str]:

@@ -170,6 +170,9 @@ def quota_path(team: Team, at: FieldPath, cluster: str | None, field: str) -> Fi
     the team's placement on the cluster when it sets it, else the team's default quota."""
     scope, _, name = field.partition(".")
     placement = team.clusters.get(cluster) if cluster is not None else None
+    if scope == "requests" and name not in ("", "cpu", "memory", "gpu"):  # a slice: requests.slices.<name>
+        own = placement is not None and name in placement.requests.slices
+        return (*at, "clusters", str(cluster), "requests", "slices", name) if own else (*at, "quota", "requests", "slices", name)
     overridden = getattr(placement, scope, None) if placement is not None else None
     if name:
         overridden = getattr(overridden, name, None) if overridden is not None else None

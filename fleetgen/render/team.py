@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from fleetgen.compat.partitioning import describe, pool_yield
 from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet, Quota, Team
+from fleetgen.model.partitioning import slice_resource
 from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, k8s_object, team_labels
 from fleetgen.render.provenance import NOWHERE, Given, Recorder
@@ -84,12 +86,16 @@ def quota_hard(quota: Quota) -> dict[str, str]:
             value = getattr(resources, field)
             if value is not None:
                 hard[f"{scope}.{resource}"] = str(value)
+        if scope == "requests":  # partitioned GPUs: MIG slices, renamed time-sliced GPUs
+            hard |= {f"requests.{slice_resource(name)}": str(count) for name, count in sorted(quota.requests.slices.items())}
     if quota.pods is not None:
         hard["pods"] = str(quota.pods)
     return hard
 
 
-def resource_quotas(fleet: Fleet, team: Team, at: FieldPath, quota: Quota, quota_at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
+def resource_quotas(
+    fleet: Fleet, team: Team, at: FieldPath, quota: Quota, quota_at: FieldPath, why: Recorder = NOWHERE, cluster_at: FieldPath = ()
+) -> list[Manifest]:
     labels, ns, names = team_labels(fleet, team), team.namespace, fleet.object_names(team)
     access = fleet.access(team)
     hard = {"hard": quota_hard(quota) | access.barred_services}
@@ -105,6 +111,8 @@ def resource_quotas(fleet: Fleet, team: Team, at: FieldPath, quota: Quota, quota
             scope, _, resource = key.partition(".")
             field = f"{scope}.{resource.removeprefix('nvidia.com/')}" if resource else scope
             why.set(body, ("spec", "hard", key), prov.quota_path(team, at, cluster, field))
+        for name in quota.requests.slices:
+            _record_slice(fleet, body, at, team, cluster, name, cluster_at, why)
     # Pods of a class the team may not use are refused by a zero quota scoped to those classes.
     barred = [p.name for p in fleet.priority_classes if p.name not in access.priority_classes]
     if barred:
@@ -127,6 +135,23 @@ def resource_quotas(fleet: Fleet, team: Team, at: FieldPath, quota: Quota, quota
             )
             why.set(body, ("spec", "scopeSelector", "matchExpressions", 0, "values"), barred_from)
     return out
+
+
+def _record_slice(
+    fleet: Fleet, body: dict[str, Any], at: FieldPath, team: Team, cluster: str | None, name: str, cluster_at: FieldPath, why: Recorder
+) -> None:
+    """A slice quota names the team's value and, on a cluster, the partitioning line of each pool that yields the slice."""
+    given = prov.quota_path(team, at, cluster, f"requests.{name}")
+    if len(cluster_at) != 2:
+        return
+    index = int(cluster_at[1])
+    pools = [
+        (cluster_at + ("nodePools", p, "partitioning"), pool)
+        for p, pool in enumerate(fleet.clusters[index].node_pools)
+        if slice_resource(name) in pool_yield(pool)
+    ]
+    note = "the team's quota of a slice its pools yield: " + "; ".join(f"{pool.name} {describe(pool)}" for _, pool in pools)
+    why.set(body, ("spec", "hard", f"requests.{slice_resource(name)}"), prov.derived(note, given, *(path for path, _ in pools)))
 
 
 def network_policy(fleet: Fleet, team: Team, at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:

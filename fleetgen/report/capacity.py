@@ -11,9 +11,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from fleetgen.checks.sharing import lendable
+from fleetgen.compat.partitioning import pool_yield
 from fleetgen.model import Cluster, Fleet
 from fleetgen.model.sharing import GPU, nominal
 from fleetgen.render.volcano import queue_name
+from fleetgen.report.slices import PoolSlices, TeamSlices, average_price, pool_slices, team_slices
 
 HOURS_PER_MONTH = 730
 COMPONENT_TITLES = {
@@ -111,20 +113,18 @@ class Report:
     unpriced: tuple[str, ...]  # VM SKUs without a price
     queues: tuple[QueueShare, ...] = ()
     volcano: tuple[VolcanoShare, ...] = ()
+    pool_slices: tuple[PoolSlices, ...] = ()
+    team_slices: tuple[TeamSlices, ...] = ()
 
 
 def _price(fleet: Fleet, cluster: Cluster, queue: str | None) -> float | None:
-    """Average price per GPU-hour of the pools a team reaches (its queue's, and Volcano's), weighted by their GPUs."""
+    """Average price per GPU-hour of the pools a team reaches (its queue's, and Volcano's), weighted by their GPUs;
+    a time-sliced replica costs its share of its GPU."""
     chosen = next((q for q in cluster.queues if q.name == queue), cluster.queues[0])
     names = set(chosen.flavors if chosen.flavors is not None else (p.name for p in cluster.node_pools))
     if cluster.volcano:
         names |= set(cluster.volcano.node_pools if cluster.volcano.node_pools is not None else (p.name for p in cluster.node_pools))
-    pools = [p for p in cluster.node_pools if p.name in names and p.gpus_per_node]
-    gpus = sum(p.max_nodes * p.gpus_per_node for p in pools)
-    prices = [fleet.pricing.gpu_hour.get(p.vm_size) for p in pools]
-    if not gpus or any(price is None for price in prices):
-        return None
-    return sum(p.max_nodes * p.gpus_per_node * price for p, price in zip(pools, prices, strict=True) if price is not None) / gpus
+    return average_price(fleet, [p for p in cluster.node_pools if p.name in names], GPU)
 
 
 def _queue_shares(fleet: Fleet, cluster: Cluster) -> Iterator[QueueShare]:
@@ -159,7 +159,7 @@ def _volcano_shares(fleet: Fleet, cluster: Cluster) -> Iterator[VolcanoShare]:
 def build_report(fleet: Fleet) -> Report:
     clusters = []
     for cluster in fleet.clusters:
-        gpus = sum(p.max_nodes * p.gpus_per_node for p in cluster.node_pools)
+        gpus = sum(pool_yield(p).get(GPU, 0) for p in cluster.node_pools)  # a time-sliced pool counts its replicas
         committed = sum(t.quota_on(cluster.name).requests.gpu or 0 for _, t in fleet.placements[cluster.name])
         prices = [fleet.pricing.gpu_hour.get(p.vm_size) for p in cluster.node_pools]
         cost = None
@@ -175,8 +175,10 @@ def build_report(fleet: Fleet) -> Report:
         holdings = []
         for name, placement in team.clusters.items():
             gpus = team.quota_on(name).requests.gpu or 0
-            price = _price(fleet, by_name[name], placement.queue if placement else None)
-            holdings.append(Holding(name, gpus, None if price is None else gpus * price * HOURS_PER_MONTH))
+            price = _price(fleet, by_name[name], placement.queue if placement else None) if gpus else 0.0
+            held = [s.monthly_cost for s in team_slices(fleet, by_name[name]) if s.team == team.name]
+            cost = None if price is None or None in held else gpus * price * HOURS_PER_MONTH + sum(c or 0.0 for c in held)
+            holdings.append(Holding(name, gpus, cost))
         teams.append(TeamCost(team.name, team.cost_center, tuple(holdings)))
     matrix = tuple(
         (
@@ -191,4 +193,16 @@ def build_report(fleet: Fleet) -> Report:
     unpriced = tuple(sorted({p.vm_size for c in fleet.clusters for p in c.node_pools if p.vm_size not in fleet.pricing.gpu_hour}))
     queues = tuple(share for cluster in fleet.clusters for share in _queue_shares(fleet, cluster))
     volcano = tuple(share for cluster in fleet.clusters for share in _volcano_shares(fleet, cluster))
-    return Report(fleet.metadata.name, fleet.pricing.currency, tuple(clusters), tuple(teams), matrix, unpriced, queues, volcano)
+    sliced = tuple(s for cluster in fleet.clusters for s in team_slices(fleet, cluster))
+    return Report(
+        fleet.metadata.name,
+        fleet.pricing.currency,
+        tuple(clusters),
+        tuple(teams),
+        matrix,
+        unpriced,
+        queues,
+        volcano,
+        pool_slices(fleet),
+        sliced,
+    )

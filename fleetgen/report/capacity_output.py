@@ -6,6 +6,7 @@ import html
 import json
 
 from fleetgen.report.capacity import HOURS_PER_MONTH, FlavorShare, Report
+from fleetgen.report.slices import slices_markdown
 
 
 def _money(value: float | None, currency: str) -> str:
@@ -75,6 +76,7 @@ def report_markdown(report: Report) -> str:
         held = {h.cluster: h.gpus for h in team.holdings}
         cells = " | ".join(str(held.get(n, "")) for n in names)
         lines.append(f"| {team.team} | {team.cost_center} | {cells} | {team.gpus} | {_money(team.monthly_cost, cur)} |")
+    lines += slices_markdown(report.pool_slices, report.team_slices, cur)
     lines += _sharing_markdown(report)
     lines += ["", "## Fleet compatibility matrix", "", "| Component | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     lines += [f"| {title} | " + " | ".join(values) + " |" for title, values in report.matrix]
@@ -111,6 +113,23 @@ def report_json(report: Report) -> str:
                 }
                 for t in report.teams
             ],
+            "slices": {
+                "pools": [
+                    {
+                        "cluster": p.cluster,
+                        "pool": p.pool,
+                        "partitioning": p.partitioning,
+                        "resource": p.resource,
+                        "count": p.count,
+                        "pricePerHour": p.hourly,
+                    }
+                    for p in report.pool_slices
+                ],
+                "teams": [
+                    {"team": t.team, "cluster": t.cluster, "resource": t.resource, "count": t.count, "monthlyCost": t.monthly_cost}
+                    for t in report.team_slices
+                ],
+            },
             "queues": [
                 {
                     "cluster": q.cluster,
