@@ -18,6 +18,7 @@ import pytest
 import yaml
 from conftest import EXAMPLE, replace_once
 
+from fleetgen.checks.admission import SYSTEM_RESERVE
 from fleetgen.checks.load import load_fleet, load_fleet_text
 from fleetgen.model import Fleet, Quantity
 from fleetgen.render.golden_paths import startup_failure_threshold
@@ -156,10 +157,11 @@ def test_multi_node_on_kueue_is_an_indexed_job_admitted_whole(cli_run: Run, crd_
     assert service["spec"] == {"clusterIP": "None", "publishNotReadyAddresses": True, "selector": {"batch.kubernetes.io/job-name": "llm"}}
     env = {e["name"]: e["value"] for e in pod["containers"][0]["env"]}
     assert env == {"WORLD_SIZE": "2", "MASTER_ADDR": "llm-0.llm"}
-    # the first GPU model of the queue, T4: each pod gets a whole one-GPU node's CPU and memory
+    # the first GPU model of the queue, T4: each pod gets a whole one-GPU node's CPU and memory, less the system reserve
     t4 = next(p for c in fleet.clusters if c.name == "dev-eastus" for p in c.node_pools if p.gpu_model == "T4")
     requests = pod["containers"][0]["resources"]["requests"]
-    assert requests == {"cpu": int(str(t4.cpu_per_node)), "memory": str(t4.memory_per_node), "nvidia.com/gpu": 1}
+    assert (str(t4.cpu_per_node), str(t4.memory_per_node), SYSTEM_RESERVE) == ("3", "24Gi", {"cpu": 1, "memory": 4 * 1024**3})
+    assert requests == {"cpu": 2, "memory": "20Gi", "nvidia.com/gpu": 1}
 
 
 VOLCANO_FLEET = EXAMPLE.read_text(encoding="utf-8")  # training-eastus: Volcano on the on-demand pools, Kueue on the spot A100s

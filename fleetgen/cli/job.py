@@ -11,10 +11,11 @@ import click
 from fleetgen.checks.load import load_fleet
 from fleetgen.cli.common import console, reports_errors
 from fleetgen.errors import InputError
-from fleetgen.model import Fleet
+from fleetgen.model import Fleet, Quantity
 from fleetgen.output.emit import dump_documents
 from fleetgen.output.tree import Tree, replace_file
-from fleetgen.render.golden_paths import Ask, Serving, job_objects
+from fleetgen.render.golden_paths import Serving, job_objects
+from fleetgen.render.job_target import Ask
 from fleetgen.validation.crd_schemas import read_crds
 from fleetgen.validation.rendered_objects import Schemas
 
@@ -29,7 +30,7 @@ def job() -> None:
 @job.command(
     "new",
     epilog="Example: fleetgen job new --team nlp --cluster training-eastus --name finetune-7b --image "
-    "registry.example.com/llm-trainer:v1 --gpus 8 --nodes 2 --command 'torchrun train.py'\n\n"
+    "registry.example.com/llm-trainer:v1 --gpus 4 --nodes 2 --command 'torchrun train.py'\n\n"
     "Exit codes: 0 written, 1 the ask is refused (the line says what is allowed), 2 usage or I/O trouble.",
 )
 @click.option("--fleet", default="fleet.yaml", show_default=True, type=click.Path(dir_okay=False, path_type=Path), help="The fleet file.")
@@ -37,7 +38,11 @@ def job() -> None:
 @click.option("--cluster", required=True, help="The cluster to run on; the team must be placed there.")
 @click.option("--name", required=True, help="Name of the Job or Deployment.")
 @click.option("--image", required=True, help="Container image.")
-@click.option("--gpus", type=click.IntRange(min=1, max=64), required=True, help="GPUs per pod: per node, or per replica.")
+@click.option(
+    "--gpus", type=click.IntRange(min=0, max=64), required=True, help="GPUs per pod: per node, or per replica; 0 for CPU-only pools."
+)
+@click.option("--cpu", default=None, help="CPU per pod, e.g. 8 or 500m; default: the pod's GPU share of a node after the system reserve.")
+@click.option("--memory", default=None, help="Memory per pod, e.g. 64Gi; default: the pod's GPU share of a node after the system reserve.")
 @click.option("--gpu-model", default=None, help="GPU model, e.g. A100; default: the first the team's queue hands out.")
 @click.option("--priority", default=None, help="Priority class; default: the lowest the team may use.")
 @click.option("--nodes", type=click.IntRange(min=1, max=1000), default=1, show_default=True, help="Nodes of a distributed training job.")
@@ -61,6 +66,8 @@ def job_new(
     name: str,
     image: str,
     gpus: int,
+    cpu: str | None,
+    memory: str | None,
     gpu_model: str | None,
     priority: str | None,
     nodes: int,
@@ -82,7 +89,8 @@ def job_new(
     with the seed's probes, startupProbe.failureThreshold = ceil(load time / 10 s)."""
     if kind == "training" and endpoint is not None:
         raise InputError("--endpoint: only with --kind inference")
-    ask = Ask(team, cluster, name, image, gpus, nodes, gpu_model, priority, _command(command_line))
+    sizes = {"cpu": _quantity("--cpu", cpu), "memory": _quantity("--memory", memory)}
+    ask = Ask(team, cluster, name, image, gpus, nodes, gpu_model, priority, _command(command_line), **sizes)
     loaded = load_fleet(fleet)
     if endpoint is not None:
         tier = _endpoint_tier(loaded.fleet, team, cluster, endpoint, tier)
@@ -134,6 +142,18 @@ def _endpoint_tier(fleet: Fleet, team_name: str, cluster: str, endpoint_name: st
     if tier is not None and tier != endpoint.tier:
         raise InputError(f"--tier {tier}: endpoint {endpoint_name} is {endpoint.tier} in fleet.yaml")
     return endpoint.tier
+
+
+def _quantity(flag: str, text: str | None) -> Quantity | None:
+    if text is None:
+        return None
+    try:
+        value = Quantity(text.strip())
+    except ValueError as exc:
+        raise InputError(f"{flag} {text!r}: {exc}") from None
+    if value.value <= 0:
+        raise InputError(f"{flag} {text!r}: more than zero, such as 8, 500m or 64Gi")
+    return value
 
 
 def _seconds(text: str) -> int:

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from fleetgen.errors import InputError, RefusedAsk, Severity
-from fleetgen.model import Cluster, Fleet, NodePool, PriorityClass, Team
+from fleetgen.checks.admission import PodSize
+from fleetgen.errors import InputError, Severity
+from fleetgen.model import Cluster, Fleet, Team
 from fleetgen.render import kueue as kueue_objects
+from fleetgen.render.job_target import Ask, Target, resolve
 from fleetgen.render.layout import cluster_labels
 from fleetgen.render.manifest import MANAGED_BY, k8s_object, team_labels
-from fleetgen.render.volcano import queue_name as volcano_queue_name
 from fleetgen.validation.rendered_objects import Schemas, _problems
-from fleetgen.workflows import cluster_index
 
 GPU = "nvidia.com/gpu"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # Kueue manages a Job that carries it, in the LocalQueue it names
@@ -40,21 +40,6 @@ STARTUP: dict[str, Any] = {"path": "/health", "initialDelaySeconds": 30, "period
 
 
 @dataclass(frozen=True)
-class Ask:
-    """What the scientist asks for; `gpus` is per pod (per node for a multi-node job)."""
-
-    team: str
-    cluster: str
-    name: str
-    image: str
-    gpus: int
-    nodes: int = 1
-    gpu_model: str | None = None
-    priority: str | None = None
-    command: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class Serving:
     """An inference endpoint: its SLO tier, how long its model takes to load, its port and replicas."""
 
@@ -62,19 +47,6 @@ class Serving:
     load_time: int  # seconds
     port: int = 8080
     replicas: int = 1
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where the ask lands: the team, the cluster, the pools it may use and the queue that admits it."""
-
-    team: Team
-    cluster: Cluster
-    pools: tuple[NodePool, ...]  # of the asked GPU model, each with room for the pod's GPUs
-    gpu_model: str
-    queue: str  # the LocalQueue (Kueue) or the Volcano queue
-    volcano: bool
-    priority: PriorityClass | None
 
 
 @dataclass(frozen=True)
@@ -92,7 +64,7 @@ def job_objects(fleet: Fleet, ask: Ask, schemas: Schemas, serving: Serving | Non
     """The objects of the ask, checked against the cluster's schemas; raises RefusedAsk or InputError."""
     _check_names(ask)
     pods = serving.replicas if serving else ask.nodes
-    target = resolve(fleet, ask, pods, gang=serving is None and ask.nodes > 1)
+    target = resolve(fleet, ask, pods, gang=serving is None and ask.nodes > 1, queued=serving is None)
     pod = _pod_spec(fleet, ask, target, pods, serving)
     if serving:
         objects = [_deployment(fleet, ask, target, pod, serving)]
@@ -111,77 +83,9 @@ def job_objects(fleet: Fleet, ask: Ask, schemas: Schemas, serving: Serving | Non
     else:
         where = f"Volcano queue {target.queue}" if target.volcano else f"LocalQueue {target.queue}"
     priority = f", priority {target.priority.name}" if target.priority else ""
-    summary = (
-        f"{objects[0]['kind']} {target.team.namespace}/{ask.name} on {target.cluster.name}: {pods} pod(s) x {ask.gpus} "
-        f"{target.gpu_model} GPU(s), {where}{priority}"
-    )
+    what = f"{ask.gpus} {target.gpu_model} GPU(s)" if target.gpu_model else "CPU only"
+    summary = f"{objects[0]['kind']} {target.team.namespace}/{ask.name} on {target.cluster.name}: {pods} pod(s) x {what}, {where}{priority}"
     return Built(objects, summary)
-
-
-def resolve(fleet: Fleet, ask: Ask, pods: int, *, gang: bool) -> Target:
-    """Team, cluster, pools, queue and priority class of the ask; each refusal says what is allowed."""
-    teams = {t.name: (i, t) for i, t in enumerate(fleet.teams)}
-    if ask.team not in teams:
-        raise InputError(f"--team {ask.team}: no such team (known: {', '.join(teams) or 'none'})")
-    index, team = teams[ask.team]
-    cluster = fleet.clusters[cluster_index(fleet, ask.cluster, f"--cluster {ask.cluster}")]
-    if cluster.name not in team.clusters:
-        raise RefusedAsk(f"team {team.name} is not on {cluster.name}; it is on {', '.join(team.clusters)}")
-    volcano = cluster.volcano if gang else None  # a gang on a Volcano cluster goes to Volcano, everything else to Kueue
-    if volcano is not None:
-        names = volcano.node_pools
-        scheduler, queue = f"Volcano on {cluster.name}", volcano_queue_name(team.name)
-    else:
-        cluster_queue = fleet.teams[index].queue_on(cluster)
-        names = next(q.flavors for q in cluster.queues if q.name == cluster_queue)
-        scheduler, queue = f"team {team.name}'s queue {cluster_queue} on {cluster.name}", fleet.object_names(team).local_queue
-    reachable = [p for p in cluster.node_pools if p.gpus_per_node and (names is None or p.name in names)]
-    model, pools = _gpu_pools(cluster, reachable, ask, scheduler)
-    quota = team.quota_on(cluster.name).requests.gpu
-    if quota is not None and pods * ask.gpus > quota:
-        raise RefusedAsk(
-            f"team {team.name}'s GPU quota on {cluster.name} is {quota}; this asks for {pods * ask.gpus} ({pods} x {ask.gpus}): "
-            f"ask for at most {quota}"
-        )
-    return Target(team, cluster, pools, model, queue, volcano is not None, _priority(fleet, team, ask.priority))
-
-
-def _gpu_pools(cluster: Cluster, reachable: list[NodePool], ask: Ask, scheduler: str) -> tuple[str, tuple[NodePool, ...]]:
-    models = list(dict.fromkeys(p.gpu_model for p in reachable))
-    if not models:
-        raise RefusedAsk(f"{scheduler} hands out no GPUs")
-    model = models[0] if ask.gpu_model is None else next((m for m in models if m.lower() == ask.gpu_model.lower()), None)
-    if model is None:
-        everywhere = list(dict.fromkeys(p.gpu_model for p in cluster.node_pools if p.gpus_per_node))
-        if all(m.lower() != str(ask.gpu_model).lower() for m in everywhere):
-            raise RefusedAsk(f"{cluster.name} has no {ask.gpu_model} GPUs; it has {', '.join(everywhere)}")
-        raise RefusedAsk(f"{scheduler} hands out no {ask.gpu_model} GPUs; it hands out {', '.join(models)}")
-    of_model = [p for p in reachable if p.gpu_model == model]
-    fitting = tuple(p for p in of_model if p.gpus_per_node >= ask.gpus)
-    if not fitting:
-        most = max(p.gpus_per_node for p in of_model)
-        raise RefusedAsk(
-            f"{model} nodes on {cluster.name} have at most {most} GPU(s) each; "
-            f"ask for at most {most} per node (--gpus) on more nodes (--nodes)"
-        )
-    return model, fitting
-
-
-def _priority(fleet: Fleet, team: Team, asked: str | None) -> PriorityClass | None:
-    """The asked class, or the team's lowest allowed one; None when the fleet has no priority classes."""
-    allowed = sorted(
-        (pc for pc in fleet.priority_classes if team.priority_classes is None or pc.name in team.priority_classes),
-        key=lambda pc: (pc.value, pc.name),
-    )
-    if asked is None:
-        if fleet.priority_classes and not allowed:  # the pod would get the global default, which the team's quota bars
-            raise RefusedAsk(f"team {team.name} may use none of the fleet's priority classes; list some in its priorityClasses")
-        return allowed[0] if allowed else None
-    for pc in allowed:
-        if pc.name == asked:
-            return pc
-    listed = ", ".join(f"{pc.name} ({pc.value})" for pc in allowed) or "none"
-    raise RefusedAsk(f"team {team.name} may not use priority class {asked}; allowed: {listed}")
 
 
 def _check_names(ask: Ask) -> None:
@@ -197,20 +101,12 @@ def cost_labels(fleet: Fleet, team: Team, cluster: Cluster) -> dict[str, str]:
     return dict(sorted({**labels, **cluster_labels(cluster)}.items()))
 
 
-def _resources(target: Target, gpus: int, pods: int) -> dict[str, Any]:
-    """GPUs as asked; CPU and memory the pods' share of the smallest node, at most what the team's quota leaves each pod."""
-    quota = target.team.quota_on(target.cluster.name)
-    amounts: dict[str, Fraction] = {}
-    for resource in ("cpu", "memory"):
-        caps = [_per_node(pool, resource) * gpus / pool.gpus_per_node for pool in target.pools]
-        caps += [q.value / pods for q in (getattr(quota.requests, resource), getattr(quota.limits, resource)) if q is not None]
-        amounts[resource] = min(caps)
-    amount = {"cpu": _cpu_text(amounts["cpu"]), "memory": _memory_text(amounts["memory"]), GPU: gpus}
+def _resources(pod: PodSize) -> dict[str, Any]:
+    """The pod's requests, and limits equal to them (a GPU cannot be shared, CPU and memory are not overcommitted)."""
+    amount: dict[str, Any] = {"cpu": _cpu_text(pod.cpu), "memory": _memory_text(pod.memory)}
+    if pod.gpus:
+        amount[GPU] = pod.gpus
     return {"requests": dict(amount), "limits": dict(amount)}
-
-
-def _per_node(pool: NodePool, resource: str) -> Fraction:
-    return pool.cpu_per_node.value if resource == "cpu" else pool.memory_per_node.value
 
 
 def _cpu_text(value: Fraction) -> int | str:
@@ -257,7 +153,7 @@ def _pod_spec(fleet: Fleet, ask: Ask, target: Target, pods: int, serving: Servin
         if not target.volcano:  # indexed Job: pod 0 answers at <name>-0.<name> through the headless Service
             env.append({"name": "MASTER_ADDR", "value": f"{ask.name}-0.{ask.name}"})
         container["env"] = env
-    container["resources"] = _resources(target, ask.gpus, pods)
+    container["resources"] = _resources(target.pod)
     if serving:
         container["ports"] = [{"name": "http", "containerPort": serving.port}]
         container |= _probes(serving)
