@@ -66,7 +66,7 @@ SHARED = replace_once(
 
 """,
 ).replace(
-    "      training-eastus:\n      prod-inference-eastus: {requests: {gpu: 4}}",
+    "      training-eastus: {queue: gpu-cluster-queue}   # the cluster has two queues: say which\n      prod-inference-eastus: {requests: {gpu: 4}}",
     "      training-eastus: {queue: nlp-queue}\n      prod-inference-eastus: {requests: {gpu: 4}}",
 )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from fleetgen.checks.placement import PLACEMENT_CHECKS
 from fleetgen.checks.sharing import SHARING_CHECKS
 from fleetgen.checks.slo import SLO_CHECKS
 from fleetgen.compat import Facts, check_compatibility, check_fleet_policy
@@ -183,6 +184,7 @@ CHECKS: tuple[Check, ...] = (
     check_fleet_policy,
     check_rollout,
     *SHARING_CHECKS,
+    *PLACEMENT_CHECKS,
     *SLO_CHECKS,
 )
 

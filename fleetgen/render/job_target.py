@@ -130,13 +130,13 @@ def _candidates(cluster: Cluster, reachable: list[NodePool], ask: Ask, scheduler
             raise RefusedAsk(f"{scheduler.words} hands out no CPU-only node pool; ask for GPUs (--gpus) or use another cluster")
         return [(None, cpu_only)]
     with_gpus = [p for p in reachable if p.gpus_per_node]
-    models = list(dict.fromkeys(p.gpu_model for p in with_gpus))
+    models = list(dict.fromkeys(p.gpu_model or "" for p in with_gpus))
     if not models:
         raise RefusedAsk(f"{scheduler.words} hands out no GPUs")
     if ask.gpu_model is not None:
         model = next((m for m in models if m.lower() == ask.gpu_model.lower()), None)
         if model is None:
-            everywhere = list(dict.fromkeys(p.gpu_model for p in cluster.node_pools if p.gpus_per_node))
+            everywhere = list(dict.fromkeys(p.gpu_model or "" for p in cluster.node_pools if p.gpus_per_node))
             if all(m.lower() != ask.gpu_model.lower() for m in everywhere):
                 raise RefusedAsk(f"{cluster.name} has no {ask.gpu_model} GPUs; it has {', '.join(everywhere)}")
             raise RefusedAsk(f"{scheduler.words} hands out no {ask.gpu_model} GPUs; it hands out {', '.join(models)}")

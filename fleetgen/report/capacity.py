@@ -141,7 +141,7 @@ def _queue_shares(fleet: Fleet, cluster: Cluster) -> Iterator[QueueShare]:
                 borrow = can if limit is None else min(limit, can)
             lend = queue.lending_limit[name].gpu if queue.cohort and name in queue.lending_limit else None
             owned = int(nominal(pools[name], queue.nominal_quota.get(name), GPU))
-            flavors.append(FlavorShare(name, pools[name].gpu_model, owned, borrow, owned if queue.cohort and lend is None else lend))
+            flavors.append(FlavorShare(name, pools[name].gpu_model or "", owned, borrow, owned if queue.cohort and lend is None else lend))
         teams = tuple(team.name for team in fleet.queue_teams(cluster, queue.name))
         weight = None if queue.fair_sharing_weight is None else str(queue.fair_sharing_weight)
         yield QueueShare(cluster.name, queue.name, teams, queue.cohort, weight, tuple(flavors))

@@ -140,7 +140,7 @@ def plan_upgrade(fleet: Fleet, requested: dict[str, Version], start: datetime.da
         if chart_version is not None and "driver" in wanted and wanted["driver"] != current["driver"]:
             blocked = driver_move(chart_version, current["driver"], wanted["driver"])
             refused += [f"{cluster.name}: {blocked}"] if blocked else []
-        gpus = frozenset(p.gpu_model for p in cluster.node_pools)
+        gpus = frozenset(p.gpu_model for p in cluster.node_pools if p.gpu_model)
         state = dict(current)
         known = {p.message for p in version_set_problems(_with(state), gpus, data)}  # not news: validate shows them
         for step in steps:
