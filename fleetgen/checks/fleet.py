@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from fleetgen.checks.entitlement import ENTITLEMENT_CHECKS
 from fleetgen.checks.placement import PLACEMENT_CHECKS
 from fleetgen.checks.sharing import SHARING_CHECKS
 from fleetgen.checks.slo import SLO_CHECKS
@@ -185,6 +186,7 @@ CHECKS: tuple[Check, ...] = (
     check_rollout,
     *SHARING_CHECKS,
     *PLACEMENT_CHECKS,
+    *ENTITLEMENT_CHECKS,
     *SLO_CHECKS,
 )
 

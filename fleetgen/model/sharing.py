@@ -117,6 +117,9 @@ class Volcano(Spec):
     """Share of each team's Volcano queue under contention, by team name (1-65535); 1 when left out."""
     reclaimable: Bool = True
     """Whether other queues may reclaim resources a team's queue uses beyond its guarantee."""
+    guarantees: dict[DnsLabel, FlavorResources] = {}
+    """What each team's Volcano queue reserves on Volcano's pools (its guarantee), by team name; none when left out, and the
+    queue gets its weight's share of what is free. Together they must fit Volcano's pools, each within the team's quota."""
 
     def weight_of(self, team: str) -> int:
         """The weight of team `team`'s Volcano queue: its own, else 1."""
