@@ -159,7 +159,7 @@ def pools_and_asks(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any
         )
         for i in range(count)
     ]
-    quota: dict[str, Any] = {"requests": {"gpu": draw(st.integers(0, 16) | st.just(64))}}
+    quota: dict[str, Any] = {"requests": {"gpu": draw(st.integers(1, 16) | st.just(64))}}  # 0: a CPU-only team, off GPU queues
     pods_quota = draw(st.none() | st.integers(1, 8))
     if pods_quota is not None:
         quota["pods"] = pods_quota
