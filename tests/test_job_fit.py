@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fleetgen.checks.load import load_fleet_text
@@ -160,7 +160,7 @@ def pools_and_asks(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any
         for i in range(count)
     ]
     quota: dict[str, Any] = {"requests": {"gpu": draw(st.integers(1, 16) | st.just(64))}}  # 0: a CPU-only team, off GPU queues
-    pods_quota = draw(st.none() | st.integers(1, 8))
+    pods_quota = draw(st.none() | st.integers(1, 8))  # none first: most asks meet only the GPU quota
     if pods_quota is not None:
         quota["pods"] = pods_quota
     cpu = draw(st.none() | st.integers(1, 100))
@@ -169,7 +169,7 @@ def pools_and_asks(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any
         "gpu-east",
         "job",
         "r/i:1",
-        gpus=draw(st.sampled_from([1, 2, 3, 4, 6, 8])),
+        gpus=draw(st.sampled_from([1, 3, 2, 6, 4, 8])),
         nodes=draw(st.integers(1, 6)),
         gpu_model=draw(st.none() | st.sampled_from(["A100", "H100"])),
         cpu=None if cpu is None else Quantity(str(cpu)),
@@ -201,8 +201,11 @@ def fits(pools: list[dict[str, Any]], quota: dict[str, Any], the_ask: Ask) -> bo
     return False
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pools_and_asks())
+@example(  # 5 pods of 3 GPUs: the queue's 16 GPUs would admit them, but a node of 8 holds only 2 such pods
+    ([pool("p0", "A100", 8, 2)], {"requests": {"gpu": 64}}, Ask("llm-core", "gpu-east", "job", "r/i:1", gpus=3, nodes=5))
+)
 def test_job_new_accepts_exactly_the_asks_that_fit(case: tuple[list[dict[str, Any]], dict[str, Any], Ask]) -> None:
     pools, quota, the_ask = case
     fleet = load_fleet_text(fleet_text(pools, quota).encode()).fleet
