@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fleetgen.errors import FieldPath, Finding
+from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import Fleet
 
 
@@ -64,6 +64,7 @@ def check_cpu_only_teams(fleet: Fleet) -> Iterator[Finding]:
                     where,
                     f"team {team.name} has no GPUs on {name}, but its queue {queue.name} hands out GPU pools "
                     f"({', '.join(gpu_pools)}): Kueue would put its CPU-only pods on GPU nodes; give it a queue of CPU-only pools",
+                    Severity.WARNING,
                 )
 
 
