@@ -66,9 +66,11 @@ def _argocd(text: str) -> str:
     return text
 
 
-@pytest.mark.parametrize("variant", ["example", "argocd"])
+@pytest.mark.parametrize("variant", ["example", "argocd", "argocd-in-cluster"])
 def test_every_field_of_every_object_names_a_line_that_holds_its_value(example_text: str, variant: str) -> None:
     text = example_text if variant == "example" else _argocd(example_text)
+    if variant == "argocd-in-cluster":  # each cluster's own Argo CD: its projects, argocd-cm and bootstrap are the cluster's
+        text = replace_once(text, "  branch: main\n", "  branch: main\n  argocd: {mode: in-cluster}\n")
     loaded = load_fleet_text(text.encode())
     rendered, nodes = Rendered(loaded.fleet), _nodes_by_position(text)
     kinds, taken_as_is = set(), 0
@@ -91,10 +93,11 @@ def test_every_field_of_every_object_names_a_line_that_holds_its_value(example_t
                         taken_as_is += 1
     team_and_cluster = {
         "Namespace", "Role", "RoleBinding", "ResourceQuota", "NetworkPolicy", "LocalQueue", "ConfigMap", "PriorityClass",
-        "ResourceFlavor", "Cohort", "ClusterQueue", "PrometheusRule", "WorkloadPriorityClass", "Topology", "Queue",
+        "ResourceFlavor", "Cohort", "ClusterQueue", "PrometheusRule", "WorkloadPriorityClass", "Topology", "Queue", "ServiceMonitor",
     }  # fmt: skip
     flux = {"GitRepository", "Kustomization", "HelmRepository", "OCIRepository", "HelmRelease"}
-    assert kinds == team_and_cluster | (flux if variant == "example" else {"AppProject", "Application", "Secret"})
+    argocd = {"Application", "Secret"} | ({"AppProject"} if variant == "argocd-in-cluster" else set())  # a hub's projects are no cluster's
+    assert kinds == team_and_cluster | (flux if variant == "example" else argocd)
     assert taken_as_is > 1000  # most fields are fleet.yaml values taken as they are, not defaults
 
 

@@ -226,6 +226,19 @@ def test_inference_deployment_has_the_seeds_probes_and_its_slo_tier(cli_run: Run
     assert container["readinessProbe"]["httpGet"]["path"] == "/ready" and container["livenessProbe"]["periodSeconds"] == 30
     assert pod["spec"]["priorityClassName"] == "production-inference"
     assert container["resources"]["requests"] == container["resources"]["limits"]
+    # Kueue holds back pods in team namespaces that name no queue: the Deployment names the team's LocalQueue.
+    local_queue = rendered(fleet, "prod-inference-eastus")[("LocalQueue", "team-data-science", "team-data-science-queue")]
+    assert deployment["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == local_queue["metadata"]["name"]
+    assert "LocalQueue team-data-science-queue (Kueue admits each pod)" in done.stderr
+
+
+def test_inference_beside_volcano_names_no_kueue_queue(cli_run: Run) -> None:
+    """Where Volcano runs, Kueue's pod-based integrations are off (fleetgen's Kueue configuration): a queue label would do nothing."""
+    args = ["--team", "nlp", "--cluster", "training-eastus", "--name", "chat", "--gpus", "1", "--kind", "inference", "--tier", "batch"]
+    done = job_new(cli_run, EXAMPLE, *args)
+    [deployment] = printed(done)
+    assert "kueue.x-k8s.io/queue-name" not in deployment["metadata"]["labels"]
+    assert "scheduled directly, not queued by Kueue" in done.stderr
 
 
 def test_out_writes_its_own_file_and_refuses_anyone_elses(cli_run: Run, tmp_path: Path) -> None:

@@ -61,7 +61,10 @@ def test_seed_defaults_and_overrides_per_fleet_cluster_and_team() -> None:
     assert training[("GPUUnderutilized", "robotics")]["expr"].endswith("< 10")  # the team's own threshold
     assert training[("GPUMemoryNearlyFull", "nlp")]["expr"].endswith("> 95")
     assert training[("GPUTemperatureHigh", "platform")]["expr"] == "max by (Hostname, gpu) (DCGM_FI_DEV_GPU_TEMP) > 83"
-    assert training[("KueuePendingWorkloadsHigh", "platform")]["expr"] == "sum by (cluster_queue) (kueue_pending_workloads) > 50"
+    assert (
+        training[("KueuePendingWorkloadsHigh", "platform")]["expr"]
+        == 'sum by (cluster_queue) (kueue_pending_workloads{replica_role!="follower"}) > 50'
+    )
     assert training[("GPUQuotaNearlyUsed", "data-science")]["expr"].endswith("> 80")
     assert "GPUUnderutilized" not in {r["alert"] for r in rules_of(FLEET, "dev-eastus")}  # switched off on dev
     stricter = replace_once(

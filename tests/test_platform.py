@@ -50,8 +50,11 @@ def test_every_synced_folder_builds_with_kustomize_and_reconciles(engine: str, k
     fleet = example(engine)
     assert reconcile_findings(fleet, plan(fleet)) == []
     write_tree(fleet, tmp_path)
-    for cluster in fleet.clusters:
-        entry = kustomize(tmp_path / "clusters" / cluster.name / ("flux-system" if engine == "flux" else "argocd"))
+    for index, cluster in enumerate(fleet.clusters):
+        if engine == "flux":
+            entry = kustomize(tmp_path / "clusters" / cluster.name / "flux-system")
+        else:  # the hub's bootstrap folder, and the root its ApplicationSet generates for the cluster (tests/test_argocd.py)
+            entry = kustomize(tmp_path / "argocd") + [m.body for m in Rendered(fleet).entry_point(index) if m.source == ("clusters", index)]
         platform = kustomize(tmp_path / "clusters" / cluster.name / "platform")
         synced = [b["spec"]["path"] for b in entry if b["kind"] == "Kustomization"]
         synced += [b["spec"]["source"]["path"] for b in entry + platform if b["kind"] == "Application" and "path" in b["spec"]["source"]]
@@ -76,7 +79,7 @@ def test_gitops_objects_pass_their_upstream_crds(engine: str, crd_schemas: dict[
             assert errors == [], (key, body["metadata"]["name"])
             checked.add(body["kind"])
     expected = {"HelmRelease", "HelmRepository", "OCIRepository", "Kustomization", "GitRepository"}
-    assert checked == (expected if engine == "flux" else {"Application", "AppProject"})
+    assert checked == (expected if engine == "flux" else {"Application"})  # the hub's AppProjects: tests/test_argocd.py
 
 
 def _undeclared(values: Any, chart: Any, at: str = "") -> list[str]:
@@ -90,7 +93,7 @@ def _undeclared(values: Any, chart: Any, at: str = "") -> list[str]:
 
 def test_values_keys_exist_in_the_charts_values_yaml() -> None:
     fleet = example()
-    charts = {"gpuOperator": "gpu-operator", "kueue": "kueue"}
+    charts = {"gpuOperator": "gpu-operator", "kueue": "kueue", "volcano": "volcano"}
     for index in range(len(fleet.clusters)):
         for name, addon, _ in add_ons(fleet, index):
             declared = yaml.safe_load((CHARTS / charts[name] / "values.yaml").read_text(encoding="utf-8"))
@@ -120,21 +123,6 @@ def test_crds_first_then_the_add_ons_that_use_them() -> None:
     assert "dependsOn" not in releases["prometheus-operator-crds"]["spec"]
     sync = {b["metadata"]["name"]: b for b in objects_of(fleet, 0, "flux-system") if b["kind"] == "Kustomization"}
     assert sync["platform"]["spec"]["wait"] is True and sync["contoso-ai"]["spec"]["dependsOn"] == [{"name": "platform"}]
-
-
-def test_argocd_root_application_project_and_waves() -> None:
-    fleet = example("argocd")
-    entry = objects_of(fleet, 0, "argocd")
-    project = next(b for b in entry if b["kind"] == "AppProject")
-    root = next(b for b in entry if b["kind"] == "Application")
-    children = [b for b in objects_of(fleet, 0, "platform") if b["kind"] == "Application"]
-    assert root["spec"]["source"]["path"] == "clusters/prod-inference-eastus/platform" and root["spec"]["project"] == "contoso-ai"
-    assert {c["spec"]["project"] for c in children} == {"contoso-ai"}
-    assert "https://github.com/contoso/fleet-config" in project["spec"]["sourceRepos"] and "*" not in project["spec"]["sourceRepos"]
-    waves = {c["metadata"]["name"]: int(c["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]) for c in children}
-    assert waves["kueue-prod-inference-eastus"] < waves["contoso-ai-prod-inference-eastus"] == 0
-    gpu = next(c for c in children if c["spec"]["source"].get("chart") == "gpu-operator")
-    assert gpu["spec"]["source"]["targetRevision"] == "v24.3.0"
 
 
 def test_cluster_override_replaces_only_what_it_writes() -> None:

@@ -166,11 +166,10 @@ def test_kustomizations_use_labels_and_patches(files: dict[str, bytes]) -> None:
     [overlay] = docs(files, "clusters/prod-inference-eastus/kustomization.yaml")
     assert "commonLabels" not in overlay and "patchesStrategicMerge" not in overlay
     assert overlay["labels"] == [{"pairs": {"environment": "production"}, "includeSelectors": False}]
-    assert overlay["patches"] == [
-        {"path": "patches/team-data-science-resourcequota-gpu-quota.yaml"},
-        {"path": "patches/team-nlp-resourcequota-gpu-quota.yaml"},
-    ]
-    assert all(not r.startswith("/") for r in overlay["resources"])
+    assert "teams/nlp" in overlay["resources"]  # each team's namespaced objects and their patches: its own folder
+    [team] = docs(files, "clusters/prod-inference-eastus/teams/nlp/kustomization.yaml")
+    assert team["labels"] == overlay["labels"] and team["patches"] == [{"path": "patches/team-nlp-resourcequota-gpu-quota.yaml"}]
+    assert all(not r.startswith("/") for r in overlay["resources"] + team["resources"])
 
 
 def test_every_file_has_the_header_and_reads_the_same_in_yaml_1_1_and_1_2(files: dict[str, bytes]) -> None:
@@ -423,7 +422,7 @@ def test_extra_resources_outside_the_cluster_folder_or_render_s_are_refused(tmp_
 
 def test_render_s_names_in_a_cluster_folder_are_the_ones_extra_resources_may_not_use(files: dict[str, bytes]) -> None:
     assert {p.split("/")[2] for p in files if p.startswith("clusters/")} <= set(RENDERED_IN_CLUSTER)
-    assert {"flux-system", "argocd", "patches"} <= set(RENDERED_IN_CLUSTER)
+    assert {"flux-system", "argocd", "patches", "teams"} <= set(RENDERED_IN_CLUSTER)
 
 
 def test_kept_files_are_written_only_where_nothing_else_stands_and_never_through_a_link(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ def workflow(install: str) -> dict[str, Any]:
     """The pull-request workflow; `install` is what pip installs (a git source, or `.` for this repository)."""
     return {
         "name": "fleetgen",
-        "on": {"pull_request": {"paths": ["fleet.yaml", "base/**", "clusters/**", "FLEET.md", ".fleetgen-ledger"]}},
+        "on": {"pull_request": {"paths": ["fleet.yaml", "base/**", "clusters/**", "argocd/**", "FLEET.md", ".fleetgen-ledger"]}},
         "permissions": {"contents": "read", "pull-requests": "write"},
         "concurrency": {"group": "fleetgen-${{ github.event.pull_request.number }}", "cancel-in-progress": True},
         "jobs": {
@@ -55,8 +55,8 @@ def workflow(install: str) -> dict[str, Any]:
                     "rules": "${{ steps.gate.outputs.rules }}",
                 },
                 "steps": [
-                    {"uses": "actions/checkout@v4", "with": {"fetch-depth": 0}},
-                    {"uses": "actions/setup-python@v5", "with": {"python-version": "3.12"}},
+                    {"uses": "actions/checkout@v5", "with": {"fetch-depth": 0}},
+                    {"uses": "actions/setup-python@v6", "with": {"python-version": "3.12"}},
                     {"name": "Install fleetgen", "run": 'pip install "$FLEETGEN"', "env": {"FLEETGEN": install}},
                     {"name": "Validate fleet.yaml and everything it renders", "run": "fleetgen validate --format github"},
                     {"name": "The committed tree is a fresh render", "run": "fleetgen check"},
@@ -69,7 +69,7 @@ def workflow(install: str) -> dict[str, Any]:
                         "id": "gate",
                         "run": f'{_MERGE_BASE}\nfleetgen diff --base "$base" --format github || test $? -eq 1\n',
                     },
-                    {"name": "Comment on the pull request", "uses": "actions/github-script@v7", "with": {"script": _COMMENT_SCRIPT}},
+                    {"name": "Comment on the pull request", "uses": "actions/github-script@v8", "with": {"script": _COMMENT_SCRIPT}},
                 ],
             },
             "approval": {

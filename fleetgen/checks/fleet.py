@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 
 from fleetgen.checks.entitlement import ENTITLEMENT_CHECKS
 from fleetgen.checks.placement import PLACEMENT_CHECKS
+from fleetgen.checks.platform import PLATFORM_CHECKS
 from fleetgen.checks.sharing import SHARING_CHECKS
 from fleetgen.checks.slo import SLO_CHECKS
 from fleetgen.compat import Facts, check_compatibility, check_fleet_policy
@@ -188,6 +189,7 @@ CHECKS: tuple[Check, ...] = (
     *PLACEMENT_CHECKS,
     *ENTITLEMENT_CHECKS,
     *SLO_CHECKS,
+    *PLATFORM_CHECKS,
 )
 
 

@@ -28,7 +28,7 @@ def _facts(values: tuple[str, ...]) -> dict[str, dict[str, str]]:
     "import",
     epilog="Example: fleetgen import ../fleet-config --out fleet.yaml --repository https://github.com/acme/fleet-config\n\n"
     "Exit 1 when something is not in fleet.yaml: an object it cannot hold (and, with --keep-unmodelled, cannot keep), "
-    "one it would render differently, a TODO(import).",
+    "one it would render differently, a value validate rejects, a TODO(import).",
 )
 @click.argument("repo", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write fleet.yaml here (default: print it).")
@@ -70,7 +70,7 @@ def import_(
         raise InputError(f"{out}: folder {out.parent} does not exist")
     shell.stage(f"building the clusters of {repo}")
     given = Given(name, cost_center, engine, repository, _facts(facts))
-    result = import_repository(repo, given, keep_unmodelled=keep_unmodelled)
+    result = import_repository(repo, given, keep_unmodelled=keep_unmodelled, file=str(out) if out is not None else "fleet.yaml")
     if out is None:
         shell.out(result.text, nl=False)
     else:
@@ -83,11 +83,14 @@ def import_(
         shell.err(f"{found.line()}: not modelled, not imported")
     for found in result.unreproduced:
         shell.err(f"{found.line()}")
+    for line in result.invalid:
+        shell.err(f"{line}: import could not infer a value that validates")
     if result.placeholders:
         shell.err(f"{result.placeholders} value(s) left as TODO(import): fill them in, then `fleetgen validate`")
-    if result.unmodelled or result.unreproduced or result.placeholders:
+    if result.unmodelled or result.unreproduced or result.placeholders or result.invalid:
         hint = " (--keep-unmodelled keeps them as hand-written files)" if result.unmodelled and not keep_unmodelled else ""
-        raise DifferencesFound(f"import: {len(result.unmodelled)} unmodelled{hint}, {len(result.unreproduced)} not reproduced")
+        invalid = f", {len(result.invalid)} not valid" if result.invalid else ""
+        raise DifferencesFound(f"import: {len(result.unmodelled)} unmodelled{hint}, {len(result.unreproduced)} not reproduced{invalid}")
 
 
 COMMANDS = (import_,)

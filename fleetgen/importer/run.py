@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from fleetgen.errors import FieldPath
+from fleetgen.checks.load import load_fleet_text
+from fleetgen.errors import FieldPath, FindingsError, Severity
+from fleetgen.importer.addons import claim_installs, with_platform
 from fleetgen.importer.build import build_clusters
 from fleetgen.importer.imported import Given, Imported
 from fleetgen.importer.infer import infer
@@ -20,6 +22,7 @@ from fleetgen.importer.write import fleet_yaml
 from fleetgen.model import Fleet
 from fleetgen.render.layout import cluster_objects
 from fleetgen.review.object_diff import ObjectChange
+from fleetgen.workflows import checked
 
 
 @dataclass(frozen=True)
@@ -42,12 +45,16 @@ class ImportResult:
     unreproduced: list[Found]  # modelled objects the imported fleet renders differently
     placeholders: int
     kept: list[Kept]  # with keep_unmodelled: hand-written files that hold the unmodelled objects
+    invalid: list[str] = field(default_factory=list)  # `file:line:col: path: message` of what validate would reject
 
 
-def import_repository(repo: Path, given: Given, *, keep_unmodelled: bool = False) -> ImportResult:
+def import_repository(repo: Path, given: Given, *, keep_unmodelled: bool = False, file: str = "fleet.yaml") -> ImportResult:
+    """Import `repo`; `file` is where fleet.yaml will be written, to place what validate would reject."""
     built = build_clusters(repo)
     views = [recognise(name, objects) for name, objects in built.items()]
+    add_ons = [claim_installs(view) for view in views]
     imported = infer(views, given)
+    with_platform(imported, add_ons)
     fleet, problem = _stand_in_fleet(imported)
     kept: list[Kept] = []
     if keep_unmodelled:
@@ -81,14 +88,33 @@ def import_repository(repo: Path, given: Given, *, keep_unmodelled: bool = False
         [Found(f, t, w, tuple(c)) for (f, t, w), c in sorted(differences.items())],
         len(imported.placeholders),
         kept,
+        _invalid(imported, repo.name or str(repo), file) if fleet is not None else [],
     )
+
+
+def _stand_in_document(imported: Imported) -> Any:
+    """The imported document with a valid stand-in for each placeholder."""
+    document: Any = copy.deepcopy(imported.document)
+    for path, stand_in in imported.placeholders.items():
+        _set(document, path, stand_in)
+    return document
+
+
+def _invalid(imported: Imported, source: str, file: str) -> list[str]:
+    """What `fleetgen validate` rejects in the written fleet.yaml, but for its TODO(import) placeholders (already
+    counted): the fleet, its checks and every object it renders. The stand-ins take the placeholders' lines."""
+    text = fleet_yaml(Imported(_stand_in_document(imported), imported.notes), source)
+    try:
+        checked(load_fleet_text(text.encode(), file))
+    except FindingsError as exc:
+        errors = [f for f in exc.findings if f.severity is Severity.ERROR and f.path not in imported.placeholders]
+        return [f"{f.location}: {f.dotted_path}: {f.message}" if f.location else f"{file}: {f.dotted_path}: {f.message}" for f in errors]
+    return []
 
 
 def _stand_in_fleet(imported: Imported) -> tuple[Fleet | None, str]:
     """The imported fleet with a valid stand-in for each placeholder, to render and compare."""
-    document: Any = copy.deepcopy(imported.document)
-    for path, stand_in in imported.placeholders.items():
-        _set(document, path, stand_in)
+    document = _stand_in_document(imported)
     try:
         return Fleet.model_validate(document), ""
     except ValidationError as exc:

@@ -5,7 +5,8 @@ team, project and cost-center labels; Role rules; RoleBinding subjects and roleR
 value); NetworkPolicy specs; priority values; flavors' node labels and tolerations; ClusterQueue
 quotas, cohort and preemption (Kueue's defaults filled in); LocalQueues' ClusterQueue; the
 fleet-info ConfigMap's keys. Labels fleetgen adds and apiVersions (Kueue v1beta1 or v1beta2) are
-not part of it.
+not part of it. The comparison is objdiff's, so rules, peers and subjects that differ only in
+order or grouping (semantics.py) are equal, as they are for check, diff and drift.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from fleetgen.importer.addons import install_changes
+from fleetgen.importer.build import Built
+from fleetgen.render.gitops import entry_point
 from fleetgen.render.layout import cluster_objects
 from fleetgen.review.object_diff import ObjectChange, ObjectKey, diff_objects
 
@@ -69,11 +73,14 @@ def _view(body: dict[str, Any]) -> dict[str, Any]:
         return spec
     if kind == "ConfigMap":
         return {"data": {str(k): str(v) for k, v in (body.get("data") or {}).items()}}
+    if kind == "NetworkPolicy":
+        return {"spec": spec}  # where objdiff's canonical form of its rules looks for them
     return spec
 
 
 def unreproduced(original: list[dict[str, Any]], fleet: Any, index: int) -> list[ObjectChange]:
-    """What the imported fleet renders differently on cluster `index` from what the repository builds to."""
+    """What the imported fleet renders differently on cluster `index` from what the repository builds to, and how
+    it installs the add-ons differently (addons.py)."""
     before = modelled_view(original)
     after = modelled_view([m.body for m in cluster_objects(fleet, index)])
     if FLEET_INFO in before and FLEET_INFO in after:  # fleet-info: the keys the repository states
@@ -81,4 +88,5 @@ def unreproduced(original: list[dict[str, Any]], fleet: Any, index: int) -> list
         after[FLEET_INFO] = {"data": {k: v for k, v in after[FLEET_INFO]["data"].items() if k in stated}}
     elif FLEET_INFO in after:
         del after[FLEET_INFO]
-    return diff_objects(before, after)
+    add_ons = install_changes([Built(b, "") for b in original], [m.body for m in entry_point(fleet, index)])
+    return diff_objects(before, after) + add_ons

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Bool, Float
-from fleetgen.model.types import DnsLabel, LabelKey, LabelValue, Line
+from fleetgen.model.types import DnsLabel, LabelKey, LabelValue, Token
 
 AlertName = Literal[
     "gpuUnderutilized", "gpuMemoryFull", "quotaConsumption", "gpuTemperature", "gpuXidErrors", "gpuEccErrors", "kueuePendingWorkloads"
@@ -32,8 +32,8 @@ class Alerts(Spec):
     namespace: DnsLabel = "monitoring"
     """Namespace of the PrometheusRules and Grafana dashboards (where Prometheus and Grafana's sidecar look)."""
     rule_labels: dict[LabelKey, LabelValue] = {}
-    """Extra labels on each PrometheusRule, to match the Prometheus ruleSelector (e.g. release: kube-prometheus-stack)."""
-    runbook_base_url: Line = ""
-    """Runbook links are this URL plus /<alert-name>; left out, rules carry no runbook_url."""
+    """Extra labels on each PrometheusRule and fleetgen's ServiceMonitors, to match your Prometheus' rule and monitor selectors."""
+    runbook_base_url: Token = Field(default="", pattern=r"^(https?://\S+)?$")
+    """Runbook links are this URL (http:// or https://) plus /<alert-name>; left out, rules carry no runbook_url."""
     rules: dict[AlertName, AlertOverride] = {}
     """Fleet-wide changes to the default alerts."""

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Bool, Identifier, Int, unique_by
 from fleetgen.model.types import DnsLabel, Line
 
 
+def _one_condition(schema: dict[str, Any]) -> None:
+    """_exactly_one in the JSON Schema: one condition set (a threshold, or a flag that is true), no other."""
+    flags = ("newCluster", "removedCluster", "productionVersions", "priorityClasses")
+    chosen = [{"required": ["gpuQuotaAtLeast"], "properties": {"gpuQuotaAtLeast": {"type": "integer"}}}]
+    schema["oneOf"] = chosen + [{"required": [flag], "properties": {flag: {"const": True}}} for flag in flags]
+
+
 class ApprovalCondition(Spec):
     """Which changes a rule gates; exactly one condition per rule."""
+
+    model_config = ConfigDict(**Spec.model_config, json_schema_extra=_one_condition)
 
     gpu_quota_at_least: Int | None = Field(default=None, ge=1)
     """A team's GPU quota on a cluster raised to (or added at) this many GPUs or more."""

@@ -2,7 +2,7 @@
 
 The sections live in modules of their own (cluster, node_pool, team, alerts, approvals, rollout,
 sharing, slo, platform, naming); this module holds the whole fleet and what it works out once.
-Cross-references, capacity and other checks that span models live in fleetgen.checks, so that
+Cross-references, capacity and other checks that span models live in fleetgen.checks.fleet, so that
 every problem is collected and reported at once with its position.
 """
 
@@ -11,11 +11,12 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from fleetgen.errors import FieldPath
 from fleetgen.model.alerts import Alerts
 from fleetgen.model.approvals import ApprovalRule
+from fleetgen.model.argocd import ArgoCd
 from fleetgen.model.cluster import Cluster, VersionSet
 from fleetgen.model.compat import Compatibility
 from fleetgen.model.naming import Naming, ObjectNames, name_source, names_of
@@ -26,7 +27,7 @@ from fleetgen.model.slo import Slo
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Bool, Float, Identifier, Int, unique_by
 from fleetgen.model.team import Team
-from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelValue, Line, Text
+from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelValue, Line, Text, Token
 
 API_VERSION = "fleetgen/v1alpha1"
 
@@ -45,18 +46,28 @@ class Metadata(Spec):
 class GitOps(Spec):
     engine: Literal["flux", "argocd"]
     """Which GitOps engine syncs the rendered tree: Flux objects or Argo CD Applications are rendered for it."""
-    repository: Identifier = Field(pattern=r"^(https://|ssh://|git@)\S+$")
+    repository: Token = Field(pattern=r"^(https://|ssh://|git@)\S+$")
     """URL of the Git repository that holds the rendered tree."""
     branch: Identifier = "main"
     """Branch the clusters follow."""
-    path: Line = Field(default=".", pattern=r"^\.?[^.\s][^\s]*$|^\.$")
+    path: Token = Field(default=".", pattern=r"^\.?[^.\s][^\s]*$|^\.$")
     """Folder in the repository that holds base/ and clusters/ ("." for the top)."""
-    interval: Line = Field(default="5m", pattern=r"^(\d+(ms|s|m|h))+$")
+    interval: Token = Field(default="5m", pattern=r"^(\d+(ms|s|m|h))+$")
     """How often the engine reconciles (a Go duration such as 1m or 10m)."""
+    argocd: ArgoCd = ArgoCd()
+    """Argo CD only: a hub Argo CD or one in each cluster, and how its sync waves wait."""
+
+    @field_validator("argocd")
+    @classmethod
+    def _argocd_needs_argocd(cls, value: ArgoCd, info: ValidationInfo) -> ArgoCd:
+        engine = info.data.get("engine")
+        if engine is not None and engine != "argocd":  # only a value written in fleet.yaml reaches here
+            raise ValueError(f"set only with engine argocd (the engine is {engine})")
+        return value
 
 
 class PriorityClass(Spec):
-    name: DnsSubdomain = Field(json_schema_extra={"not": {"pattern": "^system-"}})
+    name: DnsSubdomain = Field(json_schema_extra={"not": {"type": "string", "pattern": "^system-"}})
     """Name pods use in priorityClassName; `system-` names are Kubernetes' own."""
     value: Int = Field(ge=-2_147_483_648, le=1_000_000_000)
     """Scheduling priority; values above one billion are reserved for Kubernetes' own classes."""
@@ -79,7 +90,7 @@ class PriorityClass(Spec):
 
 class Pricing(Spec):
     currency: Identifier = "USD"
-    gpu_hour: dict[Identifier, Float] = {}
+    gpu_hour: dict[Identifier, Annotated[Float, Field(ge=0)]] = {}
     """Price of one GPU for one hour, by VM SKU (a node pool's vmSize)."""
 
 
@@ -117,7 +128,7 @@ class Fleet(Spec):
     slo: Slo = Slo()
     """SLO tiers of inference endpoints (teams[].endpoints); the seed's three unless changed here."""
     platform: Platform = Platform()
-    """The add-ons every cluster gets (Kueue, the NVIDIA GPU Operator, Prometheus Operator CRDs), each a pinned Helm chart."""
+    """The add-ons the clusters get (Kueue, the NVIDIA GPU Operator, Prometheus Operator CRDs, Volcano), each a pinned Helm chart."""
     pricing: Pricing = Pricing()
     """GPU prices for the cost report."""
     rollout: Rollout = Field(default_factory=Rollout)

@@ -6,6 +6,9 @@ import json
 from functools import cache
 from typing import Any
 
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
+
 from fleetgen.model import API_VERSION, Fleet
 
 SCHEMA_PATH = "schemas/fleet.schema.json"
@@ -25,8 +28,24 @@ def _without_titles(node: Any) -> Any:
     return node
 
 
+class _FleetSchema(GenerateJsonSchema):
+    """Maps keyed by a name type: a name may be a whole number in a value, but a JSON key is always text,
+    so the keys take the text branch of the name's schema (as patternProperties, like a plain pattern)."""
+
+    def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
+        out = super().dict_schema(schema)
+        keys = self.generate_inner(schema["keys_schema"]) if "keys_schema" in schema else {}
+        text = next((branch for branch in keys.get("anyOf", []) if branch.get("type") == "string"), None)
+        if text is not None and "pattern" in text and "additionalProperties" in out:
+            out["patternProperties"] = {text["pattern"]: out.pop("additionalProperties")}
+            bounds = {k: v for k, v in text.items() if k not in ("type", "pattern")}
+            if bounds:
+                out["propertyNames"] = bounds
+        return out
+
+
 def fleet_json_schema() -> str:
-    schema = _without_titles(Fleet.model_json_schema(by_alias=True, mode="validation"))
+    schema = _without_titles(Fleet.model_json_schema(by_alias=True, mode="validation", schema_generator=_FleetSchema))
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://fleetgen.invalid/{API_VERSION}/fleet.schema.json",

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Identifier, Int, unique_by
-from fleetgen.model.types import DnsLabel, LabelKey, LabelValue, Quantity
+from fleetgen.model.types import DnsLabel, LabelKey, LabelValue, Quantity, Token
 
 GPU_RESOURCE = "nvidia.com/gpu"
 
@@ -27,7 +27,7 @@ class NodePool(Spec):
     """Node pool name; also the name of its Kueue ResourceFlavor."""
     vm_size: Identifier
     """Cloud VM SKU, e.g. Standard_NC24ads_A100_v4."""
-    gpu_model: Identifier | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*$")
+    gpu_model: Token | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*$")
     """GPU model of the nodes: T4, A10G, A100, L4, H100, H200, B200 ...; left out for a CPU-only pool (gpusPerNode 0)."""
     gpus_per_node: Int = Field(ge=0, le=64)
     """GPUs on each node (nvidia.com/gpu); 0 for a CPU-only pool."""

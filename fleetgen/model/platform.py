@@ -7,15 +7,16 @@ here: it is the cluster's version set's `driver`, so the compatibility matrix is
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PlainValidator, WithJsonSchema
 
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Bool, Int
-from fleetgen.model.types import DnsLabel, Line
+from fleetgen.model.types import DnsLabel, Token
 
-ChartRepository = Line  # an https:// Helm repository or an oci:// registry path
+ChartRepository = Token  # an https:// Helm repository or an oci:// registry path
 _REPOSITORY = r"^(https://|oci://)[^\s/]+(/\S*)?$"
 _PINNED = r"^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$"  # one exact version: no ranges, no "latest"
 _CHART = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -24,27 +25,44 @@ _CHART = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 class AddOn(Spec):
     enabled: Bool = True
     """false leaves the add-on out (the cluster runs it some other way)."""
-    repository: Line = Field(default="", pattern=_REPOSITORY)
+    repository: Token = Field(default="", pattern=_REPOSITORY)
     """Helm repository (https://...) or OCI registry path (oci://...) that serves the chart."""
-    chart: Line = Field(default="", pattern=_CHART)
+    chart: Token = Field(default="", pattern=_CHART)
     """Chart name in that repository."""
-    version: Line = Field(default="", pattern=_PINNED)
+    version: Token = Field(default="", pattern=_PINNED)
     """The chart version, pinned exactly (e.g. 0.19.2 or v24.3.0)."""
     namespace: DnsLabel = "default"
     """Namespace the chart is installed in (created when missing)."""
 
 
+class WaitForPodsReady(Spec):
+    """All or nothing for admitted jobs: a workload whose pods are not all ready in time is evicted and requeued."""
+
+    enabled: Bool = True
+    """false turns it off (Kueue 0.19 and later turn it on by default; fleetgen then sets the DisableWaitForPodsReady gate)."""
+    timeout: Token = Field(default="30m", pattern=r"^[1-9]\d{0,5}[smh]$")
+    """How long an admitted workload may take to get all its pods ready: a whole number of s, m or h (e.g. 10m)."""
+    block_admission: Bool = False
+    """Admit no other workload of the cluster until the admitted ones have all their pods ready (one gang starts at a time)."""
+
+
 class Kueue(AddOn):
     """Kueue: the CRDs and controller behind the fleet's ClusterQueues, ResourceFlavors and LocalQueues."""
 
-    repository: Line = Field(default="oci://registry.k8s.io/kueue/charts", pattern=_REPOSITORY)
+    repository: Token = Field(default="oci://registry.k8s.io/kueue/charts", pattern=_REPOSITORY)
     """OCI registry path that serves the chart."""
-    chart: Line = Field(default="kueue", pattern=_CHART)
+    chart: Token = Field(default="kueue", pattern=_CHART)
     """Chart name."""
-    version: Line = Field(default="0.19.2", pattern=_PINNED)
+    version: Token = Field(default="0.19.2", pattern=_PINNED)
     """Chart version; it must serve kueue.x-k8s.io/v1beta2 (Kueue 0.15 or later)."""
     namespace: DnsLabel = "kueue-system"
     """Namespace of the controller."""
+    wait_for_pods_ready: WaitForPodsReady = WaitForPodsReady()
+    """Evict and requeue a workload whose pods are not all ready in time, so a half-started gang does not hold GPUs."""
+    manage_jobs_without_queue_name: Bool = True
+    """Jobs and pods in team namespaces that name no LocalQueue wait in Kueue instead of starting; other namespaces are not affected."""
+    fair_sharing: Bool | None = None
+    """Kueue's fair sharing (queue and cohort fairSharingWeight); left out: on where a queue or cohort of the cluster sets a weight."""
 
 
 class Drain(Spec):
@@ -58,12 +76,30 @@ class Drain(Spec):
     """Also delete pods no controller manages."""
 
 
+_PERCENT = r"^(\d+|\d{1,2}%|100%)$"
+
+
+def _nodes_or_percent(value: Any) -> int | str:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and re.fullmatch(_PERCENT, value):
+        return value
+    raise ValueError("must be a number of nodes (0 or more) or a percentage such as 25%")
+
+
+NodesOrPercent = Annotated[
+    int | str,
+    PlainValidator(_nodes_or_percent),
+    WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": _PERCENT}]}),
+]
+
+
 class DriverUpgrade(Spec):
     """How the GPU Operator rolls a new driver over a cluster's nodes (its `driver.upgradePolicy`)."""
 
     max_parallel_upgrades: Int = Field(default=1, ge=1, le=100)
     """Most nodes whose driver is replaced at the same time (the chart's 0, all at once, is not allowed)."""
-    max_unavailable: Line = Field(default="25%", pattern=r"^(\d+|\d{1,2}%|100%)$")
+    max_unavailable: NodesOrPercent = "25%"
     """Most GPU nodes unavailable during the upgrade: a number or a percentage."""
     drain: Drain = Drain()
     """Node drain before the driver reload."""
@@ -72,11 +108,11 @@ class DriverUpgrade(Spec):
 class GpuOperator(AddOn):
     """The NVIDIA GPU Operator: driver, container toolkit, device plugin and DCGM exporter on every GPU node."""
 
-    repository: Line = Field(default="https://helm.ngc.nvidia.com/nvidia", pattern=_REPOSITORY)
+    repository: Token = Field(default="https://helm.ngc.nvidia.com/nvidia", pattern=_REPOSITORY)
     """NVIDIA's Helm repository (NGC)."""
-    chart: Line = Field(default="gpu-operator", pattern=_CHART)
+    chart: Token = Field(default="gpu-operator", pattern=_CHART)
     """Chart name."""
-    version: Line = Field(default="v25.10.1", pattern=_PINNED)
+    version: Token = Field(default="v25.10.1", pattern=_PINNED)
     """Chart version; the drivers of the clusters' version sets must be among those this release supports (gpu_operator.yaml)."""
     namespace: DnsLabel = "gpu-operator"
     """Namespace of the operator and its operands."""
@@ -89,14 +125,29 @@ class PrometheusOperatorCrds(AddOn):
 
     enabled: Bool = False
     """true when the clusters do not already run the Prometheus Operator (e.g. kube-prometheus-stack)."""
-    repository: Line = Field(default="oci://ghcr.io/prometheus-community/charts", pattern=_REPOSITORY)
+    repository: Token = Field(default="oci://ghcr.io/prometheus-community/charts", pattern=_REPOSITORY)
     """OCI registry path that serves the chart."""
-    chart: Line = Field(default="prometheus-operator-crds", pattern=_CHART)
+    chart: Token = Field(default="prometheus-operator-crds", pattern=_CHART)
     """Chart name."""
-    version: Line = Field(default="31.0.0", pattern=_PINNED)
+    version: Token = Field(default="31.0.0", pattern=_PINNED)
     """Chart version (31.0.0 brings the CRDs of Prometheus Operator v0.93.0)."""
     namespace: DnsLabel = "monitoring"
     """Namespace of the Helm release (the CRDs themselves are cluster-wide)."""
+
+
+class VolcanoChart(AddOn):
+    """Volcano's scheduler, controllers and CRDs, on the clusters that hand node pools to Volcano (clusters[].volcano)."""
+
+    enabled: Bool = True
+    """false leaves it out (the clusters install Volcano some other way); clusters without `volcano` never get it."""
+    repository: Token = Field(default="https://volcano-sh.github.io/helm-charts", pattern=_REPOSITORY)
+    """Volcano's Helm repository."""
+    chart: Token = Field(default="volcano", pattern=_CHART)
+    """Chart name."""
+    version: Token = Field(default="1.15.1", pattern=_PINNED)
+    """Chart version; it must serve scheduling.volcano.sh/v1beta1 Queues and batch.volcano.sh/v1alpha1 Jobs."""
+    namespace: DnsLabel = "volcano-system"
+    """Namespace of the scheduler, controllers and admission webhook."""
 
 
 class Platform(Spec):
@@ -106,13 +157,16 @@ class Platform(Spec):
     """The NVIDIA GPU Operator, which installs the version set's driver."""
     prometheus_operator_crds: PrometheusOperatorCrds = PrometheusOperatorCrds()
     """The Prometheus Operator CRDs, for clusters that do not run the operator already."""
+    volcano: VolcanoChart = VolcanoChart()
+    """Volcano, which the Volcano Queues and gang Jobs of clusters with `volcano` need."""
 
 
-AddOnName = Literal["prometheusOperatorCrds", "kueue", "gpuOperator"]
+AddOnName = Literal["prometheusOperatorCrds", "kueue", "gpuOperator", "volcano"]
 ADD_ONS: tuple[tuple[AddOnName, str], ...] = (  # fleet.yaml name, attribute; in install order
     ("prometheusOperatorCrds", "prometheus_operator_crds"),
     ("kueue", "kueue"),
     ("gpuOperator", "gpu_operator"),
+    ("volcano", "volcano"),
 )
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import datetime
 import re
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Int, unique_by
-from fleetgen.model.types import DnsLabel, Line, Version, as_text
+from fleetgen.model.types import Date, DnsLabel, Line, Timestamp, Version, as_text
 
 Component = Literal["containerd", "kubernetes", "driver", "cuda", "cudnn"]  # in the order a cluster upgrades them
 COMPONENTS: tuple[Component, ...] = get_args(Component)
@@ -25,10 +25,24 @@ def _duration(value: str) -> datetime.timedelta:
     return datetime.timedelta(seconds=int(match.group(1)) * units[match.group(2)])
 
 
+def _as_duration(value: Any) -> Any:
+    if isinstance(value, datetime.timedelta):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (str, int)):  # a flag or a fraction is no duration (and crashed the regex)
+        raise ValueError("must be a duration such as 90m, 48h or 2d")
+    return _duration(as_text(value))
+
+
+# What _duration reads, up to a year (Rollout.soak's bound) in each unit, at most six digits: for the JSON Schema.
+_UP_TO_A_YEAR = (
+    "^(0{0,3}([0-9]{1,2}|[12][0-9]{2}|3[0-5][0-9]|36[0-5])d"
+    "|0{0,2}([0-9]{1,3}|[0-7][0-9]{3}|8[0-6][0-9]{2}|87[0-5][0-9]|8760)h"
+    "|([0-9]{1,5}|[0-4][0-9]{5}|5[01][0-9]{4}|52[0-4][0-9]{3}|525[0-5][0-9]{2}|525600)m)$"
+)
 Duration = Annotated[
     datetime.timedelta,
-    BeforeValidator(lambda v: _duration(as_text(v)) if isinstance(v, (str, int)) else v),
-    WithJsonSchema({"type": "string", "pattern": "^\\d+[mhd]$"}),
+    BeforeValidator(_as_duration),
+    WithJsonSchema({"type": "string", "pattern": _UP_TO_A_YEAR}),
 ]
 ClockTime = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]
 
@@ -47,8 +61,8 @@ class Window(Spec):
 class Freeze(Spec):
     """A period in which no wave may start (UTC dates, both inclusive)."""
 
-    start: datetime.date
-    end: datetime.date
+    start: Date
+    end: Date
     reason: Line = ""
 
 
@@ -68,7 +82,7 @@ class UpgradeWave(Spec):
     step: dict[Component, Version] = Field(min_length=1)
     """The versions this wave sets."""
     clusters: Annotated[tuple[DnsLabel, ...], unique_by()] = Field(min_length=1)
-    applied_at: datetime.datetime | None = None
+    applied_at: Timestamp | None = None
     """When `fleetgen upgrade apply` wrote this wave (set it to the merge time if that differs)."""
     override_soak: Line | None = None
     """Why this wave started before the previous wave's soak ended (`upgrade apply --override-soak REASON`)."""
@@ -79,7 +93,7 @@ class Upgrade(Spec):
 
     target: dict[Component, Version] = Field(min_length=1)
     waves: Annotated[tuple[UpgradeWave, ...], unique_by("wave")] = Field(min_length=1)
-    closed_at: datetime.datetime | None = None
+    closed_at: Timestamp | None = None
     """When the last wave was applied and the interim version sets folded back; a closed upgrade is history."""
 
     @property

@@ -17,7 +17,7 @@ from pydantic import AfterValidator, Field, WithJsonSchema
 
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Float, Identifier, unique_by
-from fleetgen.model.types import DnsLabel, Line
+from fleetgen.model.types import DnsLabel, Token
 
 BUDGET_WINDOW = datetime.timedelta(days=30)
 _UNITS = {"ms": Fraction(1, 1000), "s": Fraction(1), "m": Fraction(60), "h": Fraction(3600)}
@@ -155,6 +155,9 @@ class EndpointMetrics(Spec):
     """Labels (exact values) that pick this endpoint's series, e.g. {service: chat}; namespace is the team's unless set here."""
 
 
+_URL = r"^https?://\S+$"
+
+
 class Endpoint(Spec):
     name: DnsLabel
     """Endpoint name, unique within the team; labels its rules and alerts."""
@@ -164,5 +167,5 @@ class Endpoint(Spec):
     """Clusters that serve the endpoint; each must be one the team is on."""
     metrics: EndpointMetrics
     """Where its request counts and latencies are."""
-    runbook_url: Line | None = Field(default=None, pattern=r"^https?://\S+$")
+    runbook_url: Annotated[Token, Field(pattern=_URL), WithJsonSchema({"type": "string", "pattern": _URL})] | None = None
     """Runbook of the endpoint's alerts; alerts.runbookBaseUrl plus /<alert> when left out."""

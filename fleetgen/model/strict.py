@@ -10,9 +10,10 @@ from __future__ import annotations
 import unicodedata
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Strict, ValidationError
+from pydantic import AfterValidator, BeforeValidator, GetJsonSchemaHandler, Strict, ValidationError, WithJsonSchema
 from pydantic.alias_generators import to_camel
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 
 from fleetgen.model.types import as_text
 
@@ -35,8 +36,36 @@ Int = Annotated[int, Strict()]
 Float = Annotated[float, Strict()]  # an integer is still a number: `threshold: 80`
 Bool = Annotated[bool, Strict()]  # only true and false: not 1, "yes" or "on"
 
-# Names of things outside the fleet (groups, VM sizes, URLs, branches): one visible line, no control characters.
-Identifier = Annotated[str, BeforeValidator(as_text), AfterValidator(_check_identifier)]
+# The characters _check_identifier refuses in the Basic Multilingual Plane (Unicode 14: control, format, surrogate,
+# line and paragraph separators), for the JSON Schema: editors cannot ask Python's unicodedata. Format characters
+# beyond the BMP (and any a later Unicode adds) are refused by validate alone.
+_REFUSED = (
+    "\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890\\u0891\\u08e2\\u180e"
+    "\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u206f\\ud800-\\udfff\\ufeff\\ufff9-\\ufffb"
+)
+_IDENTIFIER_SCHEMA = {"type": "string", "pattern": f"^[^\\s{_REFUSED}]([^{_REFUSED}]*[^\\s{_REFUSED}])?$"}
+
+# Names of things outside the fleet (groups, VM sizes, branches): one visible line, no control characters; a number
+# stands for its text (a numeric group id).
+Identifier = Annotated[
+    str,
+    BeforeValidator(as_text),
+    AfterValidator(_check_identifier),
+    WithJsonSchema({"anyOf": [_IDENTIFIER_SCHEMA, {"type": "number"}]}),
+]
+
+
+class _Unique(AfterValidator):
+    """unique_by's validator; a list of plain items also says `uniqueItems` in the JSON Schema (items keyed by a
+    field cannot: JSON Schema compares whole items)."""
+
+    keyed: bool = False
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        json_schema = handler(schema)
+        if not self.keyed:
+            handler.resolve_ref_schema(json_schema)["uniqueItems"] = True
+        return json_schema
 
 
 def unique_by(field: str | None = None) -> AfterValidator:
@@ -64,4 +93,6 @@ def unique_by(field: str | None = None) -> AfterValidator:
             raise ValidationError.from_exception_data("duplicates", errors)
         return items
 
-    return AfterValidator(check)
+    validator = _Unique(check)
+    object.__setattr__(validator, "keyed", field is not None)
+    return validator

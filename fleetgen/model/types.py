@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -27,6 +28,29 @@ def as_text(value: Any) -> Any:
     return value
 
 
+def as_name_text(value: Any) -> Any:
+    """A whole number stands for its digits where fleet.yaml wants a name or label (`costCenter: 4780`); a
+    fraction does not: whether `12.50` is a valid name depends on how it was written, which no editor's
+    schema can see, so it must be quoted."""
+    if isinstance(value, float):
+        shown = value.text if isinstance(value, SourceFloat) else repr(value)
+        raise ValueError(f"{shown} is a number, not a name: write it in quotes ('{shown}')")
+    return as_text(value)
+
+
+def _whole_number(digits: int) -> dict[str, Any]:
+    """The whole numbers a name type takes (non-negative, at most `digits` digits): in JSON Schema terms."""
+    return {"type": "integer", "minimum": 0, "maximum": 10**digits - 1}
+
+
+def _name_or_number(schema: dict[str, Any], digits: int) -> WithJsonSchema:
+    return WithJsonSchema({"anyOf": [schema, _whole_number(digits)]})
+
+
+# One visible line: what Line checks, as a pattern (free text also takes any number, read as its text).
+SINGLE_LINE = "^[^\\n\\r\\t\\u0000]*$"
+
+
 def _check_dns_label(value: str) -> str:
     if len(value) > 63 or not _DNS_LABEL.fullmatch(value):
         raise ValueError(
@@ -43,8 +67,9 @@ def _check_dns_subdomain(value: str) -> str:
 
 
 def _check_label_key(value: str) -> str:
-    prefix, _, name = value.rpartition("/")
-    if (prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix))) or (len(name) > 63 or not _LABEL_NAME.fullmatch(name)):
+    prefix, slash, name = value.rpartition("/")
+    bad_prefix = bool(slash) and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix))  # "/name" has an empty one
+    if bad_prefix or len(name) > 63 or not _LABEL_NAME.fullmatch(name):
         raise ValueError(f"{value!r} is not a Kubernetes label key ([prefix/]name, name at most 63 characters)")
     return value
 
@@ -64,19 +89,26 @@ def _check_single_line(value: str) -> str:
     return value
 
 
-Text = Annotated[str, BeforeValidator(as_text)]
-Line = Annotated[str, BeforeValidator(as_text), AfterValidator(_check_single_line)]
-DnsLabel = Annotated[
+Text = Annotated[str, BeforeValidator(as_text), WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "number"}]})]
+Line = Annotated[
     str,
     BeforeValidator(as_text),
+    AfterValidator(_check_single_line),
+    WithJsonSchema({"anyOf": [{"type": "string", "pattern": SINGLE_LINE}, {"type": "number"}]}),
+]
+# A machine-read string with a pattern of its own (a URL, a chart version, a duration): text only, never a number.
+Token = Annotated[str, AfterValidator(_check_single_line)]
+DnsLabel = Annotated[
+    str,
+    BeforeValidator(as_name_text),
     AfterValidator(_check_dns_label),
-    WithJsonSchema({"type": "string", "pattern": f"^{_DNS_LABEL.pattern}$", "maxLength": 63}),
+    _name_or_number({"type": "string", "pattern": f"^{_DNS_LABEL.pattern}$", "maxLength": 63}, 63),
 ]
 DnsSubdomain = Annotated[
     str,
-    BeforeValidator(as_text),
+    BeforeValidator(as_name_text),
     AfterValidator(_check_dns_subdomain),
-    WithJsonSchema({"type": "string", "pattern": f"^{_DNS_SUBDOMAIN.pattern}$", "maxLength": 253}),
+    _name_or_number({"type": "string", "pattern": f"^{_DNS_SUBDOMAIN.pattern}$", "maxLength": 253}, 253),
 ]
 NAME_PLACEHOLDERS = ("team", "namespace")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -101,22 +133,27 @@ def _check_name_template(value: str) -> str:
     return value
 
 
+# A DNS-1123 subdomain once {team} and {namespace} are filled in (each stands for letters and digits at its ends).
+_T = "([a-z0-9]|\\{team\\}|\\{namespace\\})"
+_TEMPLATE_SCHEMA = f"^({_T}([-a-z0-9]|{_T})*{_T}|{_T})(\\.({_T}([-a-z0-9]|{_T})*{_T}|{_T}))*$"
 NameTemplate = Annotated[
     str,
-    BeforeValidator(as_text),
+    BeforeValidator(as_name_text),
     AfterValidator(_check_name_template),
-    WithJsonSchema({"type": "string", "pattern": "^[-a-z0-9.{}]+$", "maxLength": 190}),
+    _name_or_number({"type": "string", "pattern": _TEMPLATE_SCHEMA, "maxLength": 190}, 190),
 ]
-LabelKey = Annotated[str, AfterValidator(_check_label_key), WithJsonSchema({"type": "string", "maxLength": 317})]
+# [prefix/]name: the prefix a DNS subdomain of at most 253 characters, the name at most 63.
+_LABEL_KEY_SCHEMA = f"^((?=[^/]{{1,253}}/){_DNS_SUBDOMAIN.pattern}/)?[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?$"
+LabelKey = Annotated[str, AfterValidator(_check_label_key), WithJsonSchema({"type": "string", "pattern": _LABEL_KEY_SCHEMA})]
 LabelValue = Annotated[
     str,
-    BeforeValidator(as_text),
+    BeforeValidator(as_name_text),
     AfterValidator(_check_label_value),
-    WithJsonSchema({"type": "string", "pattern": f"^({_LABEL_NAME.pattern})?$", "maxLength": 63}),
+    _name_or_number({"type": "string", "pattern": f"^({_LABEL_NAME.pattern})?$", "maxLength": 63}, 63),
 ]
 
 # What render writes in a cluster's folder (a file, or a folder by its first part): hand-written files live elsewhere.
-RENDERED_IN_CLUSTER = ("kustomization.yaml", "cluster.yaml", "observability.yaml", "patches", "platform", "flux-system", "argocd")
+RENDERED_IN_CLUSTER = ("kustomization.yaml", "cluster.yaml", "observability.yaml", "patches", "platform", "flux-system", "argocd", "teams")
 _PATH_PART = re.compile(r"[A-Za-z0-9_][-A-Za-z0-9_.]*")
 
 
@@ -132,10 +169,18 @@ def _check_hand_written(value: str) -> str:
     return value
 
 
+_RENDERED_NAMES = "|".join(name.replace(".", r"\.") for name in RENDERED_IN_CLUSTER)  # as a JSON Schema (ECMA) pattern
 HandWrittenPath = Annotated[
     str,
     AfterValidator(_check_hand_written),
-    WithJsonSchema({"type": "string", "pattern": "^[A-Za-z0-9_][-A-Za-z0-9_.]*(/[A-Za-z0-9_][-A-Za-z0-9_.]*)*$", "maxLength": 1024}),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_][-A-Za-z0-9_.]*(/[A-Za-z0-9_][-A-Za-z0-9_.]*)*$",
+            "maxLength": 1024,
+            "not": {"pattern": f"^({_RENDERED_NAMES})(/|$)"},
+        }
+    ),
 ]
 
 _QUANTITY = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?")
@@ -287,7 +332,33 @@ class Version:
         return core_schema.no_info_plain_validator_function(
             cls.parse,
             json_schema_input_schema=core_schema.union_schema(
-                [core_schema.str_schema(pattern=r"^v?\d+(\.\d+){0,3}$"), core_schema.float_schema()]
+                [core_schema.str_schema(pattern=r"^v?\d+(\.\d+){0,3}$"), core_schema.float_schema(ge=0)]
             ),
             serialization=core_schema.plain_serializer_function_ser_schema(str),
         )
+
+
+# Dates and times as fleet.yaml writes them (ISO 8601), one pattern for the model and the JSON Schema alike: a number
+# is no date (pydantic would read it as seconds since 1970). Whether the day exists (30 February) is the model's alone.
+_DAY = r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
+_DATE = f"^{_DAY}$"
+_TIMESTAMP = f"^{_DAY}[Tt ]([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{{1,6}})?)?([Zz]|[+-]([01]\\d|2[0-3]):?[0-5]\\d)?$"
+
+
+def _written(pattern: str, what: str) -> BeforeValidator:
+    def check(value: Any) -> Any:
+        if isinstance(value, (datetime.date, datetime.datetime)):
+            return value
+        if not isinstance(value, str) or not re.fullmatch(pattern, value):
+            raise ValueError(f"must be {what}")
+        return value
+
+    return BeforeValidator(check)
+
+
+Date = Annotated[datetime.date, _written(_DATE, "a date such as 2026-12-20"), WithJsonSchema({"type": "string", "pattern": _DATE})]
+Timestamp = Annotated[
+    datetime.datetime,
+    _written(_TIMESTAMP, "a time such as 2026-11-24T09:00:00Z"),
+    WithJsonSchema({"type": "string", "pattern": _TIMESTAMP}),
+]

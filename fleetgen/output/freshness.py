@@ -90,7 +90,7 @@ def _changes(current: bytes, output: OutputFile) -> str:
             parts += [f"{change.title} {f.path}: {show(f.old)} -> {show(f.new)}" for f in change.fields]
         else:
             parts.append(f"{change.title} {'added' if change.state == 'added' else 'removed'}")
-    return "; ".join(parts) or "formatting only"
+    return "; ".join(parts) or "formatting or order only: the same objects"
 
 
 def freshness_text(found: list[Discrepancy]) -> str:

@@ -20,6 +20,7 @@ from fleetgen.errors import InputError, Severity
 from fleetgen.model import Cluster, Fleet, Team
 from fleetgen.render import kueue as kueue_objects
 from fleetgen.render.job_target import Ask, Target, resolve
+from fleetgen.render.kueue_config import kueue_admits_deployments
 from fleetgen.render.layout import cluster_labels
 from fleetgen.render.manifest import MANAGED_BY, k8s_object, team_labels
 from fleetgen.validation.rendered_objects import Schemas, _problems
@@ -79,7 +80,8 @@ def job_objects(fleet: Fleet, ask: Ask, schemas: Schemas, serving: Serving | Non
         if problems:
             raise InputError(f"the {body['kind']} built for this ask is not valid: {'; '.join(problems)}")
     if serving:
-        where = "scheduled directly, not queued by Kueue"
+        queued = QUEUE_LABEL in objects[0]["metadata"]["labels"]
+        where = f"LocalQueue {target.queue} (Kueue admits each pod)" if queued else "scheduled directly, not queued by Kueue"
     else:
         where = f"Volcano queue {target.queue}" if target.volcano else f"LocalQueue {target.queue}"
     priority = f", priority {target.priority.name}" if target.priority else ""
@@ -222,4 +224,7 @@ def _deployment(fleet: Fleet, ask: Ask, target: Target, pod: dict[str, Any], ser
         "selector": {"matchLabels": selector},
         "template": {"metadata": {"labels": dict(sorted(labels.items()))}, "spec": pod},
     }
+    # Where Kueue manages Deployments (and holds back pods that name no queue), the team's LocalQueue admits each pod.
+    if kueue_admits_deployments(fleet, fleet.clusters.index(target.cluster)):
+        labels = labels | {QUEUE_LABEL: target.queue}
     return k8s_object("apps/v1", "Deployment", ask.name, labels, namespace=target.team.namespace, spec=spec)

@@ -15,11 +15,12 @@ from typing import Any
 
 from fleetgen.errors import FieldPath
 from fleetgen.model import Cluster, Fleet, Queue, Quota, Team
-from fleetgen.render import cluster_info, observability, slo
+from fleetgen.render import cluster_info, kueue_monitor, observability, slo
 from fleetgen.render import kueue as kueue_objects
 from fleetgen.render import provenance as prov
 from fleetgen.render import team as team_objects
 from fleetgen.render import volcano as volcano_objects
+from fleetgen.render.argocd import HUB_FOLDER, TEAMS_FOLDER, hub_bootstrap
 from fleetgen.render.gitops import gitops_folders
 from fleetgen.render.manifest import Manifest
 from fleetgen.render.provenance import NOWHERE, Given, Recorder
@@ -94,7 +95,10 @@ LOCAL_FILES: tuple[tuple[str, Callable[..., list[Manifest]]], ...] = (  # (fleet
     (
         "observability.yaml",
         lambda f, i, why=NOWHERE: (
-            observability.prometheus_rule(f, i, why) + slo.prometheus_rule(f, i, why) + observability.overview_dashboard(f, i, why)
+            observability.prometheus_rule(f, i, why)
+            + slo.prometheus_rule(f, i, why)
+            + kueue_monitor.service_monitor(f, i, why)
+            + observability.overview_dashboard(f, i, why)
         ),
     ),
 )
@@ -150,9 +154,9 @@ Bases = dict[tuple[str, int], list[Manifest]]  # each team's base objects by (fo
 
 
 def plan(fleet: Fleet) -> list[OutputFile]:
-    """All files of the tree, in a stable order: base/, then each cluster's folder."""
+    """All files of the tree, in a stable order: base/, each cluster's folder, then an Argo CD hub's bootstrap."""
     files, bases = base_plan(fleet)
-    return files + [f for index in range(len(fleet.clusters)) for f in cluster_plan(fleet, index, bases)]
+    return files + [f for index in range(len(fleet.clusters)) for f in cluster_plan(fleet, index, bases)] + hub_plan(fleet)
 
 
 def base_plan(fleet: Fleet) -> tuple[list[OutputFile], Bases]:
@@ -181,17 +185,30 @@ def _kustomization(at: FieldPath, **fields: Any) -> Manifest:
     return Manifest({"apiVersion": KUSTOMIZE_API, "kind": "Kustomization", **fields}, at)
 
 
+def team_owned(bases: Bases, folder: str, t: int, team: Team) -> bool:
+    """Whether part `folder` of team `t` lives in the team's namespace only: such parts make up the
+    team's folder of each cluster, clusters/<name>/teams/<team>/, which Argo CD syncs as the team's
+    own Application (its AppProject holds it to that namespace)."""
+    return all(m.body["metadata"].get("namespace") == team.namespace for m in bases[(folder, t)])
+
+
 def cluster_plan(fleet: Fleet, index: int, bases: Bases) -> list[OutputFile]:
-    """The files of clusters/<name>/ for cluster `index`: its overlay, its own objects, its patches and entry point."""
+    """The files of clusters/<name>/ for cluster `index`: its overlay, its own objects, its teams' folders and entry point."""
     cluster = fleet.clusters[index]
     root, at = f"clusters/{cluster.name}", ("clusters", index)
     resources = ["../../base/priority-classes"] if fleet.priority_classes else []
     patches: list[OutputFile] = []
+    teams: list[OutputFile] = []
+    labels = [{"pairs": cluster_labels(cluster), "includeSelectors": False}]
     for t, team in fleet.placements[cluster.name]:
         team_at = ("teams", t)
         here = cluster_context(team, team_at, cluster, index)
+        folder_of_team = f"{root}/{TEAMS_FOLDER}/{team.name}"
+        team_resources: list[str] = []
+        team_patches: list[OutputFile] = []
         for folder, _, build, varies in TEAM_PARTS:
-            resources.append(f"../../base/{folder}/{team.name}")
+            own = team_owned(bases, folder, t, team)
+            (team_resources if own else resources).append(f"{'../../../..' if own else '../..'}/base/{folder}/{team.name}")
             if not varies:
                 continue
             for shared, local in zip(bases[(folder, t)], build(fleet, team, team_at, here), strict=True):
@@ -199,12 +216,22 @@ def cluster_plan(fleet: Fleet, index: int, bases: Bases) -> list[OutputFile]:
                 if patch:
                     kind, namespace, name = local.key
                     target = {"apiVersion": local.body["apiVersion"], "kind": kind, "metadata": {"name": name, "namespace": namespace}}
-                    filename = f"patches/{namespace}-{kind.lower()}-{name}.yaml"
-                    patches.append(OutputFile(f"{root}/{filename}", (Manifest({**target, **patch}, local.source),)))
+                    filename = f"{folder_of_team if own else root}/patches/{namespace}-{kind.lower()}-{name}.yaml"
+                    (team_patches if own else patches).append(OutputFile(filename, (Manifest({**target, **patch}, local.source),)))
+        if team_resources:
+            fields = {"patches": [{"path": p.path.removeprefix(folder_of_team + "/")} for p in team_patches]} if team_patches else {}
+            teams += [
+                OutputFile(
+                    f"{folder_of_team}/kustomization.yaml", (_kustomization(team_at, labels=labels, resources=team_resources, **fields),)
+                )
+            ]
+            teams += team_patches
+            if fleet.gitops.engine != "argocd":  # Argo CD syncs each team's folder as an Application of its own
+                resources.append(f"{TEAMS_FOLDER}/{team.name}")
     resources += [name for name, _ in LOCAL_FILES] + list(cluster.extra_resources)  # hand-written: listed, never written
     overlay = _kustomization(
         at,
-        labels=[{"pairs": cluster_labels(cluster), "includeSelectors": False}],
+        labels=labels,
         resources=resources,
         **({"patches": [{"path": p.path.removeprefix(root + "/")} for p in patches]} if patches else {}),
     )
@@ -212,8 +239,15 @@ def cluster_plan(fleet: Fleet, index: int, bases: Bases) -> list[OutputFile]:
         OutputFile(f"{root}/kustomization.yaml", (overlay,)),
         *(OutputFile(f"{root}/{name}", tuple(build(fleet, index))) for name, build in LOCAL_FILES),
         *patches,
+        *teams,
         *(f for folder, name, objects in gitops_folders(fleet, index) for f in _folder(f"{root}/{folder}", name, objects, at)),
     ]
+
+
+def hub_plan(fleet: Fleet) -> list[OutputFile]:
+    """The files of the tree that belong to no cluster and no team: an Argo CD hub's bootstrap folder."""
+    objects = hub_bootstrap(fleet)
+    return _folder(HUB_FOLDER, "bootstrap.yaml", objects, ("gitops",)) if objects else []
 
 
 def merge_patch(base: Any, target: Any) -> dict[str, Any]:

@@ -5,6 +5,12 @@ Alerts use the metric names of NVIDIA's DCGM exporter (DCGM_FI_DEV_*), kube-stat
 utilization under 20% for 1h, GPU memory over 95%, temperature over 83 C, XID and ECC errors,
 more than 50 pending workloads, quota consumption over 80%. Each level (fleet, cluster, team)
 may change threshold, duration, severity or switch an alert off.
+
+The team rules and panels select the labels the series carry once stored: the workload's
+`namespace` and `pod` on DCGM's series (the exporter's ServiceMonitor honours them, render/platform.py),
+the quota's `namespace` from kube-state-metrics, and Kueue's series through fleetgen's own
+ServiceMonitor (render/kueue_monitor.py). tests/test_alerts_fire.py runs each rule through promtool on
+series labelled that way.
 """
 
 from __future__ import annotations
@@ -57,7 +63,9 @@ class Alert:
         if self.name == "gpuEccErrors":
             return f"max by (Hostname, gpu) (increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[10m])) > {t}"
         if self.name == "kueuePendingWorkloads":
-            return f"sum by (cluster_queue) (kueue_pending_workloads) > {t}"
+            # Active and inadmissible workloads both wait. Every Kueue replica reports the gauge (replica_role tells
+            # them apart since v0.16): count the leader's (or a lone replica's), not each replica's copy.
+            return f'sum by (cluster_queue) (kueue_pending_workloads{{replica_role!="follower"}}) > {t}'
         raise ValueError(self.name)
 
 

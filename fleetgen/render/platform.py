@@ -13,16 +13,19 @@ from typing import Any
 
 from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet
-from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, Kueue, Platform, cluster_platform
+from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, Kueue, Platform, VolcanoChart, cluster_platform
 from fleetgen.render import provenance as prov
+from fleetgen.render.argocd_apps import ARGOCD_NS, app_label_origins, app_labels, destination
+from fleetgen.render.kueue_config import manager_config_values
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
 from fleetgen.render.provenance import NOWHERE, Recorder
+from fleetgen.render.volcano_scheduler import scheduler_values
 
-FLUX_NS, ARGOCD_NS = "flux-system", "argocd"
+FLUX_NS = "flux-system"
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 # Argo CD waves of the add-ons; the fleet's own Application is wave 0.
-WAVES = {"prometheusOperatorCrds": -2, "kueue": -1, "gpuOperator": -1}
-RELEASES = {"prometheusOperatorCrds": "prometheus-operator-crds", "kueue": "kueue", "gpuOperator": "gpu-operator"}
+WAVES = {"prometheusOperatorCrds": -2, "kueue": -1, "gpuOperator": -1, "volcano": -1}
+RELEASES = {"prometheusOperatorCrds": "prometheus-operator-crds", "kueue": "kueue", "gpuOperator": "gpu-operator", "volcano": "volcano"}
 
 
 def platform_of(fleet: Fleet, index: int) -> Platform:
@@ -30,12 +33,15 @@ def platform_of(fleet: Fleet, index: int) -> Platform:
 
 
 def add_ons(fleet: Fleet, index: int) -> list[tuple[str, AddOn, FieldPath]]:
-    """(fleet.yaml name, settings, where they are written) of the cluster's enabled add-ons, in install order."""
+    """(fleet.yaml name, settings, where they are written) of the cluster's enabled add-ons, in install order.
+
+    Volcano only where the cluster runs it: its Queues are the only objects that need its CRDs."""
     platform, own = platform_of(fleet, index), fleet.clusters[index].platform
     found: list[tuple[str, AddOn, FieldPath]] = []
     for name, attr in ADD_ONS:
         addon: AddOn = getattr(platform, attr)
-        if addon.enabled:
+        needed = not isinstance(addon, VolcanoChart) or fleet.clusters[index].volcano is not None
+        if addon.enabled and needed:
             at: FieldPath = (
                 ("clusters", index, "platform", name) if own is not None and attr in own.model_fields_set else ("platform", name)
             )
@@ -54,7 +60,7 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
                 "upgradePolicy": {
                     "autoUpgrade": True,
                     "maxParallelUpgrades": policy.max_parallel_upgrades,
-                    "maxUnavailable": policy.max_unavailable,
+                    "maxUnavailable": _int_or_percent(policy.max_unavailable),
                     "drain": {
                         "enable": drain.enabled,
                         "force": drain.force,
@@ -63,12 +69,21 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
                     },
                 },
             },
-            # The GPU alerts read DCGM's metrics: the exporter and its ServiceMonitor are always on.
-            "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": True, "additionalLabels": monitor_labels}},
+            # The GPU alerts read DCGM's metrics: the exporter and its ServiceMonitor are always on. honorLabels: the workload's
+            # namespace/pod stay `namespace`/`pod` (not exported_*), the labels team rules select and kube-state-metrics carries.
+            "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": True, "honorLabels": True, "additionalLabels": monitor_labels}},
         }
     if isinstance(addon, Kueue):
-        return {"enablePrometheus": True}  # kueue_pending_workloads feeds the pending-workloads alert
+        # kueue_pending_workloads feeds the pending-workloads alert; the controller's Configuration is fleet.yaml's
+        return {"enablePrometheus": True, **manager_config_values(fleet, index, addon)}
+    if isinstance(addon, VolcanoChart):
+        return scheduler_values(fleet.clusters[index])
     return {}
+
+
+def _int_or_percent(value: int | str) -> int | str:
+    """A count of nodes as a number (IntOrString): "2" would be read as a malformed percentage."""
+    return int(value) if isinstance(value, str) and value.isdigit() else value
 
 
 def setting_at(fleet: Fleet, index: int, name: str, *fields: str) -> FieldPath:
@@ -84,6 +99,18 @@ def _record_values(why: Recorder, body: dict[str, Any], at: tuple[str, ...], fle
     why.set(body, at, prov.default("fleetgen sets no values for this chart"))
     if name == "kueue":
         why.set(body, (*at, "enablePrometheus"), prov.default("kueue_pending_workloads feeds the pending-workloads alert"))
+        kueue_at = [setting_at(fleet, index, name, field) for field in ("waitForPodsReady", "manageJobsWithoutQueueName", "fairSharing")]
+        config = prov.derived(
+            "the chart's Configuration with waitForPodsReady, manageJobsWithoutQueueName (team namespaces), fair sharing "
+            "(on where a queue or cohort sets a weight) and the job integrations (no pod-based ones beside Volcano)",
+            *kueue_at,
+            ("metadata", "name"),
+            ("clusters", index, "volcano"),
+        )
+        why.set(body, (*at, "managerConfig"), config)
+    if name == "volcano":
+        note = "the chart's scheduler configuration, with the reclaim action where the team queues are reclaimable"
+        why.set(body, (*at, "custom"), prov.derived(note, ("clusters", index, "volcano", "reclaimable")))
     if name != "gpuOperator":
         return
     why.set(body, (*at, "driver", "version"), ("versionSets", fleet.clusters[index].version_set, "driver"))
@@ -208,28 +235,30 @@ def argocd_add_ons(fleet: Fleet, index: int, project: str, why: Recorder = NOWHE
             "argoproj.io/v1alpha1",
             "Application",
             f"{release}-{cluster.name}",
-            labels,
+            app_labels(fleet, index),
             namespace=ARGOCD_NS,
             annotations={"argocd.argoproj.io/sync-wave": str(WAVES[name])},
             spec={
                 "project": project,
                 "source": source,
-                "destination": {"name": cluster.name, "namespace": addon.namespace},
+                "destination": destination(fleet, cluster.name, addon.namespace),
                 "syncPolicy": sync_policy(["CreateNamespace=true", "ServerSideApply=true"]),
             },
         )
         out.append(Manifest(app, at))
         if why.on:
             named = prov.derived(f"{release}-<cluster>", ("clusters", index, "name"))
-            why.meta(app, named, prov.fleet_labels(), prov.default("Argo CD's namespace"))
+            why.meta(app, named, app_label_origins(index), prov.default("Argo CD's namespace"))
             why.set(app, ("metadata", "annotations"), prov.default("the add-on's sync wave"))
             why.set(app, ("spec",), prov.default("fleetgen's Application settings"))
-            why.set(app, ("spec", "project"), ("metadata", "name"))
+            why.set(app, ("spec", "project"), prov.derived("<fleet>-platform: the add-ons' project", ("metadata", "name")))
             why.set(app, ("spec", "source", "repoURL"), prov.derived("without oci://", setting_at(fleet, index, name, "repository")))
             why.set(app, ("spec", "source", "chart"), setting_at(fleet, index, name, "chart"))
             why.set(app, ("spec", "source", "targetRevision"), setting_at(fleet, index, name, "version"))
             _record_values(why, app, ("spec", "source", "helm", "valuesObject"), fleet, index, name)
-            why.set(app, ("spec", "destination", "name"), ("clusters", index, "name"))
+            why.set(
+                app, ("spec", "destination"), prov.derived("the cluster (hub) or Argo CD's own (in-cluster)", ("clusters", index, "name"))
+            )
             why.set(app, ("spec", "destination", "namespace"), setting_at(fleet, index, name, "namespace"))
     return out
 

@@ -21,7 +21,7 @@ from fleetgen.output.emitted import cluster_files, shared_files
 from fleetgen.render import Manifest, ObjectKey, OutputFile, cluster_objects, files_of
 from fleetgen.render.fingerprint import cluster_fingerprints
 from fleetgen.render.gitops import entry_point
-from fleetgen.render.layout import Bases, base_plan, cluster_plan
+from fleetgen.render.layout import Bases, base_plan, cluster_plan, hub_plan
 from fleetgen.render.provenance import Provenance
 from fleetgen.report.capacity import build_report
 from fleetgen.report.capacity_output import report_markdown
@@ -92,6 +92,11 @@ class Rendered:
         """The files of base/, which every cluster's folder includes."""
         return self._base[0]
 
+    @cached_property
+    def hub_files(self) -> list[OutputFile]:
+        """The files of an Argo CD hub's bootstrap folder (none for Flux or in-cluster Argo CD)."""
+        return hub_plan(self.fleet)
+
     def cluster_plan(self, index: int) -> list[OutputFile]:
         """The files of cluster `index`'s folder, clusters/<name>/."""
         if index not in self._cluster_plans:
@@ -106,7 +111,7 @@ class Rendered:
     def plan(self) -> list[OutputFile]:
         """Every file of the tree, in a stable order; FLEET.md last."""
         clusters = [f for index in range(len(self.fleet.clusters)) for f in self.cluster_plan(index)]
-        return [*self.base_files, *clusters, self.report]
+        return [*self.base_files, *clusters, *self.hub_files, self.report]
 
     def output(self, path: str) -> OutputFile:
         """The planned file at `path`, planning only the part of the tree it is in (KeyError when none is)."""
@@ -121,8 +126,8 @@ class Rendered:
 
     @cached_property
     def _shared_outputs(self) -> dict[str, OutputFile]:
-        """The files outside clusters/ by path: base/ and FLEET.md."""
-        return {o.path: o for o in [*self.base_files, self.report]}
+        """The files outside clusters/ by path: base/, a hub's bootstrap and FLEET.md."""
+        return {o.path: o for o in [*self.base_files, *self.hub_files, self.report]}
 
     @cached_property
     def files(self) -> dict[str, bytes]:
@@ -136,7 +141,7 @@ class Rendered:
         out = shared_files(cache, self.base_files, name)
         for index, fingerprint in enumerate(self.fingerprints):
             out.update(cluster_files(cache, fingerprint, name, partial(self.cluster_plan, index)))
-        out.update(shared_files(cache, [self.report], name))
+        out.update(shared_files(cache, [*self.hub_files, self.report], name))
         return out
 
 

@@ -1,8 +1,10 @@
 """The object diff every feature uses: two sets of objects, keyed by (kind, namespace, name), field by field.
 
 Lists whose items all carry a `name` are matched by name, not position; quantities are compared
-by value (1Gi == 1024Mi), with deepdiff doing the walking. `check`, `diff` and `drift` all read
-their changes from here.
+by value (1Gi == 1024Mi); where Kubernetes gives order or grouping no meaning (RBAC rules,
+NetworkPolicy rules and peers, binding subjects), both sides are compared in the canonical form of
+semantics.py. deepdiff does the walking. `check`, `diff`, `drift` and `import` all read their
+changes from here.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from fleetgen.model import Quantity
 from fleetgen.render.manifest import ObjectKey
+from fleetgen.review.semantics import canonical
 
 __all__ = ["ABSENT", "FieldChange", "ObjectChange", "ObjectKey", "diff_objects", "json_value", "object_diff", "object_lines", "show"]
 
@@ -49,10 +52,15 @@ def _deepdiff() -> tuple[Any, Any]:
     from deepdiff.operator import BaseOperator
 
     class SameQuantity(BaseOperator):
-        """Quota values and nominal quotas that differ only in how they are written are equal."""
+        """Quantities (quota values, queue quotas and limits, resource requests) that differ only in how they are written are equal."""
 
         def __init__(self) -> None:
-            super().__init__(regex_paths=[r"\['hard'\]\['[^']+'\]$", r"\['nominalQuota'\]$"])
+            super().__init__(
+                regex_paths=[
+                    r"\['(hard|requests|limits|capacity)'\]\['[^']+'\]$",
+                    r"\['(nominalQuota|borrowingLimit|lendingLimit)'\]$",
+                ]
+            )
 
         def give_up_diffing(self, level: Any, diff_instance: Any) -> bool:
             try:
@@ -91,9 +99,13 @@ def _path(parts: list[Any]) -> str:
     return out
 
 
-def object_diff(old: dict[str, Any], new: dict[str, Any]) -> list[FieldChange]:
+def object_diff(old: dict[str, Any], new: dict[str, Any], kind: str = "") -> list[FieldChange]:
+    """The fields that differ between two versions of one object of `kind` (its canonical form when it has one)."""
     deep_diff, same_quantity = _deepdiff()
-    tree = deep_diff(_by_name(old), _by_name(new), view="tree", custom_operators=[same_quantity])
+    before, after = _by_name(canonical(kind, old)), _by_name(canonical(kind, new))
+    # threshold_to_diff_deeper=0: a mapping whose keys all changed (a Role whose every grant did) is
+    # still reported key by key, never as one replaced value
+    tree = deep_diff(before, after, view="tree", custom_operators=[same_quantity], threshold_to_diff_deeper=0)
     changes = []
     for report, items in tree.items():
         for item in items:
@@ -112,7 +124,7 @@ def diff_objects(old: dict[ObjectKey, dict[str, Any]], new: dict[ObjectKey, dict
         elif key not in old:
             out.append(ObjectChange(*key, state="added"))
         elif old[key] != new[key]:
-            fields = object_diff(old[key], new[key])
+            fields = object_diff(old[key], new[key], key[0])
             if fields:
                 out.append(ObjectChange(*key, state="changed", fields=tuple(fields)))
     return out

@@ -183,6 +183,12 @@ def _waves(fleet: Fleet, per_cluster: dict[str, list[Step]]) -> list[Wave]:
     return waves
 
 
+def rollout_stages(fleet: Fleet) -> list[tuple[str, list[str]]]:
+    """The waves any step of an upgrade takes over the whole fleet: dev, staging, one production
+    canary whose DR partner stays behind, then the rest (Argo CD's rollout labels and steps follow them)."""
+    return _stages(list(fleet.clusters), fleet.rollout.max_wave_size)
+
+
 def _stages(clusters: list[Cluster], cap: int) -> list[tuple[str, list[str]]]:
     out: list[tuple[str, list[str]]] = []
     for environment in ("dev", "staging"):

@@ -28,7 +28,12 @@ SHIPPED_GROUPS = (
     "monitoring.coreos.com",
     "scheduling.volcano.sh",
 )
-SHIPPED_KINDS = {("argoproj.io", "Application"), ("argoproj.io", "AppProject"), ("batch.volcano.sh", "Job")}
+SHIPPED_KINDS = {
+    ("argoproj.io", "Application"),
+    ("argoproj.io", "ApplicationSet"),
+    ("argoproj.io", "AppProject"),
+    ("batch.volcano.sh", "Job"),
+}
 
 
 def schemas_from_crds(documents: Iterable[Any]) -> dict[GroupVersionKind, dict[str, Any]]:

@@ -2,7 +2,8 @@
 
 Every folder a Flux Kustomization or an Argo CD Application (with the fleet's repository as its
 source) points at must be in the rendered tree with a kustomization.yaml whose resources and
-patches exist, so `kubectl kustomize` can build it (a cluster's hand-written extraResources are
+patches exist, so `kubectl kustomize` can build it (the root Applications an Argo CD hub's
+ApplicationSet generates included; Argo CD's projects and wave health: validation/argocd.py) (a cluster's hand-written extraResources are
 not in the plan: render checks that they exist on disk). Every `dependsOn` of a Flux Kustomization or
 HelmRelease must name an object of its kind that the same cluster gets, without cycles, and every
 chart source a HelmRelease names must be there too. Findings point at fleet.yaml's `gitops` field.
@@ -17,7 +18,10 @@ from typing import Any
 
 from fleetgen.errors import Finding
 from fleetgen.model import Fleet
+from fleetgen.render.argocd import HUB_FOLDER
+from fleetgen.render.argocd_apps import CLUSTER_LABEL
 from fleetgen.render.layout import OutputFile
+from fleetgen.validation.argocd import argocd_findings, generated_applications
 
 KUSTOMIZATION = "kustomization.yaml"
 AT = ("gitops",)
@@ -37,8 +41,16 @@ def reconcile_findings(fleet: Fleet, files: list[OutputFile], clusters: Collecti
         parts = f.path.split("/")
         if parts[0] == "clusters" and len(parts) == 4:
             entry_objects.setdefault(parts[1], []).extend(m.body for m in f.manifests if "metadata" in m.body)
+    # An Argo CD hub's bootstrap folder: what it syncs, and the root Applications its ApplicationSet generates.
+    hub = [m.body for f in files if f.path.startswith(HUB_FOLDER + "/") for m in f.manifests if "metadata" in m.body]
+    for body in hub:
+        if body.get("kind") == "ApplicationSet":
+            for app in generated_applications(body):
+                entry_objects.setdefault(str(app["metadata"].get("labels", {}).get(CLUSTER_LABEL)), []).append(app)
     folders: dict[str, _Folder] = {}  # what each folder lists, read once: base/ folders are shared by clusters
     findings: list[Finding] = []
+    for what, path in _synced_paths(fleet, hub):
+        findings += [Finding(AT, f"hub: {what}: {problem}") for problem in _folder_problems(fleet, path, by_path, folders, hand_written)]
     followed = set(range(len(fleet.clusters)) if clusters is None else clusters)
     for index, cluster in enumerate(fleet.clusters):
         if index not in followed:
@@ -48,7 +60,7 @@ def reconcile_findings(fleet: Fleet, files: list[OutputFile], clusters: Collecti
             problems = _folder_problems(fleet, path, by_path, folders, hand_written)
             findings += [Finding(AT, f"{cluster.name}: {what}: {problem}") for problem in problems]
         findings += [Finding(AT, f"{cluster.name}: {problem}") for problem in _reference_problems(objects)]
-    return findings
+    return findings + argocd_findings(fleet, files, followed)
 
 
 def _synced_paths(fleet: Fleet, objects: list[dict[str, Any]]) -> Iterator[tuple[str, str]]:

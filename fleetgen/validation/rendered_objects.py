@@ -244,6 +244,18 @@ def _validate_cluster(rendered: Rendered, index: int, schemas: Schemas, kubernet
     return ClusterVerdict(tuple(found), tuple(lookups))
 
 
+def validate_hub(rendered: Rendered, schemas: Schemas, strict: bool) -> list[Finding]:
+    """An Argo CD hub's bootstrap objects against their schemas (the hub is no cluster of the fleet:
+    its core kinds are checked at the first cluster's Kubernetes version)."""
+    fleet, found = rendered.fleet, []
+    kubernetes = fleet.version_sets[fleet.clusters[0].version_set].kubernetes
+    for manifest in (m for f in rendered.hub_files for m in f.manifests if "metadata" in m.body):
+        lookup = schemas.lookup(manifest.body["apiVersion"], manifest.body["kind"], kubernetes)
+        for message, severity in _problems(lookup, manifest.body, strict):
+            found.append(Finding(manifest.source, f"rendered {manifest.key.title} (Argo CD hub): {message}", severity))
+    return found
+
+
 def _transition_note(schemas: Schemas, used: set[tuple[str, str]]) -> list[Finding]:
     """One note naming the transition rules of the kinds rendered: the server checks them on update only."""
     transitions = [(kind, schemas.transition_rules_of(api_version, kind)) for api_version, kind in sorted(used)]
@@ -271,8 +283,13 @@ def check_loaded(
     # A cluster with a kept verdict passed reconcile in the run that kept it (verdicts are saved only
     # after a pass), and what reconcile reads of it (its folder, its teams' bases) is in its fingerprint.
     fresh = [i for i, f in enumerate(rendered.fingerprints) if known.get(f) is None] if known is not None else None
-    planned = rendered.plan if fresh is None else rendered.base_files + [f for i in fresh for f in rendered.cluster_plan(i)]
+    planned = (
+        rendered.plan
+        if fresh is None
+        else [*rendered.base_files, *rendered.hub_files, *(f for i in fresh for f in rendered.cluster_plan(i))]
+    )
     gitops = reconcile_findings(rendered.fleet, planned, fresh) + driver_findings(rendered.fleet)  # reconcile.py, compat/gpu_operator.py
+    gitops += validate_hub(rendered, schemas, strict)
     problems = [loaded.source.place(f) for f in validate_rendered(rendered, schemas, strict=strict, known=known) + gitops]
     findings = sorted([*loaded.warnings, *problems], key=lambda f: (f.location, f.dotted_path, f.message))
     failing = {Severity.ERROR} if fail_on is Severity.ERROR else {Severity.ERROR, Severity.WARNING}

@@ -1,0 +1,49 @@
+"""Checks of what the platform add-ons do with the rest of fleet.yaml: Kueue's fair sharing against the queues' settings.
+
+Kueue's Configuration (render/kueue_config.py) decides whether fair sharing is on; the queues
+and cohorts hold settings that count only with it on (fairSharingWeight) or only with it off
+(borrowWithinCohort). A setting the controller will ignore is a warning at its line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fleetgen.errors import FieldPath, Finding, Severity
+from fleetgen.model import Fleet
+from fleetgen.model.platform import cluster_platform
+from fleetgen.render.kueue_config import fair_sharing_on
+
+
+def check_fair_sharing_settings(fleet: Fleet) -> Iterator[Finding]:
+    for index, cluster in enumerate(fleet.clusters):
+        kueue = cluster_platform(fleet.platform, cluster.platform).kueue
+        if not kueue.enabled:
+            continue  # the cluster runs Kueue some other way: its configuration is not fleetgen's
+        here: FieldPath = ("clusters", index)
+        on = fair_sharing_on(fleet, index, kueue)
+        for q, queue in enumerate(cluster.queues):
+            if not on and queue.fair_sharing_weight is not None:
+                yield Finding(
+                    here + ("queues", q, "fairSharingWeight"),
+                    f"Kueue ignores fairSharingWeight: fair sharing is off on {cluster.name} (platform.kueue.fairSharing: false)",
+                    Severity.WARNING,
+                )
+            borrow = queue.preemption.borrow_within_cohort
+            if on and borrow is not None and borrow.policy != "Never":
+                yield Finding(
+                    here + ("queues", q, "preemption", "borrowWithinCohort"),
+                    f"Kueue ignores borrowWithinCohort under fair sharing, which is on on {cluster.name}; "
+                    "drop it or set platform.kueue.fairSharing: false",
+                    Severity.WARNING,
+                )
+        for c, cohort in enumerate(cluster.cohorts):
+            if not on and cohort.fair_sharing_weight is not None:
+                yield Finding(
+                    here + ("cohorts", c, "fairSharingWeight"),
+                    f"Kueue ignores fairSharingWeight: fair sharing is off on {cluster.name} (platform.kueue.fairSharing: false)",
+                    Severity.WARNING,
+                )
+
+
+PLATFORM_CHECKS = (check_fair_sharing_settings,)

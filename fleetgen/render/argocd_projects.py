@@ -1,0 +1,174 @@
+"""The fleet's Argo CD AppProjects: what each kind of Application may deploy, and where.
+
+- `<fleet>`: the fleet repository's objects that are not a team's (namespaces, priority classes,
+  Kueue's and Volcano's cluster-wide objects, the versions ConfigMaps, alerts and dashboards) and the
+  Argo CD objects themselves (Applications, the ApplicationSet, AppProjects, repository Secrets,
+  argocd-cm): exactly the kinds fleetgen renders, each cluster's namespaces fleetgen writes to.
+- `<fleet>-platform`: the add-ons' Helm charts, from their chart repositories only, into the add-ons'
+  namespaces. Charts install CRDs, ClusterRoles, webhooks and (the GPU Operator) a ClusterPolicy,
+  whose kinds a chart version decides, so this project allows any cluster-scoped kind.
+- `<fleet>-team-<team>`: the team's Application of each of its clusters, into the team's namespace
+  there, from the fleet repository only, with no cluster-scoped kind: the kinds fleetgen renders for
+  the team (Role, RoleBinding, ResourceQuota, NetworkPolicy, LocalQueue) and the kinds its Role lets
+  the team create (pods, services, config maps, volume claims, Jobs, Deployments, and Volcano Jobs
+  where a cluster of the team runs Volcano).
+
+`validate` checks every object each Application syncs against its project (validation/argocd.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fleetgen.model import Fleet, Team
+from fleetgen.render import provenance as prov
+from fleetgen.render import volcano
+from fleetgen.render.argocd_apps import ARGOCD_NS, IN_CLUSTER, fleet_project, hub, platform_project, team_project
+from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
+from fleetgen.render.platform import add_ons, argocd_repo_url
+from fleetgen.render.provenance import NOWHERE, Recorder
+from fleetgen.render.team import ROLE_RULES
+
+GroupKind = tuple[str, str]
+
+# Cluster-scoped kinds of the fleet's own Application (layout.py's cluster folder, without teams/).
+FLEET_CLUSTER_KINDS: tuple[GroupKind, ...] = (
+    ("", "Namespace"),
+    ("scheduling.k8s.io", "PriorityClass"),
+    ("kueue.x-k8s.io", "ClusterQueue"),
+    ("kueue.x-k8s.io", "Cohort"),
+    ("kueue.x-k8s.io", "ResourceFlavor"),
+    ("kueue.x-k8s.io", "Topology"),
+    ("kueue.x-k8s.io", "WorkloadPriorityClass"),
+    ("scheduling.volcano.sh", "Queue"),
+)
+# Namespaced kinds of the fleet's Application, and of the Argo CD objects in Argo CD's namespace.
+FLEET_NAMESPACED_KINDS: tuple[GroupKind, ...] = (
+    ("", "ConfigMap"),
+    ("", "Secret"),  # OCI Helm repositories, in Argo CD's namespace only (their Application syncs there)
+    ("argoproj.io", "AppProject"),
+    ("argoproj.io", "Application"),
+    ("argoproj.io", "ApplicationSet"),
+    ("monitoring.coreos.com", "PrometheusRule"),
+    ("monitoring.coreos.com", "ServiceMonitor"),  # Kueue's metrics (render/kueue_monitor.py)
+)
+# What fleetgen renders in a team's namespace (layout.py's clusters/<name>/teams/<team>/).
+TEAM_KINDS: tuple[GroupKind, ...] = (
+    ("", "ResourceQuota"),
+    ("kueue.x-k8s.io", "LocalQueue"),
+    ("networking.k8s.io", "NetworkPolicy"),
+    ("rbac.authorization.k8s.io", "Role"),
+    ("rbac.authorization.k8s.io", "RoleBinding"),
+)
+# The kind of each resource a team's Role lets it create (render/team.py, render/volcano.py).
+RESOURCE_KINDS: dict[tuple[str, str], str] = {
+    ("", "pods"): "Pod",
+    ("", "services"): "Service",
+    ("", "configmaps"): "ConfigMap",
+    ("", "persistentvolumeclaims"): "PersistentVolumeClaim",
+    ("batch", "jobs"): "Job",
+    ("apps", "deployments"): "Deployment",
+    ("batch.volcano.sh", "jobs"): "Job",
+}
+
+
+def created_kinds(rules: tuple[dict[str, Any], ...]) -> list[GroupKind]:
+    """The kinds Role `rules` let a subject create (a resource without a known kind is left out)."""
+    return [
+        (group, RESOURCE_KINDS[(group, resource)])
+        for rule in rules
+        if "create" in rule["verbs"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        if (group, resource) in RESOURCE_KINDS
+    ]
+
+
+def team_kinds(fleet: Fleet, team: Team, indexes: list[int]) -> list[GroupKind]:
+    """What team `team` may deploy on the clusters `indexes`: Volcano Jobs where one of them runs Volcano."""
+    on = [fleet.clusters[i] for i in indexes if team in (placed for _, placed in fleet.placements[fleet.clusters[i].name])]
+    volcano_clusters = any(c.volcano is not None for c in on)
+    rules = ROLE_RULES + (volcano.VOLCANO_RULES if volcano_clusters else ())
+    return sorted({*TEAM_KINDS, *created_kinds(rules)})
+
+
+def _kinds(pairs: list[GroupKind] | tuple[GroupKind, ...]) -> list[dict[str, str]]:
+    return [{"group": group, "kind": kind} for group, kind in sorted(pairs)]
+
+
+def _where(fleet: Fleet, clusters: list[str], namespaces: list[str]) -> list[dict[str, str]]:
+    """Destinations: each namespace on each cluster (hub), or on Argo CD's own cluster (in-cluster)."""
+    if not hub(fleet):
+        return [{"server": IN_CLUSTER, "namespace": ns} for ns in sorted(set(namespaces))]
+    return [{"name": c, "namespace": ns} for c in clusters for ns in sorted(set(namespaces))]
+
+
+def _project(fleet: Fleet, name: str, description: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return k8s_object(
+        "argoproj.io/v1alpha1", "AppProject", name, fleet_labels(fleet), namespace=ARGOCD_NS, spec={"description": description, **spec}
+    )
+
+
+def projects(fleet: Fleet, indexes: list[int], why: Recorder = NOWHERE) -> list[Manifest]:
+    """The AppProjects of the clusters `indexes` (every cluster for the hub, one for an in-cluster Argo CD)."""
+    names, repo = [fleet.clusters[i].name for i in indexes], fleet.gitops.repository
+    argocd_home = [{"server": IN_CLUSTER, "namespace": ARGOCD_NS}]
+    fleet_body = _project(
+        fleet,
+        fleet_project(fleet),
+        f"Fleet {fleet.metadata.name}: what fleetgen renders outside the teams' namespaces",
+        {
+            "sourceRepos": [repo],
+            "destinations": argocd_home + _where(fleet, names, ["kube-public", fleet.alerts.namespace]),
+            "clusterResourceWhitelist": _kinds(FLEET_CLUSTER_KINDS),
+            "namespaceResourceWhitelist": _kinds(FLEET_NAMESPACED_KINDS),
+        },
+    )
+    charts = sorted({argocd_repo_url(addon.repository) for i in indexes for _, addon, _ in add_ons(fleet, i)})
+    namespaces = sorted({addon.namespace for i in indexes for _, addon, _ in add_ons(fleet, i)})
+    platform_body = _project(
+        fleet,
+        platform_project(fleet),
+        f"Fleet {fleet.metadata.name}: the add-ons' Helm charts",
+        {
+            "sourceRepos": charts,
+            "destinations": _where(fleet, names, namespaces),
+            "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],  # CRDs, ClusterRoles, webhooks: the chart's choice
+        },
+    )
+    out = [Manifest(fleet_body, ("gitops",)), Manifest(platform_body, ("platform",))]
+    placed = {t for i in indexes for t, _ in fleet.placements[fleet.clusters[i].name]}
+    for t in sorted(placed):
+        team = fleet.teams[t]
+        on = [n for n in names if any(placed_t == t for placed_t, _ in fleet.placements[n])]
+        body = _project(
+            fleet,
+            team_project(fleet, team),
+            f"Team {team.name}: its namespace on its clusters",
+            {
+                "sourceRepos": [repo],
+                "destinations": _where(fleet, on, [team.namespace]),
+                "namespaceResourceWhitelist": _kinds(team_kinds(fleet, team, indexes)),
+            },
+        )
+        out.append(Manifest(body, ("teams", t)))
+    if why.on:
+        for m in out:
+            team_at = m.source if m.source[:1] == ("teams",) else None
+            named: prov.Given = (
+                ("metadata", "name")
+                if m.body["metadata"]["name"] == fleet.metadata.name
+                else prov.derived("<fleet>-platform", ("metadata", "name"))
+            )
+            if team_at:
+                named = prov.derived("<fleet>-team-<team>", ("metadata", "name"), (*team_at, "name"))
+            why.meta(m.body, named, prov.fleet_labels(), prov.default("Argo CD's namespace"))
+            why.set(m.body, ("spec",), prov.default("fleetgen's AppProject: the kinds and places its Applications deploy"))
+            why.set(
+                m.body,
+                ("spec", "sourceRepos"),
+                prov.derived("the repository its Applications take their sources from", ("gitops", "repository"), ("platform",)),
+            )
+            why.set(m.body, ("spec", "destinations"), prov.derived("the clusters and namespaces its Applications deploy to", ("clusters",)))
+            why.set(m.body, ("spec", "description"), prov.derived("what the project is for", ("metadata", "name")))
+    return out

@@ -1,0 +1,242 @@
+"""Every alert fleetgen renders fires on the series it is meant for and stays silent otherwise, as promtool sees it.
+
+For each cluster of the example, the rules under test are the `spec.groups` of its rendered
+PrometheusRules, written to a rules file. Each rendered alert is one test: promtool's
+`test rules` evaluates it on the cluster's healthy series (alert_cases.py) changed so that it
+fires, expecting exactly that alert with its labels and annotations, and changed to just the quiet
+side of it, expecting none. The series are labelled as Prometheus stores them from the exporters
+(stored_series.py), which is what makes a rule that selects a label the data does not carry fail.
+A rendered alert without a firing case fails too. Every dashboard panel must select something on
+the same healthy series.
+
+promtool comes with the Debian package `prometheus` (CI installs it); without it these tests skip.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import promql_parser
+import pytest
+import yaml
+from alert_cases import CASES, Case
+from alert_world import Cluster, build_cluster, healthy, world
+from conftest import EXAMPLE, replace_once
+from stored_series import Labels, kueue_service_labels, kueue_target
+
+from fleetgen.checks.load import load_fleet_text
+from fleetgen.render import cluster_objects
+from fleetgen.render.gitops import gitops_folders
+from fleetgen.render.platform import platform_of
+
+FLEET = load_fleet_text(EXAMPLE.read_bytes()).fleet
+PROMTOOL = shutil.which("promtool")
+needs_promtool = pytest.mark.skipif(
+    PROMTOOL is None, reason="promtool is not installed (.ci/run installs it with Debian's prometheus package)"
+)
+
+
+@cache
+def _objects(index: int) -> list[dict[str, Any]]:
+    return [m.body for m in cluster_objects(FLEET, index)]
+
+
+@cache
+def _platform(index: int) -> list[dict[str, Any]]:
+    return [m.body for folder, _, manifests in gitops_folders(FLEET, index) if folder == "platform" for m in manifests]
+
+
+def _cluster(index: int, honor: bool | None = None) -> Cluster:
+    return build_cluster(FLEET, index, _objects(index), _platform(index), honor)
+
+
+def _alert_id(cluster: str, rule: dict[str, Any]) -> str:
+    return ":".join(
+        [cluster, rule["alert"], rule["labels"]["team"], *([rule["labels"]["endpoint"]] if "endpoint" in rule["labels"] else [])]
+    )
+
+
+RENDERED_ALERTS = [
+    pytest.param(index, rule, id=_alert_id(cluster.name, rule))
+    for index, cluster in enumerate(FLEET.clusters)
+    for body in _objects(index)
+    if body["kind"] == "PrometheusRule"
+    for group in body["spec"]["groups"]
+    for rule in group["rules"]
+    if "alert" in rule
+]
+
+
+def _selector(labels: Labels) -> str:
+    def quoted(value: str) -> str:
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+    return labels["__name__"] + "{" + ", ".join(f"{k}={quoted(v)}" for k, v in sorted(labels.items()) if k != "__name__") + "}"
+
+
+def _group(name: str, c: Cluster, knobs: dict[tuple[str, ...], Any], minutes: int) -> dict[str, Any]:
+    series = world(c, {**healthy(c), **knobs}, minutes + 5)
+    return {"name": name, "interval": "1m", "input_series": [{"series": _selector(labels), "values": v} for labels, v in series]}
+
+
+def _promtool(
+    tmp_path: Path, c: Cluster, tests: list[dict[str, Any]], every: int = 1, only: dict[str, Any] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`promtool test rules` of `tests` against the cluster's rendered rule groups (or the one holding rule `only`)."""
+    assert PROMTOOL
+    groups = [g for g in _groups(c.name) if only is None or only in g["rules"]]
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
+    suite = {"rule_files": ["rules.yaml"], "evaluation_interval": f"{every}m", "tests": tests}
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(suite))
+    return subprocess.run([PROMTOOL, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False)
+
+
+def _groups(cluster: str) -> list[dict[str, Any]]:
+    index = [c.name for c in FLEET.clusters].index(cluster)
+    return [g for body in _objects(index) if body["kind"] == "PrometheusRule" for g in body["spec"]["groups"]]
+
+
+def _nonempty(expr: str, minutes: int) -> dict[str, Any]:
+    """A promql_expr_test that passes only when `expr` returns at least one series."""
+    return {"expr": f"absent({expr})", "eval_time": f"{minutes}m", "exp_samples": []}
+
+
+def _case_tests(c: Cluster, rule: dict[str, Any], case: Case) -> list[dict[str, Any]]:
+    assert "{{" not in str(rule["annotations"]), "a templated annotation: expect its expansion here"
+    expected = {"exp_labels": {**case.labels, **rule["labels"]}, "exp_annotations": rule["annotations"]}
+    at = f"{case.minutes}m"
+    fire = _group("fires", c, case.fire, case.minutes) | {
+        "alert_rule_test": [{"eval_time": at, "alertname": rule["alert"], "exp_alerts": [expected]}]
+    }
+    tests = [fire]
+    for name, knobs in case.quiet.items():
+        quiet = _group(name, c, knobs, case.minutes) | {
+            "alert_rule_test": [{"eval_time": at, "alertname": rule["alert"], "exp_alerts": []}]
+        }
+        if name in case.still_true:
+            quiet["promql_expr_test"] = [_nonempty(case.still_true[name], case.minutes)]
+        tests.append(quiet)
+    return tests
+
+
+def test_every_cluster_renders_the_seed_alerts() -> None:
+    """The list the parametrized test below runs over is the real one: every seed alert, on every cluster that has it."""
+    names = {(FLEET.clusters[p.values[0]].name, p.values[1]["alert"]) for p in RENDERED_ALERTS}
+    uncovered = sorted({name for _, name in names} - set(CASES))
+    assert not uncovered, f"rendered alerts with no firing case in tests/alert_cases.py: {uncovered}"
+    assert {name for _, name in names} == set(CASES)  # and no case for an alert fleetgen no longer renders
+    assert ("dev-eastus", "GPUUnderutilized") not in names  # switched off there in fleet.yaml
+    assert len(RENDERED_ALERTS) > 60
+
+
+@needs_promtool
+@pytest.mark.parametrize(("index", "rule"), RENDERED_ALERTS)
+def test_promtool_fires_each_alert_on_its_series_and_not_just_under_it(tmp_path: Path, index: int, rule: dict[str, Any]) -> None:
+    builder = CASES.get(rule["alert"])
+    assert builder is not None, f"{rule['alert']} has no firing case in tests/alert_cases.py: add one"
+    c = _cluster(index)
+    case = builder(c, rule)
+    done = _promtool(tmp_path, c, _case_tests(c, rule, case), case.every, rule)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _panels(index: int) -> list[tuple[str, str]]:
+    """(dashboard/panel title, query) of every dashboard panel the cluster's Grafana gets."""
+    found = []
+    for body in _objects(index):
+        if body["kind"] == "ConfigMap" and body["metadata"]["labels"].get("grafana_dashboard") == "1":
+            for text in body["data"].values():
+                board = yaml.safe_load(text)
+                found += [(f"{board['title']} / {p['title']}", t["expr"]) for p in board["panels"] for t in p["targets"]]
+    return found
+
+
+def _served_teams(c: Cluster) -> set[str]:
+    return {e.team for e in c.endpoints}
+
+
+@needs_promtool
+@pytest.mark.parametrize("index", range(len(FLEET.clusters)), ids=[c.name for c in FLEET.clusters])
+def test_healthy_series_fire_nothing_and_fill_every_panel(tmp_path: Path, index: int) -> None:
+    c, minutes = _cluster(index), 75
+    alerts = sorted({r["alert"] for g in _groups(c.name) for r in g["rules"] if "alert" in r})
+    checks, skipped = [], []
+    for title, expr in _panels(index):
+        slo_teams = {m.value for s in _selectors(expr) if s.name.startswith("slo:") for m in s.matchers.matchers if m.name == "team"}
+        if slo_teams - _served_teams(c):  # a team's budget panel where it serves nothing: that cluster has no SLO series of it
+            skipped.append(title)
+            continue
+        checks.append(_nonempty(expr, minutes))
+    group = _group("healthy", c, {}, minutes)
+    group["alert_rule_test"] = [{"eval_time": f"{minutes}m", "alertname": a, "exp_alerts": []} for a in alerts]
+    group["promql_expr_test"] = checks
+    done = _promtool(tmp_path, c, [group])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(checks) >= 3 + 3 * len(c.namespaces)  # the overview's panels and each team's GPU and quota panels
+    assert all("Error budget" in t or "Burn rate" in t for t in skipped)
+
+
+def _selectors(expr: str) -> list[Any]:
+    found: list[Any] = []
+    promql_parser.walk(promql_parser.parse(expr), lambda n: found.append(n) if isinstance(n, promql_parser.VectorSelector) else None)
+    return found
+
+
+@needs_promtool
+def test_with_the_charts_default_honor_labels_the_team_gpu_alerts_never_fire(tmp_path: Path) -> None:
+    """Why fleetgen sets honorLabels: stored as exported_namespace, the workload's namespace matches no team rule."""
+    index = [c.name for c in FLEET.clusters].index("training-eastus")
+    rule = next(
+        r
+        for _, r in (p.values for p in RENDERED_ALERTS)
+        if r["alert"] == "GPUUnderutilized" and r["labels"]["cluster"] == "training-eastus"
+    )
+    for honor, fires in ((None, True), (False, False)):
+        c = _cluster(index, honor)
+        done = _promtool(tmp_path, c, _case_tests(c, rule, CASES["GPUUnderutilized"](c, rule))[:1], only=rule)
+        assert (done.returncode == 0) == fires, done.stdout + done.stderr
+    held = next(labels for labels, _ in world(_cluster(index, False), healthy(_cluster(index, False)), 1) if "exported_namespace" in labels)
+    assert held["namespace"] == "gpu-operator" and held["exported_namespace"].startswith("team-")
+
+
+def test_the_kueue_charts_own_monitor_is_not_selected_and_fleetgens_is() -> None:
+    """The chart's ServiceMonitor carries only the chart's labels; fleetgen's carries the fleet's rule labels."""
+    for index, cluster in enumerate(FLEET.clusters):
+        kueue = platform_of(FLEET, index).kueue
+        release = "kueue"
+        chart_labels = {
+            k: v for k, v in kueue_service_labels(kueue.chart, release, kueue.version).items() if k != "app.kubernetes.io/component"
+        }
+        charts_own = {
+            "kind": "ServiceMonitor",
+            "metadata": {"name": "kueue-controller-manager-metrics-monitor", "namespace": kueue.namespace, "labels": chart_labels},
+            "spec": {
+                "selector": {"matchLabels": kueue_service_labels(kueue.chart, release, kueue.version)},
+                "endpoints": [{"port": "https"}],
+            },
+        }
+        selected_by = dict(FLEET.alerts.rule_labels)
+        assert kueue_target([charts_own], selected_by, kueue.namespace, kueue.chart, kueue.version) is None, cluster.name
+        target = kueue_target(_objects(index), selected_by, kueue.namespace, kueue.chart, kueue.version)
+        assert target is not None, cluster.name
+        assert target.labels["namespace"] == kueue.namespace and target.labels["job"] == "kueue-controller-manager-metrics-service"
+    without = replace_once(
+        EXAMPLE.read_text(), "  gpuOperator: {version: v24.3.0}", "  gpuOperator: {version: v24.3.0}\n  kueue: {enabled: false}"
+    )
+    fleet = load_fleet_text(without.encode()).fleet
+    assert not [m for m in cluster_objects(fleet, 0) if m.body["kind"] == "ServiceMonitor"]  # no Kueue, nothing to scrape
+
+
+@needs_promtool
+@pytest.mark.parametrize("index", range(len(FLEET.clusters)), ids=[c.name for c in FLEET.clusters])
+def test_promtool_checks_the_rendered_rules(tmp_path: Path, index: int) -> None:
+    assert PROMTOOL
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(yaml.safe_dump({"groups": _groups(FLEET.clusters[index].name)}, sort_keys=False))
+    done = subprocess.run([PROMTOOL, "check", "rules", str(rules)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SUCCESS" in done.stdout
