@@ -15,6 +15,7 @@ from fleetgen.checks.slo import SLO_CHECKS
 from fleetgen.compat import Facts, check_compatibility, check_fleet_policy
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import Fleet, Quota
+from fleetgen.model.sharing import TRAINING
 
 Check = Callable[[Fleet], Iterator[Finding]]
 
@@ -60,6 +61,13 @@ def check_references(fleet: Fleet) -> Iterator[Finding]:
         for p, cls in enumerate(team.priority_classes or ()):
             if cls not in classes:
                 yield Finding(here + ("priorityClasses", p), f"unknown priority class {cls!r}{_known(classes)}")
+    purposes = [TRAINING, *fleet.slo.all_tiers]
+    for purpose, cls in fleet.scheduling.default_priority_classes.items():
+        at: FieldPath = ("scheduling", "defaultPriorityClasses", purpose)
+        if purpose not in purposes:
+            yield Finding(at, f"unknown purpose {purpose!r}: training or an SLO tier ({', '.join(purposes[1:])})")
+        if cls not in classes:
+            yield Finding(at, f"unknown priority class {cls!r}{_known(classes)}")
 
 
 def check_priority_classes(fleet: Fleet) -> Iterator[Finding]:

@@ -17,7 +17,7 @@ from fractions import Fraction
 from fleetgen.checks.admission import PodSize, node_limit, pods_per_node, queue_room, share, show
 from fleetgen.errors import InputError, RefusedAsk
 from fleetgen.model import Cluster, Fleet, NodePool, PriorityClass, Quantity, Team
-from fleetgen.model.sharing import GPU, RESOURCES
+from fleetgen.model.sharing import GPU, RESOURCES, TRAINING
 from fleetgen.render.volcano import queue_name as volcano_queue_name
 from fleetgen.workflows import cluster_index
 
@@ -63,10 +63,11 @@ class _Scheduler:
     cluster_queue: int | None  # index of the Kueue ClusterQueue that must admit the whole job in one flavor
 
 
-def resolve(fleet: Fleet, ask: Ask, pods: int, *, gang: bool, queued: bool = True) -> Target:
+def resolve(fleet: Fleet, ask: Ask, pods: int, *, gang: bool, queued: bool = True, purpose: str = TRAINING) -> Target:
     """Team, cluster, pools, queue and priority class of the ask; each refusal says what is allowed.
 
-    `queued` is False for a Deployment, which the scheduler places without a Kueue queue's admission."""
+    `queued` is False for a Deployment, which the scheduler places without a Kueue queue's admission; `purpose` is
+    training or the SLO tier an inference Deployment serves, whose default priority class it gets."""
     teams = {t.name: t for t in fleet.teams}
     if ask.team not in teams:
         raise InputError(f"--team {ask.team}: no such team (known: {', '.join(teams) or 'none'})")
@@ -87,7 +88,7 @@ def resolve(fleet: Fleet, ask: Ask, pods: int, *, gang: bool, queued: bool = Tru
             refusals.append(refused)
             continue
         volcano = scheduler.cluster_queue is None and gang
-        return Target(team, cluster, chosen, model, scheduler.queue, volcano, _priority(fleet, team, ask.priority), pod)
+        return Target(team, cluster, chosen, model, scheduler.queue, volcano, _priority(fleet, team, ask.priority, purpose), pod)
     raise refusals[0]
 
 
@@ -245,8 +246,10 @@ def _pod_words(pod: PodSize) -> str:
     return f"{gpus}{show('cpu', pod.cpu)} CPU, {show('memory', pod.memory)}"
 
 
-def _priority(fleet: Fleet, team: Team, asked: str | None) -> PriorityClass | None:
-    """The asked class, or the team's lowest allowed one; None when the fleet has no priority classes."""
+def _priority(fleet: Fleet, team: Team, asked: str | None, purpose: str) -> PriorityClass | None:
+    """The asked class, else the purpose's default (`scheduling.defaultPriorityClasses`) or the nearest class below it the
+    team may use; without a default, training gets the team's lowest class (preemptible) and inference its highest (serving
+    should not wait behind training). None when the fleet has no priority classes."""
     allowed = sorted(
         (pc for pc in fleet.priority_classes if team.priority_classes is None or pc.name in team.priority_classes),
         key=lambda pc: (pc.value, pc.name),
@@ -254,7 +257,13 @@ def _priority(fleet: Fleet, team: Team, asked: str | None) -> PriorityClass | No
     if asked is None:
         if fleet.priority_classes and not allowed:  # the pod would get the global default, which the team's quota bars
             raise RefusedAsk(f"team {team.name} may use none of the fleet's priority classes; list some in its priorityClasses")
-        return allowed[0] if allowed else None
+        if not allowed:
+            return None
+        default = next((pc for pc in fleet.priority_classes if pc.name == fleet.scheduling.default_priority_classes.get(purpose)), None)
+        if default is None:
+            return allowed[0] if purpose == TRAINING else allowed[-1]
+        below = [pc for pc in allowed if pc.value <= default.value]
+        return below[-1] if below else allowed[0]
     for pc in allowed:
         if pc.name == asked:
             return pc
