@@ -8,6 +8,7 @@ command that needs the rendered objects gets the same ones, computed once. Nothi
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +19,9 @@ from fleetgen.authoring.scaffold import init_files, refuse_overwrites
 from fleetgen.cache import Cache
 from fleetgen.checks.load import LoadedFleet, load_fleet, load_fleet_text
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
-from fleetgen.live.state import Drift, QuotaImpact, compare, live_from_context, quota_impacts, read_live
+from fleetgen.live.node_checks import judge_nodes
+from fleetgen.live.nodes import nodes_in
+from fleetgen.live.state import Drift, QuotaImpact, compare, live_from_context, quota_impacts, read_live, resources_of
 from fleetgen.model import Fleet
 from fleetgen.model.json_schema import SCHEMA_PATH, fleet_json_schema
 from fleetgen.output.freshness import Discrepancy, check_tree
@@ -229,6 +232,20 @@ def cluster_dumps(values: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
     return {cluster: read_live(files) for cluster, files in paths.items()}
 
 
+EVIDENCE_RESOURCES = ["node", "configmap"]  # a cluster's Nodes and its fleet-versions ConfigMap
+
+
+def cluster_evidence(live: tuple[str, ...], contexts: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
+    """Each cluster's live objects from `--live CLUSTER=PATH` dumps and `--context CLUSTER=CONTEXT` (through kubectl)."""
+    out = cluster_dumps(live)
+    for value in contexts:
+        cluster, sep, context = value.partition("=")
+        if not sep or not cluster or not context:
+            raise InputError(f"--context {value!r}: expected CLUSTER=KUBECONTEXT")
+        out[cluster] = out.get(cluster, []) + live_from_context(context, EVIDENCE_RESOURCES)
+    return out
+
+
 def review(fleet: Path, base_ref: str, head_ref: str | None, live: tuple[str, ...] = ()) -> Review:
     """What a change to FLEET does to each cluster, and the approvals it needs (`diff`)."""
     cache = Cache.for_user()
@@ -266,8 +283,13 @@ def drift(fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None
         raise InputError("give either --live FILE|DIR or --context KUBECONTEXT")
     loaded = load_fleet(fleet)
     index = cluster_index(loaded.fleet, cluster, f"--cluster {cluster}")
-    objects = read_live(live) if live else live_from_context(str(context))
-    return compare(Rendered(loaded.fleet, loaded.source.file).keyed(index, with_entry_point=False), objects)
+    rendered = Rendered(loaded.fleet, loaded.source.file).keyed(index, with_entry_point=False)
+    objects = read_live(live) if live else live_from_context(str(context), resources_of(rendered))
+    result = compare(rendered, objects)
+    nodes = nodes_in(objects)
+    if not nodes:
+        return result
+    return dataclasses.replace(result, nodes=judge_nodes(loaded.fleet, loaded.fleet.clusters[index], nodes, loaded.facts))
 
 
 def github_outputs(result: FleetDiff) -> dict[str, str]:

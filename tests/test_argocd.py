@@ -322,8 +322,8 @@ def test_rolling_sync_takes_the_clusters_in_upgrade_wave_order(hub_tree: tuple[F
         (step,) = [n for n, s in enumerate(steps) if selected(s, app["metadata"]["labels"])]  # each root in exactly one step
         order.append((step, app["metadata"]["labels"]["fleetgen/cluster"]))
     by_step = [sorted(c for s, c in order if s == n) for n in range(len(steps))]
-    # upgrade plan's order: dev, one production cluster whose DR partner stays behind, then the rest
-    assert by_step == [["dev-eastus"], ["prod-inference-eastus"], ["prod-inference-westeu", "training-eastus"]]
+    # upgrade plan's order: dev, the production canary (outside any DR pair), then the DR pair's halves apart
+    assert by_step == [["dev-eastus"], ["training-eastus"], ["prod-inference-eastus"], ["prod-inference-westeu"]]
     for cluster in fleet.clusters:
         for app in (c for c in kustomize(root / "clusters" / cluster.name / "platform") if c["kind"] == "Application"):
             assert app["metadata"]["labels"]["fleetgen/rollout-wave"] == str(

@@ -19,7 +19,8 @@ import yaml
 from conftest import EXAMPLE, git, replace_once
 
 from fleetgen.checks.load import load_fleet_text
-from fleetgen.live.state import compare, normalize
+from fleetgen.live.managed import managed_view
+from fleetgen.live.state import compare
 from fleetgen.render import cluster_objects
 from fleetgen.render.rendered import Rendered
 from fleetgen.review import diff_fleets
@@ -213,7 +214,7 @@ def test_drift_ignores_server_noise_and_defaults() -> None:
     drift = compare({(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): o for o in rendered}, live)
     assert not drift.found and drift.impacts == ()
     namespace = next(o for o in live if o["kind"] == "Namespace")
-    assert normalize(namespace, next(o for o in rendered if o["kind"] == "Namespace")) == next(
+    assert managed_view(namespace, next(o for o in rendered if o["kind"] == "Namespace")) == next(
         o for o in rendered if o["kind"] == "Namespace"
     )
 
@@ -240,8 +241,8 @@ def test_drift_reports_exactly_the_real_differences(tmp_path: Path, cli_run: Run
         "  + Namespace team-retired (extra)",
         "  ~ ResourceQuota team-nlp/gpu-quota",
         "      spec.hard[requests.cpu]: 64 -> 80",
-        "warning: team nlp on dev-eastus: requests.nvidia.com/gpu lowered to 2 below its current use of 3; "
-        "running pods stay, every new pod is rejected until use drops",
+        "warning: team nlp on dev-eastus: requests.nvidia.com/gpu quota of 2 is below its current use of 3; "
+        "running pods stay, every new pod is rejected until use drops",  # nothing was lowered: the cluster has 2 too
     ]
     report = json.loads(cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml", "--format", "json").stdout)
     assert report["changed"][0]["fields"] == [{"path": "spec.hard[requests.cpu]", "live": "80", "rendered": "64"}]
@@ -261,7 +262,7 @@ def test_diff_shows_quota_impact_from_a_live_dump(repo: Path, cli_run: Run) -> N
     ] = "2"
     (repo / "live.yaml").write_text(yaml.safe_dump(dump))
     done = cli_run("diff", "--base", "HEAD", "--live", "dev-eastus=live.yaml", "--format", "markdown", cwd=repo)
-    assert "team data-science on dev-eastus: requests.nvidia.com/gpu lowered to 1 below its current use of 2" in done.stdout
+    assert "team data-science on dev-eastus: requests.nvidia.com/gpu lowered from 2 to 1, below its current use of 2" in done.stdout
 
 
 def test_drift_through_a_kubeconfig_context_reports_an_unreachable_api_server(tmp_path: Path, cli_run: Run) -> None:

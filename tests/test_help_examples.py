@@ -3,7 +3,7 @@
 The examples are read from the commands themselves (click's epilog), so an example changed or added
 is tested without touching this file. They run in one fleet repository made from the shipped
 fleet.yaml (rendered and committed, `origin/main` pointing at it), beside the files they name: a live
-dump for drift, the upstream CRDs for `--crd crds/`, and a hand-written fleet repository to import.
+dump for drift, a nodes dump for upgrade verify, the upstream CRDs for `--crd crds/`, and a hand-written fleet repository to import.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 import click
 import yaml
 from conftest import EXAMPLE, REPO, UPSTREAM_CRDS, git
+from node_dumps import evidence_of
 
 from fleetgen.checks.load import load_fleet
 from fleetgen.cli import cli
@@ -25,13 +26,11 @@ from fleetgen.render.layout import cluster_objects
 
 # Examples that end in a finding on the shipped fleet, on purpose, and why; every other example exits 0.
 FINDINGS = {
-    "upgrade plan": "the example fleet's GPU Operator v24.3.0 lists no 560 driver: the plan names the operator upgrade first",
-    "upgrade apply": "the same refusal, before anything is written",
     "import": "the repository it imports (tests/import_repo) keeps a LimitRange on purpose, which fleet.yaml cannot hold",
 }
 # The order they run in: later examples build on earlier ones (team remove removes the team team add made).
 ORDER = ["render", "validate", "check", "explain", "report", "diff", "drift", "job new", "upgrade plan", "upgrade apply"]
-ORDER += ["upgrade status", "schema", "docs", "init", "import", "team add", "team remove", ""]
+ORDER += ["upgrade verify", "upgrade status", "schema", "docs", "init", "import", "team add", "team remove", ""]
 
 
 def examples() -> dict[str, str]:
@@ -65,6 +64,14 @@ def sandbox(tmp_path: Path) -> Path:
     index = [c.name for c in fleet.clusters].index("dev-eastus")
     live = [m.body for m in cluster_objects(fleet, index)]  # the whole cluster, as it runs: no drift
     (repo / "live.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": live}), encoding="utf-8")
+    # upgrade verify's nodes dump: dev-eastus once wave 1 of the apply example is on its nodes and synced
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    shutil.copy(EXAMPLE, scratch / "fleet.yaml")
+    apply = [str(Path(sys.executable).parent / "fleetgen"), "upgrade", "apply", "--wave", "1", "--set", "driver=560.35.03", "--no-render"]
+    subprocess.run(apply, cwd=scratch, check=True, capture_output=True)
+    nodes = evidence_of(load_fleet(scratch / "fleet.yaml").fleet, "dev-eastus")
+    (repo / "dev-nodes.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": nodes}), encoding="utf-8")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "fleet.yaml", "base", "clusters", "FLEET.md", ".fleetgen-ledger")
     git(repo, "commit", "-qm", "fleet")

@@ -210,7 +210,7 @@ def test_a_queue_that_admits_only_placed_teams_but_has_none_is_a_warning() -> No
 def test_topology_and_workload_priority_classes(shared_tree: Path, kustomize: Build) -> None:
     objects = _by_key(kustomize(shared_tree / "clusters" / "training-eastus"))
     assert "topologyName" not in objects[("ResourceFlavor", "", "h100-ondemand")]["spec"]
-    off = _load(replace_once(SHARED, "versionSets:\n", "scheduling: {workloadPriorityClasses: false}\n\nversionSets:\n"))
+    off = _load(replace_once(SHARED, "scheduling:\n", "scheduling:\n  workloadPriorityClasses: false\n"))
     assert not any(m.body["kind"] == "WorkloadPriorityClass" for m in cluster_objects(off, 2))
 
 

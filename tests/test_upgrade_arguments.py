@@ -14,6 +14,7 @@ import pytest
 from conftest import EXAMPLE, replace_once
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from node_dumps import verified, wave_evidence
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import FindingsError, FleetgenError, InputError
@@ -50,7 +51,7 @@ def test_wave_numbers_far_past_the_upgrade_are_refused_without_counting_to_them(
     huge = 99999999999999999999
     with pytest.raises(PlanRefused, match="^wave 1 is not in fleet.yaml yet: apply wave 1 first, then the others in order up to 9+$"):
         apply_wave(EXAMPLE_LOADED, huge, DRIVER, AT)
-    with pytest.raises(PlanRefused, match=f"^the upgrade has waves 1 to 3, not {huge}$"):
+    with pytest.raises(PlanRefused, match=f"^the upgrade has waves 1 to 4, not {huge}$"):
         apply_wave(load_fleet_text(WAVE1.encode()), huge, None, AT)
     for number in (0, -1, -huge):
         with pytest.raises(InputError, match=f"^--wave {number}: waves count from 1$"):
@@ -70,11 +71,18 @@ def test_dates_past_year_9999_are_usage_errors_not_overflows() -> None:
     assert parse_moment("2026-11-24T10:00+01:00", "--at") == AT  # other offsets become UTC
     assert parse_moment("2026-11-24T09:00", "--at") == AT  # no offset: UTC
     # an upgrade record near the end of time: status and the next wave say so in one line
-    late = apply_wave(EXAMPLE_LOADED, 1, DRIVER, datetime.datetime(9999, 12, 31, 9, tzinfo=UTC))
+    late = datetime.datetime(9999, 12, 31, 9, tzinfo=UTC)
+    applied = apply_wave(EXAMPLE_LOADED, 1, DRIVER, late)
+    with pytest.raises(InputError, match="^the end of wave 1's soak would fall after 9999-12-31"):
+        verified(applied, 1, late)
+    record = replace_once(
+        applied, "appliedAt: '9999-12-31T09:00:00Z'", "appliedAt: '9999-12-31T09:00:00Z', verifiedAt: '9999-12-31T09:00:00Z'"
+    )
     with pytest.raises(InputError, match="after 9999-12-31"):
-        upgrade_status(load_fleet_text(late.encode()).fleet, AT)
+        upgrade_status(load_fleet_text(record.encode()).fleet, AT)
+    evidence = wave_evidence(load_fleet_text(record.encode()).fleet, 1)
     with pytest.raises(InputError, match="after 9999-12-31"):
-        apply_wave(load_fleet_text(late.encode()), 2, None, datetime.datetime(9999, 12, 31, 10, tzinfo=UTC))
+        apply_wave(load_fleet_text(record.encode()), 2, None, datetime.datetime(9999, 12, 31, 10, tzinfo=UTC), evidence=evidence)
 
 
 def test_a_freeze_to_the_end_of_time_is_a_usage_error_when_planning_dates() -> None:

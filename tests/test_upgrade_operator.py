@@ -1,24 +1,30 @@
 """The upgrade planner with the facts validate uses, and the GPU Operator's driver limits.
 
-The operator cases are generated from compat/gpu_operator.yaml: every listed driver plans, one patch below it is
-refused, and every piece of ordering advice names only states the data supports. The fleet's own facts file is
-tested through the real CLI.
+The operator cases are generated from compat/gpu_operator.yaml: every listed driver plans without moving the release,
+and a driver the release lacks moves the cluster to the first later release that lists it, in the same step, or is
+refused. The fleet's own facts file is tested through the real CLI.
 """
 
 from __future__ import annotations
 
+import datetime
+import difflib
 import re
 from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
 
 import pytest
+import yaml
 from conftest import EXAMPLE, replace_once
+from node_dumps import verified, wave_evidence
 from test_compat_facts import below
 
 from fleetgen.checks.load import load_fleet_text
-from fleetgen.compat.gpu_operator import OperatorRelease, driver_move, operator_facts
+from fleetgen.compat.gpu_operator import OperatorRelease, operator_facts
 from fleetgen.model import Fleet, Version
+from fleetgen.upgrade.apply import apply_wave
+from fleetgen.upgrade.operator import cluster_versions, release_for
 from fleetgen.upgrade.plan import PlanRefused, plan_upgrade
 
 Run = Callable[..., CompletedProcess[str]]
@@ -55,66 +61,69 @@ CASES = [
 
 
 @pytest.mark.parametrize(("release", "base", "driver"), CASES, ids=[f"{r.series}-{d}" for r, _, d in CASES])
-def test_a_driver_the_operator_lists_plans_and_one_patch_below_is_refused(release: OperatorRelease, base: Version, driver: Version) -> None:
+def test_a_driver_the_operator_lists_plans_without_moving_it_and_one_patch_below_moves_or_is_refused(
+    release: OperatorRelease, base: Version, driver: Version
+) -> None:
     fleet = fleet_on(release, base)
-    assert plan_upgrade(fleet, {"driver": driver}).waves
+    plan = plan_upgrade(fleet, {"driver": driver})
+    assert plan.waves and all(dict(w.step) == {"driver": driver} for w in plan.waves)  # the release lists it: it stays
     lower = Version(below(driver))
     if lower in release.drivers or lower <= base:
+        return
+    later = release_for(lower, Version.parse(release.documents))
+    if later is not None:  # a later release lists it: each cluster moves to that release with the driver
+        assert {dict(w.step)["gpuOperator"] for w in plan_upgrade(fleet, {"driver": lower}).waves} == {Version.parse(later.documents)}
         return
     with pytest.raises(PlanRefused) as caught:
         plan_upgrade(fleet, {"driver": lower})
     about = [
         f.message for f in caught.value.findings if f"driver {lower} is not supported by GPU Operator {release.documents}" in f.message
     ]
-    assert sorted(m.split(":")[0] for m in about) == sorted(c.name for c in fleet.clusters)
+    assert sorted(m.split(" ")[0] for m in about) == sorted(c.name for c in fleet.clusters)
 
 
 MOVES = [
-    (release, current, target)
+    (release, base, target)
     for release in RELEASES
-    for current in release.drivers
+    if (base := lowest_cuda12_driver(release)) is not None
     for target in sorted({d for r in RELEASES for d in r.drivers})
-    if target > current and target not in release.drivers
+    if target > base and target not in release.drivers
 ]
 
 
-@pytest.mark.parametrize(("release", "current", "target"), MOVES, ids=[f"{r.series}-{c}-{t}" for r, c, t in MOVES])
-def test_ordering_advice_names_only_supported_states(release: OperatorRelease, current: Version, target: Version) -> None:
-    """Each state the advice passes through (driver, operator release) is one the data supports."""
-    advice = driver_move(release.documents, current, target)
-    assert advice is not None and advice.startswith(f"driver {target} is not supported by GPU Operator {release.documents}")
-    supports = {r.documents: set(r.drivers) for r in RELEASES}
-    later = [r for r in sorted(RELEASES, key=_key) if _key(r) > _key(release)]
-    first = next((r for r in later if target in r.drivers), None)
+@pytest.mark.parametrize(("release", "base", "target"), MOVES, ids=[f"{r.series}-{b}-{t}" for r, b, t in MOVES])
+def test_a_driver_the_release_lacks_moves_the_release_with_it_and_every_state_is_supported(
+    release: OperatorRelease, base: Version, target: Version
+) -> None:
+    """The cluster's release and driver change in one step (one Helm upgrade): the state after it, not a driver the
+    two releases share, is what the rule judges; a target no later release lists is refused with the rule."""
+    fleet = fleet_on(release, base)
+    supports = {Version.parse(r.documents): set(r.drivers) for r in RELEASES}
+    first = release_for(target, Version.parse(release.documents))
     if first is None:
-        assert "nor by any later release fleetgen knows" in advice
+        with pytest.raises(PlanRefused, match=f"driver {target} is not supported by GPU Operator {release.documents}"):
+            plan_upgrade(fleet, {"driver": target})
         return
-    operator = re.search(r"the GPU Operator to (v[\d.]+)", advice)
-    step = re.search(r"move the driver to ([\d.]+) first", advice)
-    if operator is None:
-        assert "no order of upgrades keeps the cluster supported" in advice
-        assert current not in first.drivers and not any(current < d < target for d in set(release.drivers) & set(first.drivers))
-        return
-    new = operator.group(1)
-    assert target in supports[new]
-    held = Version(step.group(1)) if step else current  # the driver while the operator moves
-    assert held in supports[release.documents] and held in supports[new] and current <= held < target
+    plan = plan_upgrade(fleet, {"driver": target})
+    moved = Version.parse(first.documents)
+    assert plan.target == {"driver": target, "gpuOperator": moved}
+    assert [dict(w.step) for w in plan.waves] == [{"driver": target, "gpuOperator": moved}] * len(plan.waves)
+    skipped = [r for r in RELEASES if _key(release) <= _key(r) < _key(first)]
+    assert target in supports[moved] and not any(target in r.drivers for r in skipped)  # the smallest move that lists it
 
 
-def test_the_examples_operator_blocks_560_with_the_order_that_works(cli_run: Run, tmp_path: Path) -> None:
+def test_the_shipped_example_plans_560_and_580_moving_the_gpu_operator_with_the_driver(cli_run: Run, tmp_path: Path) -> None:
     (tmp_path / "fleet.yaml").write_text(EXAMPLE.read_text())
-    done = cli_run("upgrade", "plan", "--set", "driver=560.35.03")
-    assert done.returncode == 1 and done.stdout == ""
-    assert (
-        "upgrade: dev-eastus: driver 560.35.03 is not supported by GPU Operator v24.3.0; upgrade the GPU Operator to v24.6.1 "
-        "first (it supports both 550.90.07 and 560.35.03), then the driver"
-    ) in done.stderr
-    assert (
-        "upgrade: training-eastus: driver 560.35.03 is not supported by GPU Operator v24.3.0, and v24.6.1, the first release "
-        "that supports it, does not support the current driver 550.54.15: move the driver to 550.90.07 first (both releases "
-        "support it), then the GPU Operator to v24.6.1, then the driver to 560.35.03"
-    ) in done.stderr
-    assert cli_run("upgrade", "plan", "--set", "driver=550.90.07").returncode == 0  # one 24.3 supports: planned
+    for driver, operator in (("560.35.03", "v24.6.1"), ("580.65.06", "v25.3.4")):
+        done = cli_run("upgrade", "plan", "--set", f"driver={driver}")
+        assert done.returncode == 0, done.stderr
+        assert f"implied: GPU Operator v24.3.0 does not list driver {driver}; {operator} is the first release that does" in done.stdout
+        steps = re.findall(r"^\d +(.+?)  +(?:canary|production)", done.stdout, re.MULTILINE)
+        assert steps == [f"driver {driver}, gpuOperator {operator}"] * 4, done.stdout
+    assert cli_run("upgrade", "plan", "--set", "driver=550.90.07").returncode == 0  # one 24.3 lists: the operator stays
+    pinned = cli_run("upgrade", "plan", "--set", "driver=580.65.06", "--set", "gpuOperator=v24.9.2")
+    assert pinned.returncode == 1
+    assert "after driver 580.65.06, gpuOperator v24.9.2: driver 580.65.06 is not supported by GPU Operator v24.9.2" in pinned.stderr
 
 
 def test_an_implied_driver_is_one_every_operator_supports() -> None:
@@ -123,9 +132,9 @@ def test_an_implied_driver_is_one_every_operator_supports() -> None:
     fleet = fleet_on(release, Version("550.90.07"))
     plan = plan_upgrade(fleet, {"cuda": Version("12.6"), "cudnn": Version("9.3.0")})
     assert plan.implied == [
-        "CUDA 12.6 needs driver 560.28.03 or later, and 560.35.03 is the first the clusters' GPU Operators support: the driver moves first"
+        "CUDA 12.6 needs driver 560.28.03 or later, and 560.35.03 is the first a GPU Operator release lists: the driver moves first"
     ]
-    assert plan.target["driver"] == Version("560.35.03")
+    assert plan.target["driver"] == Version("560.35.03") and "gpuOperator" not in plan.target
 
 
 # --- the fleet's own facts file, through the real CLI ------------------------------------------------------------
@@ -145,3 +154,79 @@ def test_plan_uses_the_fleets_own_facts(cli_run: Run, tmp_path: Path, own_facts:
     needed = "560.35.03" if own_facts else "560.28.03"  # the user's row replaces the shipped one for CUDA 12.6
     assert f"CUDA 12.6 needs driver {needed} or later: the driver moves first" in done.stdout
     assert re.search(rf"^1 +driver {needed} +canary \(dev\) +dev-eastus ", done.stdout, re.MULTILINE), done.stdout
+
+
+# --- applying waves that move the GPU Operator with the driver ----------------------------------------------------
+
+
+def _changed(before: str, after: str) -> list[str]:
+    return [
+        line
+        for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+
+
+def _gpu_operator_release(tree: Path, cluster: str) -> tuple[str, str]:
+    """The chart version and driver.version of the cluster's rendered GPU Operator HelmRelease."""
+    docs = yaml.safe_load_all((tree / "clusters" / cluster / "platform" / "platform.yaml").read_text())
+    release = next(d for d in docs if d["kind"] == "HelmRelease" and d["metadata"]["name"] == "gpu-operator")
+    return release["spec"]["chart"]["spec"]["version"], release["spec"]["values"]["driver"]["version"]
+
+
+def test_wave_1_moves_dev_to_the_release_and_the_driver_and_the_tree_installs_both(cli_run: Run, tmp_path: Path) -> None:
+    before = EXAMPLE.read_text()
+    (tmp_path / "fleet.yaml").write_text(before)
+    done = cli_run("upgrade", "apply", "--wave", "1", "--set", "driver=560.35.03", "--at", "2026-11-24T09:00Z")
+    assert done.returncode == 0, done.stderr
+    after = (tmp_path / "fleet.yaml").read_text()
+    assert _changed(before, after)[:3] == ["-    driver: 550.90.07", "+    driver: 560.35.03", "+    gpuOperator: v24.6.1"]
+    assert "    - {wave: 1, step: {driver: 560.35.03, gpuOperator: v24.6.1}, clusters: [dev-eastus]" in after
+    assert _gpu_operator_release(tmp_path, "dev-eastus") == ("v24.6.1", "560.35.03")
+    assert _gpu_operator_release(tmp_path, "training-eastus") == ("v24.3.0", "550.54.15")  # not in this wave
+    assert cli_run("check").returncode == 0
+
+
+def test_every_wave_keeps_each_cluster_supported_and_the_last_folds_the_release_into_the_sets() -> None:
+    """training-eastus names its own GPU Operator release: its wave moves that line."""
+    text = replace_once(
+        EXAMPLE.read_text(),
+        "    purpose: Training, fine-tuning\n",
+        "    purpose: Training, fine-tuning\n    platform: {gpuOperator: {version: v24.3.0}}\n",
+    )
+    at = datetime.datetime(2026, 11, 24, 9, tzinfo=datetime.UTC)
+    texts = [verified(apply_wave(load_fleet_text(text.encode()), 1, {"driver": Version("580.65.06")}, at), 1, at)]
+    for number in range(2, 5):
+        when = at + datetime.timedelta(days=2 * (number - 1))
+        evidence = wave_evidence(load_fleet_text(texts[-1].encode()).fleet, number - 1)  # its nodes on 580.65.06
+        texts.append(verified(apply_wave(load_fleet_text(texts[-1].encode()), number, None, when, evidence=evidence), number, when))
+        fleet = load_fleet_text(texts[-1].encode()).fleet  # validates: every cluster's release lists its driver
+        moved = {c for w in fleet.upgrade.waves[:number] for c in w.clusters}  # type: ignore[union-attr]
+        for cluster in fleet.clusters:
+            versions = cluster_versions(fleet, cluster)
+            expected = (Version("580.65.06"), Version("25.3.4")) if cluster.name in moved else (versions["driver"], Version("24.3.0"))
+            assert (versions["driver"], versions["gpuOperator"]) == expected, cluster.name
+    assert "platform: {gpuOperator: {version: v25.3.4}}" in texts[1]  # wave 2 is training-eastus's
+    final = load_fleet_text(texts[-1].encode()).fleet
+    assert {n: (str(v.driver), str(v.gpu_operator)) for n, v in final.version_sets.items()} == {
+        "prod-2024q4": ("580.65.06", "25.3.4"),
+        "dev-2024q4": ("580.65.06", "25.3.4"),
+    }
+
+
+def test_explain_names_the_version_set_as_the_source_of_the_release(cli_run: Run, tmp_path: Path) -> None:
+    at = datetime.datetime(2026, 11, 24, 9, tzinfo=datetime.UTC)
+    (tmp_path / "fleet.yaml").write_text(apply_wave(load_fleet_text(EXAMPLE.read_bytes()), 1, {"driver": Version("560.35.03")}, at))
+    done = cli_run("explain", "dev-eastus", "HelmRelease/flux-system/gpu-operator", "--field", "spec.chart.spec.version")
+    assert done.returncode == 0, done.stderr
+    assert "spec.chart.spec.version: v24.6.1" in done.stdout and "versionSets.dev-2024q4.gpuOperator" in done.stdout
+
+
+def test_a_waves_gpu_operator_move_is_a_production_version_change_in_the_pull_request() -> None:
+    from fleetgen.review.changes import fleet_changes
+
+    at = datetime.datetime(2026, 11, 24, 9, tzinfo=datetime.UTC)
+    before = load_fleet_text(EXAMPLE.read_bytes()).fleet
+    after = load_fleet_text(apply_wave(load_fleet_text(EXAMPLE.read_bytes()), 1, {"driver": Version("560.35.03")}, at).encode()).fleet
+    moved = [c for c in fleet_changes(before, after) if c.field == "gpuOperator"]
+    assert [(c.text, c.production) for c in moved] == [("cluster dev-eastus: GPU Operator v24.3.0 -> v24.6.1", False)]

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import EXAMPLE, git, replace_once
+from node_dumps import evidence_files, evidence_of, gfd_labels, verified, wave_evidence
 
 from fleetgen.checks.load import LoadedFleet, load_fleet_text
 from fleetgen.errors import InputError
@@ -24,6 +25,7 @@ from fleetgen.upgrade.fold import folds
 from fleetgen.upgrade.output import status_text
 from fleetgen.upgrade.plan import PlanRefused
 from fleetgen.upgrade.status import live_versions, upgrade_status
+from fleetgen.upgrade.verify import verify_wave
 
 Run = Callable[..., CompletedProcess[str]]
 UTC = datetime.UTC
@@ -58,39 +60,82 @@ def changed_lines(before: str, after: str) -> list[str]:
     ]
 
 
+V = AT + 6 * H  # wave 1's nodes seen on the new driver
+
+
 @pytest.fixture(scope="module")
 def wave1() -> str:
-    return apply_wave(loaded(PLANNABLE), 1, DRIVER, AT)
+    """Wave 1 applied at AT, and verified on dev-eastus's nodes six hours later: the soak counts from there."""
+    return verified(apply_wave(loaded(PLANNABLE), 1, DRIVER, AT), 1, V)
 
 
-# -- soak, windows, freezes ----------------------------------------------------------------------
+def evidence(text: str, number: int = 1) -> dict[str, list[dict[str, Any]]]:
+    return wave_evidence(loaded(text).fleet, number)
+
+
+# -- evidence, soak, windows, freezes --------------------------------------------------------------
+
+
+def test_a_wave_starts_only_when_the_previous_one_is_done_on_its_nodes_and_verified() -> None:
+    applied = apply_wave(loaded(PLANNABLE), 1, DRIVER, AT)
+    assert refused(applied, 2, AT + 60 * H) == (
+        "wave 2 needs wave 1 done on the nodes: no evidence for dev-eastus: give --live dev-eastus=DUMP or "
+        "--context dev-eastus=CONTEXT (kubectl get nodes,configmaps -A -o yaml); wait, or give --override-soak REASON"
+    )
+    fleet = loaded(applied).fleet
+    halfway = {"dev-eastus": evidence_of(fleet, "dev-eastus")}
+    nodes = [o for o in halfway["dev-eastus"] if o["kind"] == "Node" and "nvidia.com/gpu.present" in o["metadata"]["labels"]]
+    nodes[0]["metadata"]["labels"].update(gfd_labels("550.90.07"))  # not replaced yet
+    nodes[0]["metadata"]["labels"]["nvidia.com/gpu-driver-upgrade-state"] = "drain-required"
+    nodes[1]["metadata"]["labels"]["nvidia.com/gpu-driver-upgrade-state"] = "upgrade-failed"
+    first, second = nodes[0]["metadata"]["name"], nodes[1]["metadata"]["name"]
+    with pytest.raises(PlanRefused) as caught:
+        apply_wave(loaded(applied), 2, None, AT + 60 * H, evidence=halfway)
+    assert caught.value.findings[0].message == (
+        f"wave 2 needs wave 1 done on the nodes: dev-eastus: 3 of 4 GPU nodes on driver 560.35.03; driver upgrade failed on "
+        f"{second}; upgrading {first} (drain-required); wait, or give --override-soak REASON"
+    )
+    with pytest.raises(PlanRefused) as caught:  # the wave is done now, but nobody saw it done before: no soak yet
+        apply_wave(loaded(applied), 2, None, AT + 60 * H, evidence=evidence(applied))
+    assert caught.value.findings[0].message == (
+        "wave 1 is done on this evidence, but its soak has not started: record it with `fleetgen upgrade verify --wave 1` "
+        "(its 48h soak starts then), or give --override-soak REASON"
+    )
+    with pytest.raises(PlanRefused, match="wave 1 is not done on its nodes: dev-eastus: 3 of 4 GPU nodes on driver 560.35.03"):
+        verify_wave(loaded(applied), 1, halfway, AT + H)
 
 
 def test_a_wave_before_the_previous_soak_ends_is_refused_with_the_time_it_may_start(wave1: str) -> None:
-    assert refused(wave1, 2, AT + 30 * H) == (
-        "wave 2 may start at 2026-11-26 09:00 UTC: wave 1, applied 2026-11-24 09:00 UTC, soaks 48h (rollout.soak); "
-        "wait, or give --override-soak REASON"
+    with pytest.raises(PlanRefused) as caught:
+        apply_wave(loaded(wave1), 2, None, AT + 30 * H, evidence=evidence(wave1))
+    assert caught.value.findings[0].message == (
+        "wave 2 may start at 2026-11-26 15:00 UTC: wave 1, verified on its nodes 2026-11-24 15:00 UTC, soaks 48h "
+        "(rollout.soak; 1d left); wait, or give --override-soak REASON"
     )
-    assert "appliedAt: '2026-11-26T09:00:00Z'" in apply_wave(loaded(wave1), 2, None, AT + 48 * H)  # the soak's end is soon enough
+    assert "appliedAt: '2026-11-26T15:00:00Z'" in apply_wave(loaded(wave1), 2, None, V + 48 * H, evidence=evidence(wave1))
 
 
 def test_an_override_is_recorded_shown_by_status_and_by_the_change_summary(wave1: str) -> None:
     wave2 = apply_wave(loaded(wave1), 2, None, AT + 30 * H, override_soak="CVE-2026-1234: driver fix")
     assert changed_lines(wave1, wave2)[-1] == (
-        "+    - {wave: 2, step: {driver: 560.35.03}, clusters: [prod-inference-eastus], appliedAt: '2026-11-25T15:00:00Z', "
+        "+    - {wave: 2, step: {driver: 560.35.03}, clusters: [training-eastus], appliedAt: '2026-11-25T15:00:00Z', "
         "overrideSoak: 'CVE-2026-1234: driver fix'}"
     )
     head = loaded(wave2).fleet
     status = upgrade_status(head, AT + 31 * H)
-    assert "soak overridden: wave 2 started before wave 1's soak ended: CVE-2026-1234: driver fix" in status_text(status, AT + 31 * H)
+    assert "soak overridden: wave 2 started before wave 1 was done and soaked: CVE-2026-1234: driver fix" in status_text(
+        status, AT + 31 * H
+    )
     summary = [c.text for c in fleet_changes(loaded(wave1).fleet, head)]
     assert "upgrade wave 2: soak of wave 1 cut short (overrideSoak: CVE-2026-1234: driver fix)" in summary
-    # wave 3 soaks after wave 2's (overridden) start, like any other
-    assert refused(wave2, 3, AT + 50 * H).startswith("wave 3 may start at 2026-11-27 15:00 UTC: wave 2, applied 2026-11-25 15:00 UTC")
+    # wave 3 waits for wave 2 like any other: done on training-eastus's nodes, verified, soaked
+    wave2 = verified(wave2, 2, AT + 32 * H)
+    with pytest.raises(PlanRefused, match=r"^wave 3 may start at 2026-11-27 17:00 UTC: wave 2, verified on its nodes 2026-11-25 17:00"):
+        apply_wave(loaded(wave2), 3, None, AT + 50 * H, evidence=evidence(wave2, 2))
 
 
 def test_an_override_that_changes_nothing_is_not_recorded(wave1: str) -> None:
-    wave2 = apply_wave(loaded(wave1), 2, None, AT + 60 * H, override_soak="just in case")
+    wave2 = apply_wave(loaded(wave1), 2, None, AT + 60 * H, override_soak="just in case", evidence=evidence(wave1))
     assert "overrideSoak" not in wave2 and "just in case" not in wave2
 
 
@@ -100,14 +145,20 @@ def test_a_wave_starts_only_inside_a_window_and_outside_freezes() -> None:
     assert refused(text, 1, monday_evening, DRIVER) == (
         "wave 1 may start at 2026-11-24 09:00 UTC: 2026-11-23 20:00 UTC is outside the maintenance windows (rollout.windows)"
     )
-    wave1 = apply_wave(loaded(text), 1, DRIVER, AT)
+    wave1 = verified(apply_wave(loaded(text), 1, DRIVER, AT), 1, AT)
     thursday = datetime.datetime(2026, 11, 26, 10, tzinfo=UTC)  # soak over, inside the window, but frozen
-    assert refused(wave1, 2, thursday) == (
+    with pytest.raises(PlanRefused) as caught:
+        apply_wave(loaded(wave1), 2, None, thursday, evidence=evidence(wave1))
+    assert caught.value.findings[0].message == (
         "wave 2 may start at 2026-12-01 09:00 UTC: 2026-11-26 10:00 UTC is inside the freeze 2026-11-26 to 2026-11-30 (holiday) "
         "(rollout.freezes)"
     )
     # before the soak ends, the time given is the first window after it and after the freeze
-    assert refused(wave1, 2, AT + H).startswith("wave 2 may start at 2026-11-25 09:00 UTC: wave 1, applied 2026-11-24 09:00 UTC, soaks 24h")
+    with pytest.raises(PlanRefused) as caught:
+        apply_wave(loaded(wave1), 2, None, AT + H, evidence=evidence(wave1))
+    assert caught.value.findings[0].message.startswith(
+        "wave 2 may start at 2026-11-25 09:00 UTC: wave 1, verified on its nodes 2026-11-24 09:00 UTC, soaks 24h (rollout.soak; 23h left)"
+    )
     with pytest.raises(PlanRefused, match="inside the freeze"):  # an override cuts the soak short, never a freeze
         apply_wave(loaded(wave1), 2, None, thursday, override_soak="urgent")
 
@@ -115,25 +166,31 @@ def test_a_wave_starts_only_inside_a_window_and_outside_freezes() -> None:
 def test_apply_before_the_soak_is_a_one_line_finding_on_the_real_cli(tmp_path: Path, cli_run: Run, wave1: str) -> None:
     (tmp_path / "fleet.yaml").write_text(wave1)
     done = cli_run("upgrade", "apply", "--wave", "2", "--at", "2026-11-25T09:00Z", "--no-render")
+    assert done.returncode == 1 and "no evidence for dev-eastus" in done.stderr
+    args = evidence_files(tmp_path, loaded(wave1).fleet, 1)
+    done = cli_run("upgrade", "apply", "--wave", "2", "--at", "2026-11-25T09:00Z", "--no-render", *args)
     assert done.returncode == 1
     problems = [line for line in done.stderr.splitlines() if not line.endswith("warning(s)")]
     assert problems == [
-        "upgrade: wave 2 may start at 2026-11-26 09:00 UTC: wave 1, applied 2026-11-24 09:00 UTC, soaks 48h (rollout.soak); "
-        "wait, or give --override-soak REASON"
+        "upgrade: wave 2 may start at 2026-11-26 15:00 UTC: wave 1, verified on its nodes 2026-11-24 15:00 UTC, soaks 48h "
+        "(rollout.soak; 1d 6h left); wait, or give --override-soak REASON"
     ]
     assert (tmp_path / "fleet.yaml").read_text() == wave1
+    done = cli_run("upgrade", "apply", "--wave", "2", "--at", "2026-11-26T15:00Z", "--no-render", *args)
+    assert done.returncode == 0, done.stderr
 
 
 # -- folding interim version sets ----------------------------------------------------------------
 
 
 def all_waves(text: str, requested: dict[str, Version], soak: datetime.timedelta = 48 * H) -> list[str]:
-    """fleet.yaml after each wave, each applied when the previous soak ends."""
-    out = [apply_wave(loaded(text), 1, requested, AT)]
+    """fleet.yaml after each wave, each verified on its nodes when applied and the next applied when its soak ends."""
+    out = [verified(apply_wave(loaded(text), 1, requested, AT), 1, AT)]
     record = loaded(out[0]).fleet.upgrade
     assert record is not None
     for number in range(2, len(record.waves) + 1):
-        out.append(apply_wave(loaded(out[-1]), number, None, AT + (number - 1) * soak))
+        at = AT + (number - 1) * soak
+        out.append(verified(apply_wave(loaded(out[-1]), number, None, at, evidence=evidence(out[-1], number - 1)), number, at))
     return out
 
 
@@ -152,15 +209,15 @@ def test_the_last_wave_folds_interim_sets_back_and_closes_the_record() -> None:
     assert {c.name: c.version_set for c in fleet.clusters if c.environment == "production"} == dict.fromkeys(
         ("prod-inference-eastus", "prod-inference-westeu", "training-eastus"), "prod-2024q4"
     )
-    assert fleet.upgrade is not None and fleet.upgrade.closed_at == AT + 96 * H
+    assert fleet.upgrade is not None and fleet.upgrade.closed_at == AT + 144 * H
     assert not [w for w in result.warnings if "identical" in w.message]
     # only the versions and the record differ from the fleet before the upgrade: comments and layout kept
     upgrade_lines = [line for line in changed_lines(before, final) if not line.startswith(("-    driver:", "+    driver:"))]
     assert all(line.startswith("+") for line in upgrade_lines)
-    assert upgrade_lines[-1] == "+  closedAt: '2026-11-28T09:00:00Z'"
+    assert upgrade_lines[-1] == "+  closedAt: '2026-11-30T09:00:00Z'"
     assert comment_lines(final)[: len(comment_lines(before))] == comment_lines(before)
-    assert "complete (3 wave(s) applied); closed 2026-11-28 09:00 UTC, interim version sets folded back" in status_text(
-        upgrade_status(fleet, AT + 100 * H), AT + 100 * H
+    assert "complete (4 wave(s) applied); closed 2026-11-30 09:00 UTC, interim version sets folded back" in status_text(
+        upgrade_status(fleet, AT + 150 * H), AT + 150 * H
     )
 
 
@@ -262,13 +319,20 @@ def test_a_reverted_wave_is_still_caught_before_the_soak_gate(wave1: str) -> Non
 
 def test_status_end_to_end_after_the_last_wave(tmp_path: Path, cli_run: Run) -> None:
     (tmp_path / "fleet.yaml").write_text(PLANNABLE)
-    for number, at in ((1, "2026-11-24T09:00Z"), (2, "2026-11-26T09:00Z"), (3, "2026-11-28T09:00Z")):
-        args = ["--set", "driver=560.35.03"] if number == 1 else []
+    for number, at in ((1, "2026-11-24T09:00Z"), (2, "2026-11-26T09:00Z"), (3, "2026-11-28T09:00Z"), (4, "2026-11-30T09:00Z")):
+        args = (
+            ["--set", "driver=560.35.03"]
+            if number == 1
+            else evidence_files(tmp_path, loaded((tmp_path / "fleet.yaml").read_text()).fleet, number - 1)
+        )
         done = cli_run("upgrade", "apply", "--wave", str(number), *args, "--at", at, "--no-render")
         assert done.returncode == 0, done.stderr
+        fleet = loaded((tmp_path / "fleet.yaml").read_text()).fleet
+        done = cli_run("upgrade", "verify", "--wave", str(number), *evidence_files(tmp_path, fleet, number), "--at", at)
+        assert done.returncode == 0, done.stderr
     assert "prod-2024q4-w2" not in (tmp_path / "fleet.yaml").read_text()
-    status = cli_run("upgrade", "status", "--now", "2026-11-29T09:00Z")
-    assert "closed 2026-11-28 09:00 UTC, interim version sets folded back" in status.stdout
+    status = cli_run("upgrade", "status", "--now", "2026-12-01T09:00Z")
+    assert "closed 2026-11-30 09:00 UTC, interim version sets folded back" in status.stdout
 
 
 def test_override_soak_on_the_real_cli_is_recorded_and_shown_by_status_and_diff(repo: Path, cli_run: Run) -> None:
@@ -282,6 +346,6 @@ def test_override_soak_on_the_real_cli_is_recorded_and_shown_by_status_and_diff(
     assert second.returncode == 0, second.stderr
     assert "overrideSoak: 'CVE-2026-1234: driver fix'" in (repo / "fleet.yaml").read_text()
     status = cli_run("upgrade", "status", "--now", "2026-11-25T16:00Z", cwd=repo)
-    assert "soak overridden: wave 2 started before wave 1's soak ended: CVE-2026-1234: driver fix" in status.stdout
+    assert "soak overridden: wave 2 started before wave 1 was done and soaked: CVE-2026-1234: driver fix" in status.stdout
     diff = cli_run("diff", "--base", "HEAD", cwd=repo)
     assert "upgrade wave 2: soak of wave 1 cut short (overrideSoak: CVE-2026-1234: driver fix)" in diff.stdout + diff.stderr

@@ -171,6 +171,12 @@ def check_rollout(fleet: Fleet) -> Iterator[Finding]:
     for w, window in enumerate(fleet.rollout.windows):
         if window.start >= window.end:
             yield Finding(("rollout", "windows", w, "end"), f"the window closes ({window.end}) before it opens ({window.start})")
+    canary = fleet.rollout.production_canary
+    production = [c.name for c in fleet.clusters if c.environment == "production"]
+    if canary is not None and canary not in production:
+        known = {c.name for c in fleet.clusters}
+        why = "is not a production cluster" if canary in known else "is not a cluster of the fleet"
+        yield Finding(("rollout", "productionCanary"), f"{canary} {why}; production clusters: {', '.join(production) or 'none'}")
     if fleet.upgrade is None:
         return
     names = {c.name for c in fleet.clusters}

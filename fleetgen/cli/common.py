@@ -89,6 +89,13 @@ def cluster_dumps_option(purpose: str) -> Callable[[F], F]:
     return click.option("--live", "live", multiple=True, metavar="CLUSTER=PATH", help=f"Live dump of a cluster, {purpose}.")
 
 
+def cluster_contexts_option(purpose: str) -> Callable[[F], F]:
+    """`--context CLUSTER=CONTEXT`, repeatable: read a cluster's evidence through kubectl and this kubeconfig context."""
+    return click.option(
+        "--context", "contexts", multiple=True, metavar="CLUSTER=CONTEXT", help=f"Read a cluster through kubectl instead, {purpose}."
+    )
+
+
 def checking_options(command: F) -> F:
     """--crd, --strict and --fail-on: how rendered objects are checked before anything is trusted."""
     options = [

@@ -2,8 +2,8 @@
 
 The GPU Operator installs the driver of a cluster's version set, so a driver its release does not
 support is an error at that version set's `driver`. A release fleetgen has no row for is a warning:
-the driver cannot be checked until the data is updated. The upgrade planner asks `driver_move` before
-it moves a cluster's driver, and is told in which order the operator and the driver must move.
+the driver cannot be checked until the data is updated. The upgrade planner moves a cluster's release
+with its driver when the release does not list the target (upgrade/operator.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from pydantic.alias_generators import to_camel
 
 from fleetgen.errors import Finding, Severity
 from fleetgen.model import Cluster, Fleet
-from fleetgen.model.platform import cluster_platform
 from fleetgen.model.types import Version
 
 
@@ -55,42 +54,16 @@ def operator_release(chart_version: str, facts: OperatorFacts | None = None) -> 
 
 
 def cluster_operator(fleet: Fleet, cluster: Cluster) -> str | None:
-    """The GPU Operator chart version that installs this cluster's driver, or None when the operator is off."""
-    operator = cluster_platform(fleet.platform, cluster.platform).gpu_operator
-    return operator.version if operator.enabled else None
+    """The GPU Operator chart version that installs this cluster's driver, or None when the operator is off or the
+    node image brings the driver."""
+    operator = fleet.platform_of(cluster).gpu_operator
+    return operator.version if operator.enabled and operator.driver_source == "operator" else None
 
 
-def _series_key(release: OperatorRelease) -> tuple[int, ...]:
-    return tuple(int(part) for part in release.series.split("."))
-
-
-def driver_move(chart_version: str, current: Version, target: Version, facts: OperatorFacts | None = None) -> str | None:
-    """Why GPU Operator `chart_version` cannot take a cluster from driver `current` to `target`, and what to change
-    in which order; None when its release supports `target` or fleetgen has no row for the release (validate warns)."""
-    data = facts or operator_facts()
-    release = operator_release(chart_version, data)
-    if release is None or target in release.drivers:
-        return None
-    refused = f"driver {target} is not supported by GPU Operator {chart_version}"
-    later = sorted((r for r in data.releases if _series_key(r) > _series_key(release)), key=_series_key)
-    first = next((r for r in later if target in r.drivers), None)
-    if first is None:
-        supported = ", ".join(str(d) for d in release.drivers)
-        return f"{refused} (its {release.series} releases support {supported}) nor by any later release fleetgen knows; choose one of those"
-    if current in first.drivers:
-        return f"{refused}; upgrade the GPU Operator to {first.documents} first (it supports both {current} and {target}), then the driver"
-    between = [d for d in release.drivers if d in first.drivers and current < d < target]
-    if between:
-        step = max(between)
-        return (
-            f"{refused}, and {first.documents}, the first release that supports it, does not support the current driver {current}: "
-            f"move the driver to {step} first (both releases support it), then the GPU Operator to {first.documents}, "
-            f"then the driver to {target}"
-        )
-    return (
-        f"{refused}, and {first.documents}, the first release that supports it, does not support the current driver {current}, "
-        f"nor do the two releases share a driver between them: no order of upgrades keeps the cluster supported"
-    )
+def image_driver(fleet: Fleet, cluster: Cluster) -> bool:
+    """Whether the cluster's node images carry its driver (the GPU Operator's driverSource: node-image)."""
+    operator = fleet.platform_of(cluster).gpu_operator
+    return operator.enabled and operator.driver_source == "node-image"
 
 
 def driver_findings(fleet: Fleet, facts: OperatorFacts | None = None) -> list[Finding]:

@@ -4,7 +4,8 @@
 reader and its limits on size, depth and alias expansion, without recording positions (a dump
 of 20,000 objects has millions of values). Each object must then have the shape the comparison
 relies on: a non-empty string kind, a metadata map with a string name, string-to-string labels
-and annotations, maps where spec and status stand. A dump that fails is read again with
+and annotations, maps where spec and status stand (and a Node's allocatable, capacity and nodeInfo, a list
+of taints). A dump that fails is read again with
 positions, and its first problem is reported in one line at its file:line:column and path, e.g.
 `live.yaml:12:5: items[3].metadata.labels: expected a map, got a string`.
 """
@@ -100,8 +101,12 @@ def object_problems(doc: Any, path: FieldPath) -> Iterator[Finding]:
         yield from _expect_map(doc.get(field), path + (field,))
     status = doc.get("status")
     if isinstance(status, dict):
-        for field in ("used", "hard"):
+        for field in ("used", "hard", "allocatable", "capacity", "nodeInfo"):  # quotas' use; a Node's resources and versions
             yield from _expect_map(status.get(field), path + ("status", field))
+    spec = doc.get("spec")
+    taints = spec.get("taints") if isinstance(spec, dict) else None
+    if taints is not None and not isinstance(taints, list):
+        yield Finding(path + ("spec", "taints"), f"expected a list, got {kind_of(taints)}")
 
 
 def _metadata_problems(doc: dict[str, Any], path: FieldPath) -> Iterator[Finding]:

@@ -4,7 +4,7 @@ from fleetgen.model.approvals import ApprovalCondition, ApprovalRule
 from fleetgen.model.cluster import Cluster, VersionSet
 from fleetgen.model.fleet import API_VERSION, Fleet, GitOps, Metadata, PriorityClass
 from fleetgen.model.node_pool import GPU_RESOURCE, NodePool
-from fleetgen.model.rollout import COMPONENTS, Rollout, Upgrade, UpgradeWave
+from fleetgen.model.rollout import COMPONENTS, UPGRADE_COMPONENTS, Rollout, Upgrade, UpgradeWave
 from fleetgen.model.sharing import Queue
 from fleetgen.model.team import Placement, Quota, Resources, Team
 from fleetgen.model.types import Quantity, Version
@@ -28,6 +28,7 @@ __all__ = [
     "Resources",
     "Rollout",
     "Team",
+    "UPGRADE_COMPONENTS",
     "Upgrade",
     "UpgradeWave",
     "Version",

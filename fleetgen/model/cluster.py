@@ -26,6 +26,10 @@ class VersionSet(Spec):
     """cuDNN version, e.g. 9.1.0."""
     containerd: Version
     """containerd version of the nodes, e.g. 1.7."""
+    gpu_operator: Version | None = None
+    """The NVIDIA GPU Operator chart release that installs this row's driver, e.g. v24.6.1 (a cluster's own
+    platform.gpuOperator.version wins; the fleet's platform.gpuOperator.version when left out). Upgrades move it
+    with the driver, wave by wave: one Helm upgrade of the operator changes both."""
 
 
 class Cluster(Spec):

@@ -20,7 +20,7 @@ from fleetgen.model.argocd import ArgoCd
 from fleetgen.model.cluster import Cluster, VersionSet
 from fleetgen.model.compat import Compatibility
 from fleetgen.model.naming import Naming, ObjectNames, name_source, names_of
-from fleetgen.model.platform import Platform
+from fleetgen.model.platform import Platform, cluster_platform
 from fleetgen.model.rollout import Rollout, Upgrade
 from fleetgen.model.sharing import Scheduling
 from fleetgen.model.slo import Slo
@@ -152,6 +152,18 @@ class Fleet(Spec):
     def name_source(self, team_index: int, field: str) -> FieldPath:
         """The fleet.yaml field a team's object name comes from."""
         return name_source(self.teams[team_index].names, team_index, field)
+
+    def platform_of(self, cluster: Cluster) -> Platform:
+        """One cluster's add-ons: the fleet's, the fields the cluster writes over them, and the GPU Operator release of
+        its version set unless the cluster names its own."""
+        platform = cluster_platform(self.platform, cluster.platform)
+        versions = self.version_sets.get(cluster.version_set)
+        mine = cluster.platform
+        own = mine is not None and "gpu_operator" in mine.model_fields_set and "version" in mine.gpu_operator.model_fields_set
+        if versions is None or versions.gpu_operator is None or own:
+            return platform
+        operator = platform.gpu_operator.model_copy(update={"version": f"v{versions.gpu_operator}"})
+        return platform.model_copy(update={"gpu_operator": operator})
 
     def queue_teams(self, cluster: Cluster, queue: str) -> list[Team]:
         """The teams on `cluster` whose LocalQueue feeds ClusterQueue `queue`, in fleet order."""

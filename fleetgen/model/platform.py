@@ -118,6 +118,10 @@ class GpuOperator(AddOn):
     """Namespace of the operator and its operands."""
     driver_upgrade: DriverUpgrade = DriverUpgrade()
     """How a driver change rolls over the nodes."""
+    driver_source: Literal["operator", "node-image"] = "operator"
+    """Who installs the driver: the operator (its driver daemonset, the version set's driver) or the node image
+    (pre-baked images, EKS GPU AMIs: the operator's driver is off, and an upgrade's step is a node image change,
+    `upgrade plan --set nodeImage=IMAGE`)."""
 
 
 class PrometheusOperatorCrds(AddOn):

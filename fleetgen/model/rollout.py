@@ -9,11 +9,14 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
 from fleetgen.model.spec import Spec
-from fleetgen.model.strict import Int, unique_by
+from fleetgen.model.strict import Identifier, Int, unique_by
 from fleetgen.model.types import Date, DnsLabel, Line, Timestamp, Version, as_text
 
-Component = Literal["containerd", "kubernetes", "driver", "cuda", "cudnn"]  # in the order a cluster upgrades them
-COMPONENTS: tuple[Component, ...] = get_args(Component)
+# What an upgrade moves, in the order a cluster upgrades them: the matrix row (COMPONENTS, in every version
+# set), and the GPU Operator release that installs the driver, which moves with it.
+Component = Literal["containerd", "kubernetes", "driver", "gpuOperator", "cuda", "cudnn"]
+UPGRADE_COMPONENTS: tuple[Component, ...] = get_args(Component)
+COMPONENTS: tuple[Component, ...] = ("containerd", "kubernetes", "driver", "cuda", "cudnn")
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
 
@@ -75,6 +78,10 @@ class Rollout(Spec):
     """Maintenance windows; a wave starts only inside one. Any time when left out."""
     freezes: tuple[Freeze, ...] = ()
     """Change freezes; no wave starts inside one."""
+    production_canary: DnsLabel | None = None
+    """The production cluster every upgrade moves first, alone, and soaks before the rest. When left out: the first
+    production cluster outside any DR pair, else the DR partner listed second (never a pair's primary while another
+    production cluster exists)."""
 
 
 class UpgradeWave(Spec):
@@ -84,14 +91,18 @@ class UpgradeWave(Spec):
     clusters: Annotated[tuple[DnsLabel, ...], unique_by()] = Field(min_length=1)
     applied_at: Timestamp | None = None
     """When `fleetgen upgrade apply` wrote this wave (set it to the merge time if that differs)."""
+    verified_at: Timestamp | None = None
+    """When every GPU node of the wave's clusters was seen on its versions (`fleetgen upgrade verify`): its soak starts here."""
     override_soak: Line | None = None
-    """Why this wave started before the previous wave's soak ended (`upgrade apply --override-soak REASON`)."""
+    """Why this wave started before the previous wave was verified and soaked (`upgrade apply --override-soak REASON`)."""
 
 
 class Upgrade(Spec):
     """An upgrade in progress, written by `fleetgen upgrade apply`; `fleetgen upgrade status` reads it."""
 
     target: dict[Component, Version] = Field(min_length=1)
+    node_image: Identifier | None = None
+    """The node image the waves roll the clusters whose images carry the driver to (driverSource: node-image)."""
     waves: Annotated[tuple[UpgradeWave, ...], unique_by("wave")] = Field(min_length=1)
     closed_at: Timestamp | None = None
     """When the last wave was applied and the interim version sets folded back; a closed upgrade is history."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet
-from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, Kueue, Platform, VolcanoChart, cluster_platform
+from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, Kueue, Platform, VolcanoChart
 from fleetgen.render import provenance as prov
 from fleetgen.render.argocd_apps import ARGOCD_NS, app_label_origins, app_labels, destination
 from fleetgen.render.kueue_config import manager_config_values
@@ -29,7 +29,7 @@ RELEASES = {"prometheusOperatorCrds": "prometheus-operator-crds", "kueue": "kueu
 
 
 def platform_of(fleet: Fleet, index: int) -> Platform:
-    return cluster_platform(fleet.platform, fleet.clusters[index].platform)
+    return fleet.platform_of(fleet.clusters[index])
 
 
 def add_ons(fleet: Fleet, index: int) -> list[tuple[str, AddOn, FieldPath]]:
@@ -52,6 +52,11 @@ def add_ons(fleet: Fleet, index: int) -> list[tuple[str, AddOn, FieldPath]]:
 def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, Any]:
     """The chart values fleetgen sets; every key exists in the chart's own values.yaml (a test checks)."""
     monitor_labels = dict(sorted(fleet.alerts.rule_labels.items()))
+    if isinstance(addon, GpuOperator) and addon.driver_source == "node-image":
+        return {  # the node image brings the driver: the operator installs everything else
+            "driver": {"enabled": False},
+            "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": True, "additionalLabels": monitor_labels}},
+        }
     if isinstance(addon, GpuOperator):
         policy, drain = addon.driver_upgrade, addon.driver_upgrade.drain
         return {
@@ -88,9 +93,13 @@ def _int_or_percent(value: int | str) -> int | str:
 
 def setting_at(fleet: Fleet, index: int, name: str, *fields: str) -> FieldPath:
     """Where add-on `name`'s field is written for cluster `index`: the cluster's own platform when it writes it, else the fleet's."""
-    own = fleet.clusters[index].platform
+    cluster = fleet.clusters[index]
+    own = cluster.platform
     if own is not None and prov.written(own, name, *fields):
         return ("clusters", index, "platform", name, *fields)
+    versions = fleet.version_sets.get(cluster.version_set)
+    if (name, fields) == ("gpuOperator", ("version",)) and versions is not None and versions.gpu_operator is not None:
+        return ("versionSets", cluster.version_set, "gpuOperator")
     return ("platform", name, *fields)
 
 
@@ -112,6 +121,11 @@ def _record_values(why: Recorder, body: dict[str, Any], at: tuple[str, ...], fle
         note = "the chart's scheduler configuration, with the reclaim action where the team queues are reclaimable"
         why.set(body, (*at, "custom"), prov.derived(note, ("clusters", index, "volcano", "reclaimable")))
     if name != "gpuOperator":
+        return
+    if platform_of(fleet, index).gpu_operator.driver_source == "node-image":
+        why.set(body, (*at, "driver"), setting_at(fleet, index, name, "driverSource"))
+        why.set(body, (*at, "dcgmExporter"), prov.default("the GPU alerts read DCGM's metrics"))
+        why.set(body, (*at, "dcgmExporter", "serviceMonitor", "additionalLabels"), ("alerts", "ruleLabels"), mirror=True)
         return
     why.set(body, (*at, "driver", "version"), ("versionSets", fleet.clusters[index].version_set, "driver"))
     why.set(body, (*at, "driver", "upgradePolicy", "autoUpgrade"), prov.default("the operator rolls the version set's driver"))

@@ -122,6 +122,10 @@ def _cluster(base: Fleet, a: Cluster, head: Fleet, b: Cluster) -> Iterator[Chang
     yield from _attribute_changes("cluster", f"cluster {b.name}:", a, b, attrs, cluster=b.name, production=production)
     versions = (base.version_sets[a.version_set], head.version_sets[b.version_set])
     yield from _attribute_changes("versions", f"cluster {b.name}:", *versions, COMPONENTS, cluster=b.name, production=production)
+    was, now = base.platform_of(a).gpu_operator.version, head.platform_of(b).gpu_operator.version  # moves with the driver
+    if was != now:
+        text = f"cluster {b.name}: GPU Operator {was} -> {now}"
+        yield Change("versions", text, cluster=b.name, field="gpuOperator", old=was, new=now, production=production)
     pools_a, pools_b = {p.name: p for p in a.node_pools}, {p.name: p for p in b.node_pools}
     for pool in pools_a.keys() - pools_b.keys():
         yield Change("node-pool", f"cluster {b.name}: node pool {pool} removed", cluster=b.name, field=pool, production=production)

@@ -21,12 +21,13 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from fleetgen.checks.load import LoadedFleet
 from fleetgen.compat import Facts
-from fleetgen.model import COMPONENTS, Fleet, Upgrade, UpgradeWave, Version
+from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Fleet, Upgrade, UpgradeWave, Version
 from fleetgen.source.edit import RoundTrip, flow_map, flow_seq, like
 from fleetgen.upgrade.arguments import wave_number
 from fleetgen.upgrade.fold import fold_version_sets
-from fleetgen.upgrade.gate import wave_gate
+from fleetgen.upgrade.gate import Evidence, wave_gate
 from fleetgen.upgrade.moments import as_utc
+from fleetgen.upgrade.operator import cluster_versions, component_text
 from fleetgen.upgrade.plan import PlanRefused, plan_upgrade, versions_of
 
 _WAVE_SUFFIX = re.compile(r"-w\d+$")
@@ -36,35 +37,53 @@ def timestamp(moment: datetime.datetime) -> str:
     return as_utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def upgrade_record(fleet: Fleet, number: int, requested: dict[str, Version] | None, data: Facts | None = None) -> Upgrade:
+def upgrade_record(
+    fleet: Fleet,
+    number: int,
+    requested: dict[str, Version] | None,
+    data: Facts | None = None,
+    *,
+    allow_downgrade: bool = False,
+    node_image: str | None = None,
+) -> Upgrade:
     """The upgrade this wave belongs to: the one in progress, or a new plan when wave 1 starts one."""
     record = fleet.upgrade
     if record is not None and not record.complete:
-        if requested and any(record.target.get(k) != v for k, v in requested.items()):  # type: ignore[call-overload]
+        different = requested and any(record.target.get(k) != v for k, v in requested.items())  # type: ignore[call-overload]
+        if different or (node_image is not None and node_image != record.node_image):
             raise PlanRefused([f"an upgrade to {_target_text(record.target)} is in progress; finish it before starting another"])
         return record
     if not requested:
         raise PlanRefused(["no upgrade in progress: start one with --set COMPONENT=VERSION or --to VERSION_SET"])
     if number != 1:  # never list the waves up to `number`: it may be 99999999999999999999
         raise PlanRefused([f"wave 1 is not in fleet.yaml yet: apply wave 1 first, then the others in order up to {number}"])
-    plan = plan_upgrade(fleet, requested, data=data)
+    plan = plan_upgrade(fleet, requested, data=data, allow_downgrade=allow_downgrade, node_image=node_image)
     if not plan.waves:
         raise PlanRefused(["every cluster already runs these versions: nothing to apply"])
     waves = tuple(UpgradeWave(wave=w.number, step=dict(w.step), clusters=w.clusters) for w in plan.waves)
-    return Upgrade(target=plan.target, waves=waves)
+    return Upgrade(target=plan.target, waves=waves, node_image=plan.node_image)
 
 
 def _target_text(target: Mapping[Any, Version]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in target.items())
+    return ", ".join(f"{k} {component_text(str(k), v)}" for k, v in target.items())
 
 
 def apply_wave(
-    loaded: LoadedFleet, number: int, requested: dict[str, Version] | None, at: datetime.datetime, override_soak: str | None = None
+    loaded: LoadedFleet,
+    number: int,
+    requested: dict[str, Version] | None,
+    at: datetime.datetime,
+    override_soak: str | None = None,
+    *,
+    allow_downgrade: bool = False,
+    evidence: Evidence | None = None,
+    node_image: str | None = None,
 ) -> str:
-    """The new text of fleet.yaml with wave `number` applied at `at`; refuses out-of-order or stale waves, and
-    waves before their time (gate.py) unless `override_soak` gives the reason to cut the soak short."""
+    """The new text of fleet.yaml with wave `number` applied at `at`; refuses out-of-order or stale waves, and waves
+    before the previous one is done on `evidence` (each cluster's Nodes) and soaked (gate.py) unless `override_soak`
+    gives the reason to start anyway."""
     fleet = loaded.fleet
-    record = upgrade_record(fleet, wave_number(number), requested, loaded.facts)
+    record = upgrade_record(fleet, wave_number(number), requested, loaded.facts, allow_downgrade=allow_downgrade, node_image=node_image)
     if not 1 <= number <= len(record.waves):
         raise PlanRefused([f"the upgrade has waves 1 to {len(record.waves)}, not {number}"])
     wave = record.waves[number - 1]
@@ -74,7 +93,7 @@ def apply_wave(
     if missing:
         raise PlanRefused([f"wave {missing[0]} is not in fleet.yaml yet: apply and merge it before wave {number}"])
     _check_earlier_waves_hold(fleet, record, number)
-    override = wave_gate(fleet, record, number, at, override_soak)
+    override = wave_gate(fleet, record, number, at, override_soak, evidence)
 
     document = RoundTrip(loaded.source.text)
     rows = _move_clusters(document.data, fleet, wave, number)
@@ -99,9 +118,12 @@ def _check_earlier_waves_hold(fleet: Fleet, record: Upgrade, number: int) -> Non
         cluster = clusters.get(name)
         if cluster is None:
             raise PlanRefused([f"cluster {name} of the upgrade is no longer in fleet.yaml"])
-        have = getattr(fleet.version_sets[cluster.version_set], part)
+        have = cluster_versions(fleet, cluster).get(part)
         if have != version:
-            raise PlanRefused([f"{name} runs {part} {have}, not {version} as an applied wave set it; fix fleet.yaml first"])
+            shown = "none" if have is None else component_text(part, have)
+            raise PlanRefused(
+                [f"{name} runs {part} {shown}, not {component_text(part, version)} as an applied wave set it; fix fleet.yaml first"]
+            )
 
 
 def _move_clusters(document: Any, fleet: Fleet, wave: UpgradeWave, number: int) -> dict[str, dict[str, Version]]:
@@ -110,16 +132,16 @@ def _move_clusters(document: Any, fleet: Fleet, wave: UpgradeWave, number: int) 
     sets: CommentedMap = document["versionSets"]
     clusters: CommentedSeq = document["clusters"]
     set_of = {c.name: c.version_set for c in fleet.clusters}
+    step = {str(k): v for k, v in wave.step.items()}
     by_set: dict[str, list[str]] = {}
     for name in wave.clusters:
         by_set.setdefault(set_of[name], []).append(name)
     for set_name, moving in by_set.items():
-        old = versions_of(fleet.version_sets[set_name])
-        new = {**old, **{str(k): v for k, v in wave.step.items()}}
+        new = {**rows[set_name], **step}
         users = [c.name for c in fleet.clusters if c.version_set == set_name]
         if set(users) <= set(moving):  # every user moves: edit the set where it stands
-            for component, version in wave.step.items():
-                sets[set_name][component] = like(sets[set_name].get(component), str(version))
+            for component, version in step.items():
+                _set_version(sets[set_name], component, version)
             rows[set_name] = new
             continue
         existing = next((n for n, vs in fleet.version_sets.items() if versions_of(vs) == new), None)
@@ -128,15 +150,32 @@ def _move_clusters(document: Any, fleet: Fleet, wave: UpgradeWave, number: int) 
         for entry in clusters:
             if entry["name"] in moving:
                 entry["versionSet"] = like(entry["versionSet"], target)
+    if "gpuOperator" in step:  # a cluster that names its own GPU Operator release moves it too
+        for entry in clusters:
+            own = ((entry.get("platform") or {}).get("gpuOperator") or {}) if entry["name"] in wave.clusters else {}
+            if "version" in own:
+                own["version"] = like(own["version"], component_text("gpuOperator", step["gpuOperator"]))
     return {name: rows[name] for name in sets}  # in file order
+
+
+def _set_version(row: CommentedMap, component: str, version: Version) -> None:
+    """Write one version into a version set's row; a GPU Operator release it did not name goes after the driver."""
+    text = like(row.get(component), component_text(component, version))
+    if component in row or "driver" not in row:
+        row[component] = text
+    else:
+        row.insert(list(row).index("driver") + 1, component, text)
 
 
 def _new_set(sets: CommentedMap, after: str, values: dict[str, Version], number: int) -> str:
     name = f"{_WAVE_SUFFIX.sub('', after)}-w{number}"
     entry = CommentedMap()
     template = sets[after]
-    for component in [k for k in template if k in COMPONENTS] or list(COMPONENTS):
-        entry[component] = like(template.get(component), str(values[component]))
+    keys: list[str] = [k for k in template if k in UPGRADE_COMPONENTS] or list(COMPONENTS)  # in the set's own order
+    if "gpuOperator" in values and "gpuOperator" not in keys:
+        keys.insert(keys.index("driver") + 1, "gpuOperator")
+    for component in keys:
+        entry[component] = like(template.get(component), component_text(component, values[component]))
     sets.insert(list(sets).index(after) + 1, name, entry)
     return name
 
@@ -144,11 +183,17 @@ def _new_set(sets: CommentedMap, after: str, values: dict[str, Version], number:
 def _record(document: Any, record: Upgrade, number: int, at: datetime.datetime, fresh: bool) -> None:
     if fresh or "upgrade" not in document:
         block = CommentedMap()
-        block["target"] = flow_map({k: str(v) for k, v in record.target.items()})
+        block["target"] = flow_map({k: component_text(k, v) for k, v in record.target.items()})
+        if record.node_image is not None:
+            block["nodeImage"] = record.node_image
         waves = CommentedSeq()
         for wave in record.waves:
             item = flow_map(
-                {"wave": wave.wave, "step": flow_map({k: str(v) for k, v in wave.step.items()}), "clusters": flow_seq(list(wave.clusters))}
+                {
+                    "wave": wave.wave,
+                    "step": flow_map({k: component_text(k, v) for k, v in wave.step.items()}),
+                    "clusters": flow_seq(list(wave.clusters)),
+                }
             )
             waves.append(item)
         block["waves"] = waves

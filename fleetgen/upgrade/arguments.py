@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 
 from fleetgen.errors import InputError
-from fleetgen.model import COMPONENTS, Fleet, Version
+from fleetgen.model import UPGRADE_COMPONENTS, Fleet, Version
 from fleetgen.upgrade.moments import RANGE, as_utc
 from fleetgen.upgrade.plan import versions_of
 
@@ -52,8 +52,10 @@ def requested_versions(fleet: Fleet, sets: tuple[str, ...], to: str | None) -> d
     out: dict[str, Version] = {}
     for item in sets:
         component, sep, version = item.partition("=")
-        if not sep or component not in COMPONENTS:
-            raise InputError(f"--set {_shown(item)}: expected COMPONENT=VERSION with COMPONENT one of {', '.join(COMPONENTS)}")
+        if component == IMAGE:
+            continue  # requested_image
+        if not sep or component not in UPGRADE_COMPONENTS:
+            raise InputError(f"--set {_shown(item)}: expected COMPONENT=VERSION with COMPONENT one of {', '.join(UPGRADE_COMPONENTS)}")
         if component in out:
             raise InputError(f"--set {_shown(item)}: {component} is already set to {out[component]}")
         if len(version) > 40:
@@ -63,6 +65,22 @@ def requested_versions(fleet: Fleet, sets: tuple[str, ...], to: str | None) -> d
         except ValueError as exc:
             raise InputError(f"--set {_shown(item)}: {exc}") from None
     return out
+
+
+IMAGE = "nodeImage"  # --set nodeImage=IMAGE: not a version, the node image that carries the target driver
+
+
+def requested_image(sets: tuple[str, ...]) -> str | None:
+    """`--set nodeImage=IMAGE`: the node image a driver upgrade rolls out where node images carry the driver."""
+    images = [item.partition("=")[2] for item in sets if item.partition("=")[0] == IMAGE]
+    if not images:
+        return None
+    image = images[-1]
+    if len(images) > 1 or not image or len(image) > MAX_TEXT or not all(ch.isalnum() or ch in "-_.:/@" for ch in image):
+        raise InputError(
+            f"--set {IMAGE}={_shown(image)}: give one node image name, e.g. AKSUbuntu-2204gen2containerd-202411.12.0 or ami-0abc"
+        )
+    return image
 
 
 def wave_number(number: int) -> int:

@@ -16,7 +16,7 @@ from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import CommentMark
 from ruamel.yaml.tokens import CommentToken
 
-from fleetgen.model import COMPONENTS, Upgrade, Version
+from fleetgen.model import UPGRADE_COMPONENTS, Upgrade, Version
 from fleetgen.source.edit import like
 
 _INTERIM = re.compile(r"^(?P<base>.+)-w(?P<wave>\d{1,6})$")
@@ -31,7 +31,7 @@ def is_interim(name: str, sets: dict[str, Any], record: Upgrade) -> bool:
 
 
 def _row(versions: dict[str, Version]) -> Row:
-    return tuple(versions[c].parts for c in COMPONENTS)
+    return tuple(versions[c].parts if c in versions else () for c in UPGRADE_COMPONENTS)
 
 
 def folds(rows: dict[str, dict[str, Version]], record: Upgrade) -> dict[str, str]:

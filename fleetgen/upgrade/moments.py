@@ -34,3 +34,17 @@ def when(moment: datetime.datetime | None) -> str:
 def utc_now() -> datetime.datetime:
     """Now, to the second: what `apply --at` and `status --now` default to."""
     return datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+
+
+def readable(delta: datetime.timedelta) -> str:
+    """A span as people say it: `1d 6h`, `5h 30m`, `45m` (to the minute, rounded up; `0m` when none is left)."""
+    minutes = max(0, -int(-delta.total_seconds() // 60))
+    days, rest = divmod(minutes, 1440)
+    hours, minutes = divmod(rest, 60)
+    parts = [f"{days}d" if days else "", f"{hours}h" if hours else "", f"{minutes}m" if minutes and not days else ""]
+    return " ".join(p for p in parts if p) or "0m"
+
+
+def hours(delta: datetime.timedelta) -> str:
+    """A configured span as fleet.yaml writes it: 48h."""
+    return f"{delta.total_seconds() / 3600:g}h"

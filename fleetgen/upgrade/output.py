@@ -1,8 +1,9 @@
 """Upgrade plans and status as a text table, JSON (versioned) or markdown for a PR description.
 
 Plan JSON, version 1: {"version": 1, "target": {component: version}, "implied": [str],
-"soak": "48h", "eta": str|null, "warnings": [str],
-"waves": [{"wave", "step": {component: version}, "stage", "clusters": [str], "start", "soakUntil"}]}
+"soak": "48h", "eta": str|null, "warnings": [str], "nodeImage": str|null,
+"waves": [{"wave", "step": {component: version}, "stage", "clusters": [str], "start", "soakUntil", "nodeImage"}]}
+A GPU Operator release keeps its `v` (gpuOperator: v24.6.1).
 """
 
 from __future__ import annotations
@@ -10,34 +11,40 @@ from __future__ import annotations
 import datetime
 import json
 
-from fleetgen.upgrade.plan import Plan, step_label
-from fleetgen.upgrade.status import LiveVersions, Status
+from fleetgen.upgrade.moments import hours, readable
+from fleetgen.upgrade.operator import component_text
+from fleetgen.upgrade.plan import Plan, Wave, step_label
+from fleetgen.upgrade.status import LiveNodes, LiveVersions, Status
 
 
 def _when(moment: datetime.datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else "-"
 
 
-def _hours(delta: datetime.timedelta) -> str:
-    hours = delta.total_seconds() / 3600
-    return f"{hours:g}h"
-
-
 def _target(plan: Plan) -> str:
-    return ", ".join(f"{k} {v}" for k, v in plan.target.items())
+    return ", ".join(f"{k} {component_text(k, v)}" for k, v in plan.target.items())
+
+
+def _step(wave: Wave) -> str:
+    return step_label(wave.step) + (f", node image {wave.node_image}" if wave.node_image else "")
 
 
 def plan_text(plan: Plan) -> str:
-    lines = [f"upgrade to {_target(plan)}: {len(plan.waves)} wave(s), each soaking {_hours(plan.soak)}"]
+    lines = [f"upgrade to {_target(plan)}: {len(plan.waves)} wave(s), each soaking {hours(plan.soak)}"]
     lines += [f"implied: {note}" for note in plan.implied]
+    if plan.node_image:
+        lines.append(
+            f"node image: the clusters whose images carry the driver get it by rolling their node pools to {plan.node_image}; "
+            "status checks each node's image and driver"
+        )
     rows = [("wave", "step", "stage", "clusters", "earliest start", "soak until")]
-    rows += [(str(w.number), step_label(w.step), w.stage, ", ".join(w.clusters), _when(w.start), _when(w.soak_until)) for w in plan.waves]
+    rows += [(str(w.number), _step(w), w.stage, ", ".join(w.clusters), _when(w.start), _when(w.soak_until)) for w in plan.waves]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
     if plan.eta:
         lines.append(f"ETA: {_when(plan.eta)} (the last wave's soak ends)")
     else:
-        lines.append(f"ETA: at least {_hours(plan.soak * len(plan.waves))} after the first wave (give --start for dates)")
+        lines.append(f"ETA: at least {hours(plan.soak * len(plan.waves))} after the first wave (give --start for dates)")
     lines += [f"warning: {w}" for w in plan.warnings]
     return "\n".join(lines)
 
@@ -46,17 +53,19 @@ def plan_json(plan: Plan) -> str:
     return json.dumps(
         {
             "version": 1,
-            "target": {k: str(v) for k, v in plan.target.items()},
+            "target": {k: component_text(k, v) for k, v in plan.target.items()},
             "implied": plan.implied,
-            "soak": _hours(plan.soak),
+            "soak": hours(plan.soak),
             "eta": plan.eta.isoformat() if plan.eta else None,
             "warnings": plan.warnings,
+            "nodeImage": plan.node_image,
             "waves": [
                 {
                     "wave": w.number,
-                    "step": {c: str(v) for c, v in w.step},
+                    "step": {c: component_text(c, v) for c, v in w.step},
                     "stage": w.stage,
                     "clusters": list(w.clusters),
+                    "nodeImage": w.node_image,
                     "start": w.start.isoformat() if w.start else None,
                     "soakUntil": w.soak_until.isoformat() if w.soak_until else None,
                 }
@@ -72,26 +81,30 @@ def plan_markdown(plan: Plan) -> str:
     lines += [f"- {note}" for note in plan.implied]
     lines += ["", "| Wave | Step | Stage | Clusters | Earliest start | Soak until |", "|---|---|---|---|---|---|"]
     lines += [
-        f"| {w.number} | {step_label(w.step)} | {w.stage} | {', '.join(w.clusters)} | {_when(w.start)} | {_when(w.soak_until)} |"
-        for w in plan.waves
+        f"| {w.number} | {_step(w)} | {w.stage} | {', '.join(w.clusters)} | {_when(w.start)} | {_when(w.soak_until)} |" for w in plan.waves
     ]
     lines += [
         "",
-        f"Each wave soaks {_hours(plan.soak)}; DR partners never share a wave." + (f" ETA: {_when(plan.eta)}." if plan.eta else ""),
+        f"Each wave soaks {hours(plan.soak)}; DR partners never share a wave." + (f" ETA: {_when(plan.eta)}." if plan.eta else ""),
     ]
     lines += [f"- ⚠️ {w}" for w in plan.warnings]
     return "\n".join(lines) + "\n"
 
 
-def status_text(status: Status | None, now: datetime.datetime, live: tuple[LiveVersions, ...] = ()) -> str:
+def status_text(
+    status: Status | None, now: datetime.datetime, live: tuple[LiveVersions, ...] = (), nodes: tuple[LiveNodes, ...] = ()
+) -> str:
     lines = [_status_head(status, now)] + [_live_line(state) for state in live]
+    for evidence in nodes:
+        lines.append(f"nodes {evidence.cluster}: {evidence.progress.text}")
+        lines += [f"  error: {problem}" for problem in evidence.problems]
     return "\n".join(lines)
 
 
 def _status_head(status: Status | None, now: datetime.datetime) -> str:
     if status is None:
         return "no upgrade recorded in fleet.yaml"
-    target = ", ".join(f"{k} {v}" for k, v in status.target.items())
+    target = ", ".join(f"{k} {component_text(k, v)}" for k, v in status.target.items())
     if status.complete:
         head = f"upgrade to {target}: complete ({status.waves_total} wave(s) applied)"
         if status.closed_at:
@@ -99,13 +112,18 @@ def _status_head(status: Status | None, now: datetime.datetime) -> str:
     else:
         head = f"upgrade to {target}: wave {status.applied} of {status.waves_total} applied; wave {status.next_wave} is next"
     lines = [head]
-    if status.soak_ends:
+    if status.unverified is not None:
+        lines.append(
+            f"wave {status.unverified} is applied; its soak starts when its nodes run its versions "
+            f"(fleetgen upgrade verify --wave {status.unverified})"
+        )
+    elif status.soak_ends:
         if status.soaking:
             left = status.soak_ends - now
-            lines.append(f"soaking: wave {status.applied} soaks until {_when(status.soak_ends)} ({_hours(left)} left)")
+            lines.append(f"soaking: wave {status.applied} soaks until {_when(status.soak_ends)} ({readable(left)} left)")
         elif not status.complete:
             lines.append(f"soak over since {_when(status.soak_ends)}: wave {status.next_wave} may start")
-    lines += [f"soak overridden: wave {o.wave} started before wave {o.wave - 1}'s soak ended: {o.reason}" for o in status.overrides]
+    lines += [f"soak overridden: wave {o.wave} started before wave {o.wave - 1} was done and soaked: {o.reason}" for o in status.overrides]
     for cluster in status.clusters:
         state = "at target" if not cluster.behind else "behind: " + "; ".join(cluster.behind)
         lines.append(f"  {cluster.cluster} ({cluster.environment}): {state}")

@@ -11,17 +11,21 @@ never both halves of a DR pair in one wave and at most `maxWaveSize` a wave. Eac
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from dataclasses import dataclass, field
 
 from fleetgen.compat import Facts, facts, version_set_problems
-from fleetgen.compat.gpu_operator import cluster_operator, driver_move, operator_release
+from fleetgen.compat.gpu_operator import image_driver
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
-from fleetgen.model import COMPONENTS, Cluster, Fleet, Rollout, Version, VersionSet
+from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Cluster, Fleet, Rollout, Version, VersionSet
 from fleetgen.upgrade.moments import later
+from fleetgen.upgrade.operator import cluster_versions, component_text, operator_problem, supports
+from fleetgen.upgrade.targets import complete_target
 
 Step = tuple[tuple[str, Version], ...]  # the (component, version) pairs one step sets
-STAGES = (("containerd",), ("kubernetes",), ("driver",), ("cuda", "cudnn"))  # CUDA and cuDNN ship in the same images
+# CUDA and cuDNN ship in the same images; the GPU Operator release and the driver move in one Helm upgrade
+STAGES = (("containerd",), ("kubernetes",), ("driver", "gpuOperator"), ("cuda", "cudnn"))
 
 
 class PlanRefused(FindingsError):
@@ -40,6 +44,7 @@ class Wave:
     clusters: tuple[str, ...]
     start: datetime.datetime | None = None
     soak_until: datetime.datetime | None = None
+    node_image: str | None = None  # the image this wave rolls its clusters' node pools to (their images carry the driver)
 
 
 @dataclass
@@ -49,6 +54,7 @@ class Plan:
     waves: list[Wave]
     soak: datetime.timedelta
     warnings: list[str] = field(default_factory=list)
+    node_image: str | None = None
 
     @property
     def eta(self) -> datetime.datetime | None:
@@ -56,32 +62,19 @@ class Plan:
 
 
 def versions_of(vs: VersionSet) -> dict[str, Version]:
-    return {c: getattr(vs, c) for c in COMPONENTS}
+    """A version set's versions: the matrix row, and its GPU Operator release when it names one."""
+    out: dict[str, Version] = {c: getattr(vs, c) for c in COMPONENTS}
+    if vs.gpu_operator is not None:
+        out["gpuOperator"] = vs.gpu_operator
+    return out
 
 
 def _with(values: dict[str, Version]) -> VersionSet:
     return VersionSet.model_validate({k: str(v) for k, v in values.items()})
 
 
-def _full_support_driver(cuda: Version, data: Facts) -> Version | None:
-    minor = Version(".".join(str(p) for p in cuda.minor))
-    return next((r.min_driver for r in data.cuda_driver if r.cuda == minor), None)
-
-
-def _operator_driver(fleet: Fleet, needed: Version) -> Version | None:
-    """The lowest driver at or above `needed` that the GPU Operator of every cluster below it supports, if any."""
-    lists = []
-    for cluster in fleet.clusters:
-        chart_version = cluster_operator(fleet, cluster)
-        release = operator_release(chart_version) if chart_version else None
-        if release is not None and fleet.version_sets[cluster.version_set].driver < needed:
-            lists.append(set(release.drivers))
-    fits = sorted(d for d in set.intersection(*lists) if d >= needed) if lists else []
-    return fits[0] if fits else None
-
-
 def step_label(step: Step) -> str:
-    return ", ".join(f"{component} {version}" for component, version in step)
+    return ", ".join(f"{component} {component_text(component, version)}" for component, version in step)
 
 
 def cluster_steps(current: dict[str, Version], target: dict[str, Version]) -> tuple[list[Step], list[str]]:
@@ -104,9 +97,19 @@ def cluster_steps(current: dict[str, Version], target: dict[str, Version]) -> tu
     return steps, refused
 
 
-def plan_upgrade(fleet: Fleet, requested: dict[str, Version], start: datetime.datetime | None = None, data: Facts | None = None) -> Plan:
+def plan_upgrade(
+    fleet: Fleet,
+    requested: dict[str, Version],
+    start: datetime.datetime | None = None,
+    data: Facts | None = None,
+    *,
+    allow_downgrade: bool = False,
+    node_image: str | None = None,
+) -> Plan:
     """The waves from the fleet's versions to `requested`, judged by `data` (the shipped facts unless given:
-    pass LoadedFleet.facts so a fleet's own facts file counts)."""
+    pass LoadedFleet.facts so a fleet's own facts file counts). A target below a cluster's version is refused
+    unless `allow_downgrade` (Kubernetes never goes down). Clusters whose node images carry the driver move it by
+    a node image change: `node_image`, which the plan lists on their waves."""
     data = data or facts()
     if fleet.upgrade is not None and not fleet.upgrade.complete:
         pending = next(w.wave for w in fleet.upgrade.waves if w.applied_at is None)
@@ -114,50 +117,77 @@ def plan_upgrade(fleet: Fleet, requested: dict[str, Version], start: datetime.da
     beyond = beyond_the_data(requested, data)
     if beyond:
         raise PlanRefused(beyond)
-    target = dict(requested)
-    implied: list[str] = []
-    implied_driver = False
-    if "cuda" in target and "driver" not in target:
-        needed = _full_support_driver(target["cuda"], data)
-        lowest = min(fleet.version_sets[c.version_set].driver for c in fleet.clusters)
-        if needed is not None and lowest < needed:
-            chosen = _operator_driver(fleet, needed) or needed
-            target["driver"] = chosen
-            implied_driver = True
-            because = "" if chosen == needed else f", and {chosen} is the first the clusters' GPU Operators support"
-            implied.append(f"CUDA {target['cuda']} needs driver {needed} or later{because}: the driver moves first")
+    completed = complete_target(fleet, requested, data)
+    target = completed.versions
     per_cluster: dict[str, list[Step]] = {}
     refused: list[str] = []
     warnings: set[str] = set()
     for cluster in fleet.clusters:
-        current = versions_of(fleet.version_sets[cluster.version_set])
-        wanted = dict(target)
-        if implied_driver and current["driver"] >= target["driver"]:
-            wanted.pop("driver")  # already new enough: an implied bump never downgrades
+        current = cluster_versions(fleet, cluster)
+        wanted = _wanted(current, target, completed.implied_parts)
         steps, reasons = cluster_steps(current, wanted)
         refused += [f"{cluster.name}: {r}" for r in reasons]
-        chart_version = cluster_operator(fleet, cluster)
-        if chart_version is not None and "driver" in wanted and wanted["driver"] != current["driver"]:
-            blocked = driver_move(chart_version, current["driver"], wanted["driver"])
-            refused += [f"{cluster.name}: {blocked}"] if blocked else []
-        gpus = frozenset(p.gpu_model for p in cluster.node_pools if p.gpu_model)
+        if not allow_downgrade:
+            refused += [
+                f"{cluster.name}: {c} {component_text(c, current[c])} -> {component_text(c, wanted[c])} is a downgrade; "
+                "give --allow-downgrade to plan it"
+                for c in wanted
+                if c != "kubernetes" and wanted[c] < current[c]
+            ]
+        gpus = frozenset(p.gpu_model for p in cluster.node_pools if p.gpu_model)  # CPU-only pools have none
         state = dict(current)
-        known = {p.message for p in version_set_problems(_with(state), gpus, data)}  # not news: validate shows them
+        known = {message for message, _ in _problems(state, gpus, data)}  # not news: validate shows them
         for step in steps:
             state.update(step)
-            for problem in version_set_problems(_with(state), gpus, data):
-                text = f"{cluster.name} after {step_label(step)}: {problem.message}"
-                if problem.severity is Severity.ERROR:
+            for message, severity in _problems(state, gpus, data):
+                text = f"{cluster.name} after {step_label(step)}: {message}"
+                if severity is Severity.ERROR:
                     refused.append(text)
-                elif problem.message not in known:
+                elif message not in known:
                     warnings.add(text)
         per_cluster[cluster.name] = steps
+    imaged = {c.name for c in fleet.clusters if image_driver(fleet, c)}
+    refused += _image_problems(imaged, per_cluster, target, node_image)
     if refused:
         raise PlanRefused(refused)
-    waves = _waves(fleet, per_cluster)
+    waves = [
+        dataclasses.replace(w, node_image=node_image) if "driver" in dict(w.step) and imaged & set(w.clusters) else w
+        for w in _waves(fleet, per_cluster)
+    ]
     if start is not None:
         waves = schedule(waves, fleet.rollout, start)
-    return Plan(target, implied, waves, fleet.rollout.soak, sorted(warnings))
+    return Plan(target, completed.implied, waves, fleet.rollout.soak, sorted(warnings), node_image)
+
+
+def _image_problems(imaged: set[str], per_cluster: dict[str, list[Step]], target: dict[str, Version], image: str | None) -> list[str]:
+    """A driver change on clusters whose node images carry the driver needs the image that has it, and only then."""
+    moving = sorted(name for name in imaged if any("driver" in dict(step) for step in per_cluster[name]))
+    if moving and image is None:
+        return [
+            f"{', '.join(moving)}: the node image carries the driver (platform.gpuOperator.driverSource: node-image); "
+            f"give --set nodeImage=IMAGE, the image with driver {target['driver']}"
+        ]
+    if image is not None and not moving:
+        return [f"--set nodeImage={image}: no cluster whose node image carries the driver moves its driver"]
+    return []
+
+
+def _wanted(current: dict[str, Version], target: dict[str, Version], implied: set[str]) -> dict[str, Version]:
+    """What this cluster moves to: the target's components it has (the GPU Operator only where it installs the
+    driver), an implied driver only upward, an implied operator release only where the current one lacks the driver."""
+    wanted = {c: v for c, v in target.items() if c in current}
+    if "driver" in implied and "driver" in wanted and current["driver"] >= wanted["driver"]:
+        wanted.pop("driver")
+    if "gpuOperator" in implied and "gpuOperator" in wanted and supports(current["gpuOperator"], wanted.get("driver", current["driver"])):
+        wanted.pop("gpuOperator")
+    return wanted
+
+
+def _problems(state: dict[str, Version], gpus: frozenset[str], data: Facts) -> list[tuple[str, Severity]]:
+    """What the compatibility rules, and the GPU Operator release's list of drivers, say about a cluster's state."""
+    found = [(p.message, p.severity) for p in version_set_problems(_with(state), gpus, data)]
+    operator = operator_problem(state["gpuOperator"], state["driver"]) if "gpuOperator" in state else None
+    return found + ([operator] if operator else [])
 
 
 def beyond_the_data(target: dict[str, Version], data: Facts | None = None) -> list[str]:
@@ -174,11 +204,11 @@ def beyond_the_data(target: dict[str, Version], data: Facts | None = None) -> li
 
 
 def _waves(fleet: Fleet, per_cluster: dict[str, list[Step]]) -> list[Wave]:
-    phases = sorted({s for steps in per_cluster.values() for s in steps}, key=lambda s: (COMPONENTS.index(s[0][0]), s[0][1]))
+    phases = sorted({s for steps in per_cluster.values() for s in steps}, key=lambda s: (UPGRADE_COMPONENTS.index(s[0][0]), s[0][1]))
     waves: list[Wave] = []
     for phase in phases:
         moving = [c for c in fleet.clusters if phase in per_cluster[c.name]]
-        for stage, names in _stages(moving, fleet.rollout.max_wave_size):
+        for stage, names in _stages(fleet, moving, fleet.rollout.max_wave_size):
             waves.append(Wave(len(waves) + 1, phase, stage, tuple(names)))
     return waves
 
@@ -186,10 +216,22 @@ def _waves(fleet: Fleet, per_cluster: dict[str, list[Step]]) -> list[Wave]:
 def rollout_stages(fleet: Fleet) -> list[tuple[str, list[str]]]:
     """The waves any step of an upgrade takes over the whole fleet: dev, staging, one production
     canary whose DR partner stays behind, then the rest (Argo CD's rollout labels and steps follow them)."""
-    return _stages(list(fleet.clusters), fleet.rollout.max_wave_size)
+    return _stages(fleet, list(fleet.clusters), fleet.rollout.max_wave_size)
 
 
-def _stages(clusters: list[Cluster], cap: int) -> list[tuple[str, list[str]]]:
+def production_canary(fleet: Fleet, production: list[Cluster]) -> Cluster:
+    """The production cluster that moves first: `rollout.productionCanary`, else one outside any DR pair, else the
+    DR partner listed second, so that a pair's primary is never the canary while another production cluster exists."""
+    named = next((c for c in production if c.name == fleet.rollout.production_canary), None)
+    if named is not None:
+        return named
+    order = [c.name for c in fleet.clusters]
+    alone = next((c for c in production if not c.dr_partner), None)
+    second = next((c for c in production if c.dr_partner in order and order.index(c.dr_partner) < order.index(c.name)), None)
+    return alone or second or production[0]
+
+
+def _stages(fleet: Fleet, clusters: list[Cluster], cap: int) -> list[tuple[str, list[str]]]:
     out: list[tuple[str, list[str]]] = []
     for environment in ("dev", "staging"):
         names = [c.name for c in clusters if c.environment == environment]
@@ -199,7 +241,7 @@ def _stages(clusters: list[Cluster], cap: int) -> list[tuple[str, list[str]]]:
     if not production:
         return out
     partner = {c.name: c.dr_partner for c in production}
-    canary = next((c for c in production if c.dr_partner), production[0])  # one whose partner stays behind
+    canary = production_canary(fleet, production)  # its DR partner stays behind
     out.append(("production canary", [canary.name]))
     bins: list[list[str]] = []
     for cluster in production:
@@ -270,6 +312,6 @@ def schedule(waves: list[Wave], rollout: Rollout, start: datetime.datetime) -> l
     for wave in waves:
         begins = earliest_start(moment, rollout)
         ends = later(begins, rollout.soak, f"the end of wave {wave.number}'s soak")
-        out.append(Wave(wave.number, wave.step, wave.stage, wave.clusters, begins, ends))
+        out.append(dataclasses.replace(wave, start=begins, soak_until=ends))
         moment = ends
     return out

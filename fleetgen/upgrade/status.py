@@ -1,6 +1,7 @@
-"""`fleetgen upgrade status`: where the recorded upgrade stands, read from fleet.yaml, and, given live
-dumps, which clusters actually run something else than fleet.yaml says (their `fleet-versions`
-ConfigMap, rendered by render/kueue.py into kube-public, carries the versions they synced)."""
+"""`fleetgen upgrade status`: where the recorded upgrade stands, read from fleet.yaml, and, given each cluster's
+evidence (dumps or contexts), what it runs: its Nodes ("3 of 4 GPU nodes on driver 580.65.06", failed driver
+upgrades, what the compatibility matrix says of what they run) and its `fleet-versions` ConfigMap (rendered by
+render/kueue.py into kube-public: the versions its sync applied, which lag fleet.yaml until it syncs)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fleetgen.errors import InputError
-from fleetgen.model import COMPONENTS, Fleet, Version
+from fleetgen.compat import Facts
+from fleetgen.compat.gpu_operator import image_driver
+from fleetgen.errors import InputError, Severity
+from fleetgen.live.node_checks import judge_nodes
+from fleetgen.live.nodes import nodes_in
+from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Fleet, Version
+from fleetgen.upgrade.evidence import IMAGE_COMPONENTS, NODE_COMPONENTS, Progress, progress, versions_configmap
 from fleetgen.upgrade.moments import as_utc, later
-
-VERSIONS_CONFIGMAP = ("kube-public", "fleet-versions")  # namespace, name
+from fleetgen.upgrade.operator import cluster_versions, component_text
 
 
 @dataclass(frozen=True)
@@ -35,9 +40,10 @@ class Status:
     waves_total: int
     applied: int  # waves applied, in order
     next_wave: int | None
-    soak_ends: datetime.datetime | None  # of the last applied wave
+    soak_ends: datetime.datetime | None  # of the last applied wave, counted from when its nodes were verified
     soaking: bool
     clusters: tuple[ClusterState, ...]
+    unverified: int | None = None  # the last applied wave when it is not verified on its nodes yet
     overrides: tuple[Override, ...] = ()  # waves started before the previous soak ended, and why
     closed_at: datetime.datetime | None = None  # interim version sets folded back after the last wave
 
@@ -61,15 +67,15 @@ def upgrade_status(fleet: Fleet, now: datetime.datetime) -> Status | None:
         return None
     applied = [w for w in record.waves if w.applied_at is not None]
     last = applied[-1] if applied else None
-    soak_ends = later(as_utc(last.applied_at), fleet.rollout.soak, "the end of the soak") if last and last.applied_at else None
+    soak_ends = later(as_utc(last.verified_at), fleet.rollout.soak, "the end of the soak") if last and last.verified_at else None
     pending = next((w.wave for w in record.waves if w.applied_at is None), None)
     clusters = []
     for cluster in fleet.clusters:
-        vs = fleet.version_sets[cluster.version_set]
+        have = cluster_versions(fleet, cluster)
         behind = tuple(
-            f"{c} {getattr(vs, c)} (target {record.target[c]})"
-            for c in COMPONENTS
-            if c in record.target and getattr(vs, c) != record.target[c]
+            f"{c} {component_text(c, have[c])} (target {component_text(c, record.target[c])})"
+            for c in UPGRADE_COMPONENTS
+            if c in record.target and c in have and have[c] != record.target[c]
         )
         clusters.append(ClusterState(cluster.name, cluster.environment, behind))
     return Status(
@@ -82,16 +88,8 @@ def upgrade_status(fleet: Fleet, now: datetime.datetime) -> Status | None:
         clusters=tuple(clusters),
         overrides=tuple(Override(w.wave, w.override_soak) for w in record.waves if w.override_soak),
         closed_at=as_utc(record.closed_at) if record.closed_at else None,
+        unverified=last.wave if last is not None and last.verified_at is None else None,
     )
-
-
-def _versions_configmap(objects: list[dict[str, Any]]) -> dict[str, Any] | None:
-    for body in objects:
-        meta = body.get("metadata")
-        if body.get("kind") == "ConfigMap" and isinstance(meta, dict) and (meta.get("namespace"), meta.get("name")) == VERSIONS_CONFIGMAP:
-            data = body.get("data")
-            return data if isinstance(data, dict) else {}
-    return None
 
 
 def _same(live: Any, want: Version) -> bool:
@@ -114,7 +112,7 @@ def live_versions(fleet: Fleet, live: Mapping[str, list[dict[str, Any]]]) -> tup
         raise InputError(f"--live {_shown(unknown[0])}: no such cluster in fleet.yaml (known: {', '.join(clusters)})")
     out = []
     for cluster in [c for c in fleet.clusters if c.name in live]:
-        data = _versions_configmap(live[cluster.name])
+        data = versions_configmap(live[cluster.name])
         if data is None:
             out.append(LiveVersions(cluster.name, (), missing=True))
             continue
@@ -125,4 +123,33 @@ def live_versions(fleet: Fleet, live: Mapping[str, list[dict[str, Any]]]) -> tup
         differ = [c for c in COMPONENTS if not _same(data.get(c), getattr(want, c))]
         lags = tuple(f"{c} {_shown(data.get(c))} live, {getattr(want, c)} in fleet.yaml" for c in differ)
         out.append(LiveVersions(cluster.name, lags))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class LiveNodes:
+    """What a cluster's Nodes say: how many run the upgrade's versions (fleet.yaml's when none is recorded), and
+    what else is wrong with them (pool sizes, GPUs, the compatibility matrix against what they run)."""
+
+    cluster: str
+    progress: Progress
+    problems: tuple[str, ...]
+
+
+def live_nodes(fleet: Fleet, live: Mapping[str, list[dict[str, Any]]], data: Facts | None = None) -> tuple[LiveNodes, ...]:
+    """Per cluster whose evidence holds Nodes, in fleet order."""
+    out = []
+    for cluster in [c for c in fleet.clusters if c.name in live]:
+        objects = live[cluster.name]
+        nodes = nodes_in(objects)
+        if not nodes:
+            continue
+        record = fleet.upgrade
+        evident = (*NODE_COMPONENTS, *IMAGE_COMPONENTS)
+        target = {str(k): v for k, v in record.target.items() if str(k) in evident} if record is not None else {}
+        wanted = target or {c: v for c, v in cluster_versions(fleet, cluster).items() if c in NODE_COMPONENTS}
+        judged = judge_nodes(fleet, cluster, nodes, data)
+        problems = tuple(f.text for f in judged.findings if f.severity is Severity.ERROR and f.kind not in ("version", "upgrade"))
+        image = record.node_image if record is not None and "driver" in wanted and image_driver(fleet, cluster) else None
+        out.append(LiveNodes(cluster.name, progress(cluster, wanted, objects, image), problems))
     return tuple(out)
