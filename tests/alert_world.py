@@ -24,12 +24,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import promql_parser
-from stored_series import KSM, Labels, Target, dcgm_targets, kueue_target, release_of, serving_target
+from stored_series import KSM, Labels, Target, dcgm_targets, kueue_target, release_of, service_monitor_target
 
 from fleetgen.compat.partitioning import resolved_layout
 from fleetgen.model.slo import allowed_error_ratio
+from fleetgen.render.golden_paths import job_objects
+from fleetgen.render.job_target import Ask
 from fleetgen.render.platform import platform_of
+from fleetgen.render.serving import Serving
 from fleetgen.render.slo import served_on
+from fleetgen.validation.rendered_objects import Schemas
 
 GPU = "nvidia.com/gpu"
 GPU_QUOTA = "requests." + GPU
@@ -73,6 +77,7 @@ class Endpoint:
     latency: str
     selector: dict[str, str]
     allowed: float  # the share of requests its SLO lets fail
+    target: Target  # its server pod, as the ServiceMonitor `job new` writes for it scrapes it
 
 
 @dataclass
@@ -134,6 +139,7 @@ def build_cluster(
             e.metrics.latency,
             dict(e.metrics.selector),
             allowed_error_ratio(tiers[e.tier].availability),
+            golden_path_target(fleet, cluster.name, team.name, e),
         )
         for _, team, e in served_on(fleet, cluster.name)
     ]
@@ -254,8 +260,19 @@ def world(c: Cluster, knobs: Knobs, minutes: int) -> list[tuple[Labels, str]]:
     return out
 
 
+def golden_path_target(fleet: Any, cluster: str, team: str, endpoint: Any) -> Target:
+    """The endpoint's server as `fleetgen job new --kind inference --endpoint NAME` deploys it, scraped by its ServiceMonitor.
+
+    The Deployment is named `<endpoint>-server`, unlike the endpoint's `service` label, so only the ServiceMonitor's own
+    labelling can give its series the labels the SLO rules select."""
+    ask = Ask(team, cluster, f"{endpoint.name}-server", "registry.example.com/server:v1", gpus=1)
+    serving = Serving(endpoint.tier, 300, selector=dict(endpoint.metrics.selector))
+    objects = {body["kind"]: body for body in job_objects(fleet, ask, Schemas(), serving).objects}
+    return service_monitor_target(objects["ServiceMonitor"], objects["Service"], f"{ask.name}-5d8c7b9f6-m3n4p", "10.244.9.40")
+
+
 def _serving(e: Endpoint, errors: float | tuple[float, int], latency: str, limit: float, minutes: int) -> list[tuple[Labels, str]]:
-    target, exposed = serving_target(e.namespace, e.selector)
+    target, exposed = e.target, {}  # the server labels nothing with the selector's labels: the scrape must add them
     ratio, stop = errors if isinstance(errors, tuple) else (errors, None)
     failed = _matching_code(e.errors)
     out = [({"__name__": "up", **target.labels}, _gauge(1, minutes))]

@@ -18,7 +18,8 @@ fleetgen renders it:
 - Kueue: a ServiceMonitor among the cluster's rendered objects that the fleet's Prometheus selects
   (it carries `alerts.ruleLabels`) and that selects the Kueue chart's metrics Service and port;
   without one, no Kueue series is stored at all.
-- An inference endpoint: the team's own ServiceMonitor on the endpoint's Service, in its namespace.
+- An inference endpoint: the ServiceMonitor and Service `job new` writes for it, in the team's namespace; the
+  server itself exposes only its own labels (code, method, le), none of the endpoint's selector.
 """
 
 from __future__ import annotations
@@ -163,22 +164,30 @@ def kueue_target(objects: list[dict[str, Any]], selected_by: Labels, namespace: 
     return None
 
 
-# -- an inference endpoint's own serving stack ------------------------------------------------------
+# -- an inference endpoint, as `job new` deploys it -------------------------------------------------
 
 
-def serving_target(namespace: str, selector: Labels) -> tuple[Target, Labels]:
-    """The team's ServiceMonitor on the endpoint's Service, and the selector labels the server itself exposes."""
-    service = selector.get("service", "server")
-    exposed = {k: v for k, v in selector.items() if k not in ("service", "namespace")}
-    target = _monitor(
-        {},
-        False,
-        job=service,
-        namespace=namespace,
-        service=service,
-        port="http",
-        pod=f"{service}-5d8c7b9f6-m3n4p",
-        container=service,
-        ip="10.244.9.40",
-    )
-    return target, exposed
+def service_monitor_target(monitor: dict[str, Any], service: dict[str, Any], pod: str, ip: str) -> Target:
+    """The target the Prometheus Operator makes of `monitor`'s endpoint on `service` (prometheus-operator
+    pkg/prometheus/promcfg.go, generateServiceMonitorConfig): job (the Service name), instance, namespace, service, pod,
+    container, endpoint (the port name); the Service labels `targetLabels` names; then the endpoint's relabelings in
+    order, so they win. Only the relabelings fleetgen writes (replace with a fixed value) are modelled; any other fails."""
+    meta = service["metadata"]
+    assert monitor["metadata"]["namespace"] == meta["namespace"], "a ServiceMonitor selects Services in its own namespace"
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= meta["labels"].items(), "the ServiceMonitor selects no Service"
+    [endpoint] = monitor["spec"]["endpoints"]
+    port = next(p for p in service["spec"]["ports"] if p["name"] == endpoint["port"])
+    labels = {
+        "job": meta["name"],
+        "instance": f"{ip}:{port['port']}",
+        "namespace": meta["namespace"],
+        "service": meta["name"],
+        "pod": pod,
+        "container": "server",
+        "endpoint": port["name"],
+    }
+    labels |= {key: meta["labels"][key] for key in monitor["spec"].get("targetLabels", []) if key in meta["labels"]}
+    for relabel in endpoint.get("relabelings", []):
+        assert relabel["action"] == "replace" and "sourceLabels" not in relabel, f"not modelled: {relabel}"
+        labels[relabel["targetLabel"]] = relabel["replacement"]
+    return Target(labels, endpoint.get("honorLabels", False))

@@ -15,6 +15,7 @@ promtool comes with the Debian package `prometheus` (CI installs it); without it
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 from functools import cache
@@ -27,12 +28,16 @@ import yaml
 from alert_cases import CASES, Case
 from alert_world import Cluster, build_cluster, healthy, world
 from conftest import EXAMPLE, REPO, replace_once
-from stored_series import Labels, kueue_service_labels, kueue_target
+from stored_series import Labels, kueue_service_labels, kueue_target, service_monitor_target
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.render import cluster_objects
 from fleetgen.render.gitops import gitops_folders
+from fleetgen.render.golden_paths import job_objects
+from fleetgen.render.job_target import Ask
 from fleetgen.render.platform import platform_of
+from fleetgen.render.serving import Serving
+from fleetgen.validation.rendered_objects import Schemas
 
 FLEET = load_fleet_text(EXAMPLE.read_bytes()).fleet
 # The example has no partitioned pool: these fleets bring MIG slices (mixed layouts) and time-sliced GPUs (renamed and not).
@@ -256,3 +261,30 @@ def test_promtool_checks_the_rendered_rules(tmp_path: Path, where: Where) -> Non
     done = subprocess.run([PROMTOOL, "check", "rules", str(rules)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SUCCESS" in done.stdout
+
+
+@needs_promtool
+def test_the_slo_alerts_fire_on_the_golden_paths_series_only_through_its_service_monitors_labels(tmp_path: Path) -> None:
+    """The SLO alerts above run on the series of the Deployment `job new` writes (alert_world.golden_path_target), named
+    unlike the endpoint's `service` label. Without the ServiceMonitor's relabelings, its series carry the Service's name
+    and the page never fires; with them it does, and the stored labels include every label the rules select."""
+    index = [c.name for c in FLEET.clusters].index("prod-inference-eastus")
+    rule = next(
+        r
+        for _, r in (p.values for p in RENDERED_ALERTS)
+        if r["alert"] == "ErrorBudgetBurn1h" and r["labels"]["endpoint"] == "chat" and r["labels"]["cluster"] == "prod-inference-eastus"
+    )
+    where: Where = ("example", index)
+    c = _cluster(where)
+    chat = next(e for e in c.endpoints if e.name == "chat")
+    assert {**chat.selector, "namespace": chat.namespace}.items() <= chat.target.labels.items()
+    ask = Ask("nlp", c.name, "chat-server", "registry.example.com/server:v1", gpus=1)
+    built = job_objects(FLEET, ask, Schemas(), Serving("real-time", 300, selector=chat.selector))
+    objects = {body["kind"]: body for body in built.objects}
+    del objects["ServiceMonitor"]["spec"]["endpoints"][0]["relabelings"]
+    bare = service_monitor_target(objects["ServiceMonitor"], objects["Service"], "chat-server-5d8c7b9f6-m3n4p", "10.244.9.40")
+    assert bare.labels["service"] == "chat-server"
+    for target, fires in ((chat.target, True), (bare, False)):
+        c.endpoints = [dataclasses.replace(e, target=target) if e.name == "chat" else e for e in c.endpoints]
+        done = _promtool(tmp_path, where, _case_tests(c, rule, CASES["ErrorBudgetBurn1h"](c, rule))[:1], only=rule)
+        assert (done.returncode == 0) == fires, done.stdout + done.stderr

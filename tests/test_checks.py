@@ -103,8 +103,8 @@ CASES = [
     ),
     (
         "unknown-cluster",
-        "      training-eastus:\n      dev-eastus:\n    priorityClasses: [scheduled-training, exploratory]",
-        "      training-westus:\n      dev-eastus:\n    priorityClasses: [scheduled-training, exploratory]",
+        "      training-eastus: {queue: gpu-cluster-queue}\n      dev-eastus:\n    priorityClasses: [scheduled-training, exploratory]",
+        "      training-westus: {queue: gpu-cluster-queue}\n      dev-eastus:\n    priorityClasses: [scheduled-training, exploratory]",
         "      training-westus:",
         "training-westus",
         "teams[2].clusters.training-westus: unknown cluster 'training-westus' "
@@ -177,9 +177,9 @@ CASES = [
     ),
     (
         "gpu-capacity",
-        "      training-eastus:\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
-        "      training-eastus: {requests: {gpu: 30}}\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
-        "training-eastus: {requests: {gpu: 30}",
+        "      training-eastus: {queue: gpu-cluster-queue}   # the cluster has two queues: say which\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
+        "      training-eastus: {queue: gpu-cluster-queue, requests: {gpu: 30}}\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
+        "training-eastus: {queue: gpu-cluster-queue, requests: {gpu: 30}",
         "training-eastus",
         "teams[1].clusters.training-eastus: GPU quotas on training-eastus add up to 42 "
         "(data-science 8, nlp 30, robotics 4), above its 40 GPUs (a100-spot 2 x 8, a100-ondemand 1 x 8, "
@@ -253,13 +253,12 @@ def test_every_problem_is_reported_at_once_in_file_order(example_text: str) -> N
 def test_overcommit_ratio_allows_more_quota_than_gpus(example_text: str) -> None:
     heavy = replace_once(
         example_text,
-        "      training-eastus:\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
-        "      training-eastus: {requests: {gpu: 30}}\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
+        "      training-eastus: {queue: gpu-cluster-queue}   # the cluster has two queues: say which\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
+        "      training-eastus: {queue: gpu-cluster-queue, requests: {gpu: 30}}\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
     )
     relaxed = replace_once(heavy, "# capacity:\n#   gpuOvercommit: 1.5", "capacity:\n  gpuOvercommit: 1.5")
-    # the cluster's 40 GPUs x 1.5 hold the 42; the Volcano queues' guarantees of them do not fit its 24 GPUs x 1.5
-    [volcano] = findings_of(relaxed)
-    assert "Volcano queues on training-eastus guarantee 42 nvidia.com/gpu" in volcano and "(24 x overcommit 1.5)" in volcano
+    # the cluster's 40 GPUs x 1.5 hold the 42 (a guarantee is kept capacity: overcommit never applies to it)
+    assert findings_of(relaxed) == []
     tight = replace_once(heavy, "# capacity:\n#   gpuOvercommit: 1.5", "capacity:\n  gpuOvercommit: 1.02")
     [finding] = findings_of(tight)
     assert "add up to 42" in finding and "above its 40 GPUs" in finding and "x overcommit 1.02 = 40.8" in finding

@@ -29,8 +29,8 @@ from fleetgen.review.output import BUDGET, COMMENT_LIMIT, MARKER, diff_markdown
 Run = Callable[..., CompletedProcess[str]]
 GOLDEN = Path(__file__).parent / "golden"
 RAISE_NLP = (
-    "      training-eastus:\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
-    "      training-eastus: {requests: {gpu: 12}}\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
+    "      training-eastus: {queue: gpu-cluster-queue}   # the cluster has two queues: say which\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
+    "      training-eastus: {queue: gpu-cluster-queue, requests: {gpu: 12}}\n      prod-inference-eastus: {requests: {gpu: 4}}\n      prod-inference-westeu",
 )
 
 

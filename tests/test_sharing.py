@@ -66,7 +66,7 @@ SHARED = replace_once(
 
 """,
 ).replace(
-    "      training-eastus:\n      prod-inference-eastus: {requests: {gpu: 4}}",
+    "      training-eastus: {queue: gpu-cluster-queue}   # the cluster has two queues: say which\n      prod-inference-eastus: {requests: {gpu: 4}}",
     "      training-eastus: {queue: nlp-queue}\n      prod-inference-eastus: {requests: {gpu: 4}}",
 )
 
@@ -135,7 +135,8 @@ def test_the_example_shows_every_sharing_object_and_each_passes_its_crd_and_cel_
     # Volcano gang-schedules on the on-demand pools: one queue per team on the cluster, nlp weighted 2
     volcano = {name: o["spec"] for (kind, _, name), o in training.items() if kind == "Queue"}
     assert {name: q["weight"] for name, q in volcano.items()} == {"team-data-science": 1, "team-nlp": 2, "team-robotics": 1}
-    assert volcano["team-robotics"]["guarantee"] == {"resource": {"cpu": 32, "memory": "128Gi", "nvidia.com/gpu": 4}}
+    assert "guarantee" not in volcano["team-robotics"]  # only what volcano.guarantees keeps: 8 GPUs for nlp
+    assert volcano["team-nlp"]["guarantee"] == {"resource": {"nvidia.com/gpu": 8}}
     assert volcano["team-robotics"]["capability"] == {"cpu": 64, "memory": "256Gi", "nvidia.com/gpu": 4}
     assert _crd_and_cel_problems(fleet, crd_schemas) == []
 
@@ -193,16 +194,23 @@ def test_a_queue_that_admits_only_placed_teams_but_has_none_is_a_warning() -> No
     def messages(text: str) -> list[str]:
         return [f.split(": ", 1)[1] for f in findings_of(text, Severity.WARNING)]
 
-    shared = messages(SHARED)
+    fix = "raise requests.gpu here (borrowed GPUs are not held or charged) or lower the queue's borrowingLimit"
+    shared, example = messages(SHARED), messages(TEXT)
     ignored = [m for m in shared if "Kueue ignores borrowWithinCohort under fair sharing" in m]
     assert len(ignored) == 1  # SHARED's borrowWithinCohort beside the example's fair-sharing weights (platform_checks.py)
-    assert [m for m in shared if m not in ignored] == messages(TEXT)  # queues that admit placed teams by default stay quiet
+    assert [m for m in shared if m not in example and m not in ignored] == [  # each team whose queue may admit more than the quotas let run
+        "teams[1].clusters.training-eastus: queue nlp-queue on training-eastus may admit 18 GPUs (owns 4, may borrow 14 from "
+        f"cohort research), but the namespace quotas of its teams let them run only 8 (nlp 8): 10 GPU(s) it may borrow never run; {fix}",
+        "teams[2].clusters.training-eastus: queue gpu-cluster-queue on training-eastus may admit 22 GPUs (owns 16, may borrow 6 "
+        f"from cohort training), but the namespace quotas of its teams let them run only 4 (robotics 4): 6 GPU(s) it may borrow never run; {fix}",
+    ]
+    assert [m for m in shared if m in example] == example  # queues that admit placed teams by default stay quiet
 
 
 def test_topology_and_workload_priority_classes(shared_tree: Path, kustomize: Build) -> None:
     objects = _by_key(kustomize(shared_tree / "clusters" / "training-eastus"))
     assert "topologyName" not in objects[("ResourceFlavor", "", "h100-ondemand")]["spec"]
-    off = _load(replace_once(SHARED, "versionSets:\n", "scheduling: {workloadPriorityClasses: false}\n\nversionSets:\n"))
+    off = _load(replace_once(SHARED, "scheduling:\n", "scheduling:\n  workloadPriorityClasses: false\n"))
     assert not any(m.body["kind"] == "WorkloadPriorityClass" for m in cluster_objects(off, 2))
 
 
@@ -213,7 +221,6 @@ def test_volcano_queues_and_roles_only_on_the_volcano_cluster(shared_tree: Path,
         "weight": 3,
         "reclaimable": False,
         "capability": {"cpu": 128, "memory": "512Gi", "nvidia.com/gpu": 8},
-        "guarantee": {"resource": {"cpu": 64, "memory": "256Gi", "nvidia.com/gpu": 8}},
     }
     assert objects[("Queue", "", "team-robotics")]["spec"]["weight"] == 1
     rules = objects[("Role", "team-nlp", "gpu-workload-role")]["rules"]
@@ -258,12 +265,12 @@ def test_volcano_queues_and_roles_only_on_the_volcano_cluster(shared_tree: Path,
             "split the node pools (volcano.nodePools, and flavors on each queue)",
         ),
         (
-            "    volcano: {nodePools: [a100-ondemand, h100-ondemand]",
-            "    volcano: {nodePools: [h100-ondemand]",
+            "    volcano: {nodePools: [a100-ondemand, h100-ondemand],",
+            "    volcano: {nodePools: [a100-ondemand], guarantees: {nlp: {gpu: 8}, robotics: {gpu: 4}},",
             "    volcano: {nodePools:",
-            15,
-            "the teams' Volcano queues on training-eastus guarantee 20 nvidia.com/gpu (data-science 8, nlp 8, robotics 4), "
-            "more than Volcano's node pools hold (16): give Volcano more pools or lower the teams' quotas here",
+            43,
+            "the teams' Volcano guarantees on training-eastus add up to 12 nvidia.com/gpu (nlp 8, robotics 4), more than "
+            "Volcano's node pools hold (8: a100-ondemand 1 x 8): lower the guarantees or give Volcano more pools",
         ),
         (
             "        nominalQuota: {a100-spot: {gpu: 4}}\n",
@@ -383,12 +390,12 @@ def test_the_capacity_report_speaks_sharing_terms(tmp_path: Path, cli_run: Run) 
     assert "| training-eastus | data-science-queue | data-science | training | 0 A100 (a100-spot) | 8 A100 (a100-spot) |" in text
     assert "| prod-inference-westeu | gpu-cluster-queue | nlp | — | 4 A100 (a100-reserved), 4 A10G (a10g-reserved) | — | — | — |" in text
     assert (
-        "| training-eastus | team-nlp | nlp | 2 | 8 | 8 |" in text and "| training-eastus | team-robotics | robotics | 1 | 4 | 4 |" in text
+        "| training-eastus | team-nlp | nlp | 2 | 8 | 8 |" in text and "| training-eastus | team-robotics | robotics | 1 | 0 | 4 |" in text
     )
     data = json.loads(cli_run("report", "--format", "json").stdout)
     jsonschema.validate(data, json.loads((REPO / "schemas" / "output" / "report.schema.json").read_text()))
     [borrower] = [q for q in data["queues"] if q["queue"] == "data-science-queue"]
     assert borrower["flavors"] == [{"flavor": "a100-spot", "gpuModel": "A100", "nominalGpus": 0, "mayBorrowGpus": 8, "lendsAtMostGpus": 0}]
     assert borrower["summary"] == ["data-science may borrow up to 8 A100s (a100-spot) from the training cohort on training-eastus"]
-    assert {v["team"]: v["guaranteeGpus"] for v in data["volcano"]} == {"data-science": 8, "nlp": 8, "robotics": 4}
+    assert {v["team"]: v["guaranteeGpus"] for v in data["volcano"]} == {"data-science": None, "nlp": 8, "robotics": None}
     assert "<h2>Sharing GPUs</h2>" in cli_run("report", "--format", "html").stdout

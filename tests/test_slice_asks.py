@@ -43,12 +43,13 @@ def _flavors_handing_out(tree: dict[tuple[str, str, str], dict[str, Any]], ns: s
 @pytest.mark.parametrize(
     ("fleet_file", "cluster", "team", "asked", "resource", "pools", "cpu", "memory"),
     [
-        # 1g.10gb is 1 of the 7 compute slices of either A100 layout: 22 CPUs / 7, 200Gi / 7
-        (MIG, "inference-eastus", "search", "mig-1g.10gb", "nvidia.com/mig-1g.10gb", ["a100-mig", "a100-mixed"], "3142m", "29257Mi"),
-        # 3g.40gb is 3 of 7 on the mixed layout only: 22 x 3/7 CPUs; its memory share (85.7Gi) is capped by the quota's 64Gi
-        (MIG, "inference-eastus", "ranking", "3g.40gb", "nvidia.com/mig-3g.40gb", ["a100-mixed"], "9428m", "64Gi"),
-        # a renamed T4 share is a quarter of a 3-CPU, 24Gi node
-        (T4, "dev-eastus", "notebooks", "gpu.shared", "nvidia.com/gpu.shared", ["t4-shared"], "750m", "6Gi"),
+        # 1g.10gb is 1 of the 7 compute slices of either A100 layout, of a node's room after the system reserve
+        # (1 CPU, 4Gi): 21 CPUs / 7, 196Gi / 7
+        (MIG, "inference-eastus", "search", "mig-1g.10gb", "nvidia.com/mig-1g.10gb", ["a100-mig", "a100-mixed"], "3", "28Gi"),
+        # 3g.40gb is 3 of 7 on the mixed layout only: 21 x 3/7 CPUs; its memory share (84Gi) is capped by the quota's 64Gi
+        (MIG, "inference-eastus", "ranking", "3g.40gb", "nvidia.com/mig-3g.40gb", ["a100-mixed"], "9", "64Gi"),
+        # a renamed T4 share is a quarter of a 3-CPU, 24Gi node's room: 2 CPUs, 20Gi
+        (T4, "dev-eastus", "notebooks", "gpu.shared", "nvidia.com/gpu.shared", ["t4-shared"], "500m", "5Gi"),
     ],
     ids=["mig-1g-two-pools", "mig-3g-mixed-pool", "time-sliced-renamed"],
 )
@@ -116,8 +117,9 @@ def _text(cpu: str) -> int | str:
         ),
         (
             MIG,
-            ["--team", "search", "--gpus", "1"],  # mixed MIG pools yield slices only: no whole GPU to hand out
-            "team search's queue gpu-cluster-queue on inference-eastus hands out no GPUs",
+            # mixed MIG pools yield slices only, so the fleet cannot give a team whole GPUs there: its quota says so first
+            ["--team", "search", "--gpus", "1"],
+            "team search's GPU quota on inference-eastus is 0; this asks for 1 (1 x 1): ask for at most 0",
         ),
         (
             T4,

@@ -118,6 +118,8 @@ def test_team_add_keeps_comments_and_layout_and_remove_undoes_it(tmp_path: Path,
         "16",
         "--memory",
         "64Gi",
+        "--queue",
+        "training-eastus=gpu-cluster-queue",  # the cluster has two queues: the team names its own
     )
     assert done.returncode == 0, done.stderr
     after = (tmp_path / "fleet.yaml").read_text()
@@ -137,7 +139,7 @@ def test_team_add_keeps_comments_and_layout_and_remove_undoes_it(tmp_path: Path,
             "+      requests: {gpu: 2, cpu: '16', memory: 64Gi}",
             "+    clusters:",
             "+      dev-eastus: {}",
-            "+      training-eastus: {}",
+            "+      training-eastus: {queue: gpu-cluster-queue}",
         ]
     )
     assert not [

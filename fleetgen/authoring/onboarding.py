@@ -93,6 +93,7 @@ class NewTeam:
     cpu: str | None = None
     memory: str | None = None
     pods: int | None = None
+    queues: tuple[tuple[str, str], ...] = ()  # (cluster, ClusterQueue) where the team names its queue
 
     def entry(self) -> CommentedMap:
         """The team as fleet.yaml writes it: short quota maps on one line, `{}` for default placements."""
@@ -108,7 +109,7 @@ class NewTeam:
                 "costCenter": self.cost_center,
                 "project": self.project or self.name,
                 "quota": quota,
-                "clusters": CommentedMap({c: flow_map({}) for c in self.clusters}),  # {}: the default quota there
+                "clusters": CommentedMap({c: flow_map({"queue": q} if (q := dict(self.queues).get(c)) else {}) for c in self.clusters}),
             }
         )
 

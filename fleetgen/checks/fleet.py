@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from fleetgen.checks.entitlement import ENTITLEMENT_CHECKS
 from fleetgen.checks.partitioning import PARTITIONING_CHECKS
+from fleetgen.checks.placement import PLACEMENT_CHECKS
 from fleetgen.checks.platform import PLATFORM_CHECKS
 from fleetgen.checks.sharing import SHARING_CHECKS
 from fleetgen.checks.slo import SLO_CHECKS
@@ -16,6 +18,7 @@ from fleetgen.compat import Facts, check_compatibility, check_fleet_policy
 from fleetgen.compat.partitioning import per_gpu
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import GPU_RESOURCE, Fleet, NodePool, Quota
+from fleetgen.model.sharing import TRAINING
 
 Check = Callable[[Fleet], Iterator[Finding]]
 
@@ -61,6 +64,13 @@ def check_references(fleet: Fleet) -> Iterator[Finding]:
         for p, cls in enumerate(team.priority_classes or ()):
             if cls not in classes:
                 yield Finding(here + ("priorityClasses", p), f"unknown priority class {cls!r}{_known(classes)}")
+    purposes = [TRAINING, *fleet.slo.all_tiers]
+    for purpose, cls in fleet.scheduling.default_priority_classes.items():
+        at: FieldPath = ("scheduling", "defaultPriorityClasses", purpose)
+        if purpose not in purposes:
+            yield Finding(at, f"unknown purpose {purpose!r}: training or an SLO tier ({', '.join(purposes[1:])})")
+        if cls not in classes:
+            yield Finding(at, f"unknown priority class {cls!r}{_known(classes)}")
 
 
 def check_priority_classes(fleet: Fleet) -> Iterator[Finding]:
@@ -202,6 +212,8 @@ CHECKS: tuple[Check, ...] = (
     check_fleet_policy,
     check_rollout,
     *SHARING_CHECKS,
+    *PLACEMENT_CHECKS,
+    *ENTITLEMENT_CHECKS,
     *SLO_CHECKS,
     *PLATFORM_CHECKS,
     *TENANCY_CHECKS,

@@ -88,6 +88,9 @@ def _mig_findings(pool: NodePool, here: FieldPath) -> Iterator[Finding]:
     mig = pool.partitioning.mig
     assert mig is not None
     at = here + ("partitioning", "mig")
+    if pool.gpu_model is None:
+        yield Finding(at, "a CPU-only pool (no gpuModel) has no GPUs to partition")
+        return
     barred = next((r for r in partitioning_facts().no_mig if r.gpu.lower() == pool.gpu_model.lower()), None)
     if barred is not None:
         yield Finding(at, f"{pool.gpu_model} has no MIG ({barred.source}, {barred.url}); time-slicing can share it, without isolation")

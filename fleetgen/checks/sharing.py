@@ -188,29 +188,40 @@ def check_volcano(fleet: Fleet) -> Iterator[Finding]:
 
 
 def _volcano_guarantees(fleet: Fleet, cluster: Cluster, here: FieldPath, pools: list[NodePool]) -> Iterator[Finding]:
-    """Each team's Volcano queue guarantees its quota on the cluster: together they must fit Volcano's node pools.
-
-    GPUs are allowed capacity.gpuOvercommit, as quotas are; GPU quotas above the whole cluster are the capacity check's finding.
-    """
-    at = here + (("nodePools",) if cluster.volcano and cluster.volcano.node_pools is not None else ())
-    teams = fleet.placements[cluster.name]
-    ratio = Fraction(fleet.capacity.gpu_overcommit or 1)
+    """What volcano.guarantees reserves: for teams on the cluster, within each team's quota there, and together within
+    Volcano's pools (a guarantee is capacity kept for one team, so no overcommit applies)."""
+    volcano = cluster.volcano
+    if volcano is None or not volcano.guarantees:
+        return
+    at = here + ("guarantees",)
+    placed = {team.name: team for _, team in fleet.placements[cluster.name]}
+    for name, reserved in volcano.guarantees.items():
+        team = placed.get(name)
+        if team is None:
+            yield Finding(at + (name,), f"team {name!r} is not on {cluster.name}")
+            continue
+        quota = team.quota_on(cluster.name).requests
+        for resource in RESOURCES:
+            field = FIELDS[resource]
+            amount, cap = reserved.amount(resource), getattr(quota, field)
+            cap_value = None if cap is None else Fraction(cap) if isinstance(cap, int) else cap.value
+            if amount is not None and cap_value is not None and amount > cap_value:
+                yield Finding(
+                    at + (name, field),
+                    f"guarantee {_show(resource, amount)} {resource} is above team {name}'s quota on {cluster.name} "
+                    f"({_show(resource, cap_value)}): its namespace never runs more, so the rest is kept for nobody",
+                )
     for resource in RESOURCES:
-        amounts = [(team.name, getattr(team.quota_on(cluster.name).requests, FIELDS[resource])) for _, team in teams]
-        given = [(name, Fraction(v) if isinstance(v, int) else v.value) for name, v in amounts if v is not None]
-        total, held = sum((v for _, v in given), Fraction(0)), sum((pool_total(p, resource) for p in pools), Fraction(0))
-        if resource == GPU:
-            if total > ratio * sum((pool_total(p, GPU) for p in cluster.node_pools), Fraction(0)):
-                continue
-        shown = _show(resource, held)
-        if resource == GPU and ratio != 1:
-            shown, held = f"{shown} x overcommit {float(ratio):g}", held * ratio
+        given = [(name, r.amount(resource)) for name, r in volcano.guarantees.items() if name in placed]
+        amounts = [(name, v) for name, v in given if v is not None]
+        total, held = sum((v for _, v in amounts), Fraction(0)), sum((pool_total(p, resource) for p in pools), Fraction(0))
         if total > held:
-            each = ", ".join(f"{name} {_show(resource, v)}" for name, v in given)
+            each = ", ".join(f"{name} {_show(resource, v)}" for name, v in amounts)
+            sizes = ", ".join(f"{p.name} {p.max_nodes} x {_show(resource, pool_total(p, resource) / p.max_nodes)}" for p in pools)
             yield Finding(
                 at,
-                f"the teams' Volcano queues on {cluster.name} guarantee {_show(resource, total)} {resource} ({each}), more than "
-                f"Volcano's node pools hold ({shown}): give Volcano more pools or lower the teams' quotas here",
+                f"the teams' Volcano guarantees on {cluster.name} add up to {_show(resource, total)} {resource} ({each}), more than "
+                f"Volcano's node pools hold ({_show(resource, held)}: {sizes or 'none'}): lower the guarantees or give Volcano more pools",
             )
 
 

@@ -10,6 +10,7 @@ from fleetgen import workflows
 from fleetgen.authoring.onboarding import NewTeam, add_team, removal_notes, remove_team
 from fleetgen.checks.load import load_fleet
 from fleetgen.cli.common import console, findings_format_option, fleet_option, reports_errors
+from fleetgen.errors import InputError
 
 
 @click.group()
@@ -31,6 +32,9 @@ def team() -> None:
 @click.option("--cpu", default=None, help="CPU request quota, e.g. 32.")
 @click.option("--memory", default=None, help="Memory request quota, e.g. 128Gi.")
 @click.option("--pods", type=click.IntRange(min=0), default=None, help="Pod count quota.")
+@click.option(
+    "--queue", "queues", multiple=True, help="CLUSTER=QUEUE: the ClusterQueue the team feeds there (needed where a cluster has several)."
+)
 @findings_format_option
 @reports_errors
 def team_add(
@@ -44,12 +48,19 @@ def team_add(
     cpu: str | None,
     memory: str | None,
     pods: int | None,
+    queues: tuple[str, ...],
     fmt: str,
     all_findings: bool,
 ) -> None:
     """Add team NAME to fleet.yaml; refused, with the usual errors, when the fleet would be invalid."""
     loaded = load_fleet(fleet)
-    new = NewTeam(name, group, cost_center, clusters, gpu, project=project, cpu=cpu, memory=memory, pods=pods)
+    chosen = []
+    for pair in queues:
+        cluster, _, queue = pair.partition("=")
+        if not queue or cluster not in clusters:
+            raise InputError(f"--queue {pair!r}: CLUSTER=QUEUE, for a cluster given with --cluster")
+        chosen.append((cluster, queue))
+    new = NewTeam(name, group, cost_center, clusters, gpu, project=project, cpu=cpu, memory=memory, pods=pods, queues=tuple(chosen))
     console().err(workflows.write_validated(fleet, add_team(loaded.source.text, loaded.fleet, new)))
 
 

@@ -88,8 +88,9 @@ def compute_slices(profile: str) -> int:
     return int(match[1])
 
 
-def mig_rows(gpu_model: str) -> list[MigGpu]:
-    return [r for r in partitioning_facts().mig_gpus if r.gpu.lower() == gpu_model.lower()]
+def mig_rows(gpu_model: str | None) -> list[MigGpu]:
+    """The MIG rows of a GPU model; none for a CPU-only pool (no model)."""
+    return [r for r in partitioning_facts().mig_gpus if gpu_model is not None and r.gpu.lower() == gpu_model.lower()]
 
 
 def mig_gpu(pool: NodePool) -> MigGpu | None:

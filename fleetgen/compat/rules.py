@@ -144,7 +144,7 @@ def check_compatibility(fleet: Fleet, data: Facts | None = None) -> Iterator[Fin
         users = [c for c in fleet.clusters if c.version_set == name]
         if not users:
             continue
-        gpus = frozenset(p.gpu_model for c in users for p in c.node_pools)
+        gpus = frozenset(p.gpu_model for c in users for p in c.node_pools if p.gpu_model)
         for problem in version_set_problems(vs, gpus, data):
             yield Finding(("versionSets", name, problem.field), problem.message, problem.severity)
 

@@ -237,6 +237,8 @@ def _pool(out: Imported, at: FieldPath, flavor: Any, facts: dict[str, str], queu
             pool[field_name] = or_placeholder(out, at + (field_name,), value, stand_ins[field_name], why)
         elif value is not None:
             pool[field_name] = value
+    if pool.get("gpusPerNode") == 0 and pool.get("gpuModel") == "none":  # a CPU-only pool, as render writes its facts
+        del pool["gpuModel"]
     quota = next((_flavor_quota(q, name) for q in queues if _flavor_quota(q, name)), {})
     for resource, field_name in (("cpu", "cpuPerNode"), ("memory", "memoryPerNode")):
         if field_name in pool:

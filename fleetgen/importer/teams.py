@@ -110,7 +110,8 @@ def team(
         placement = _quota(differ)
         cluster = next(c for c in clusters if c["name"] == view.name)
         queue = tv.objects.get("LocalQueue")
-        first = (cluster.get("queues") or [{"name": "gpu-cluster-queue"}])[0]["name"]
+        queues = cluster.get("queues") or [{"name": "gpu-cluster-queue"}]
+        first = queues[0]["name"] if len(queues) == 1 else None  # with several queues, fleet.yaml names the team's
         if queue and (queue.body.get("spec") or {}).get("clusterQueue") not in (None, first):
             placement["queue"] = queue.body["spec"]["clusterQueue"]
         placements[view.name] = placement or None

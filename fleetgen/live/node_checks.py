@@ -113,7 +113,9 @@ def node_problems(
         if (taint.key, taint.value, taint.effect) not in node.taints:
             yield Severity.ERROR, "taint", f"no taint {taint.key}={taint.value}:{taint.effect}, which the pool's nodes carry"
     yield from _versions(node, row)
-    if node.product is not None and not is_model(node.product, pool.gpu_model):
+    if node.product is not None and pool.gpu_model is None:
+        yield Severity.ERROR, "gpu", f"GPU {node.product} on a node of a CPU-only pool (no gpuModel)"
+    elif node.product is not None and pool.gpu_model is not None and not is_model(node.product, pool.gpu_model):
         yield Severity.ERROR, "gpu", f"GPU {node.product}, the pool's gpuModel is {pool.gpu_model}"
     if node.upgrade_state == UPGRADE_FAILED:
         yield Severity.ERROR, "upgrade", f"driver upgrade failed ({UPGRADE_STATE_LABEL}={UPGRADE_FAILED})"
@@ -155,7 +157,8 @@ def _matrix(node: NodeFacts, pool: NodePool, row: VersionSet, data: Facts | None
     if node.kubelet is None or node.containerd is None or node.driver is None:
         return
     live = row.model_copy(update={"kubernetes": node.kubelet, "containerd": node.containerd, "driver": node.driver})
-    known = {p.message for p in version_set_problems(row, frozenset({pool.gpu_model}), data)}  # validate's to report
-    for problem in version_set_problems(live, frozenset({pool.gpu_model}), data):
+    models = frozenset({pool.gpu_model} if pool.gpu_model else ())  # a CPU-only pool has no GPU model to check
+    known = {p.message for p in version_set_problems(row, models, data)}  # validate's to report
+    for problem in version_set_problems(live, models, data):
         if problem.severity is Severity.ERROR and problem.message not in known:
             yield Severity.ERROR, "matrix", f"what it runs breaks the compatibility matrix: {problem.message}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from fleetgen.model.partitioning import Partitioning
 from fleetgen.model.spec import Spec
@@ -12,6 +12,7 @@ from fleetgen.model.strict import Identifier, Int, unique_by
 from fleetgen.model.types import DnsLabel, LabelKey, LabelValue, Quantity, Token
 
 GPU_RESOURCE = "nvidia.com/gpu"
+_GPU_MODEL = r"^[A-Za-z0-9][A-Za-z0-9-]*$"
 
 
 class Taint(Spec):
@@ -28,10 +29,10 @@ class NodePool(Spec):
     """Node pool name; also the name of its Kueue ResourceFlavor."""
     vm_size: Identifier
     """Cloud VM SKU, e.g. Standard_NC24ads_A100_v4."""
-    gpu_model: Token = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*$")
-    """GPU model of the nodes: T4, A10G, A100, L4, H100, H200, B200 ..."""
+    gpu_model: Annotated[Token, Field(pattern=_GPU_MODEL), WithJsonSchema({"type": "string", "pattern": _GPU_MODEL})] | None = None
+    """GPU model of the nodes: T4, A10G, A100, L4, H100, H200, B200 ...; left out for a CPU-only pool (gpusPerNode 0)."""
     gpus_per_node: Int = Field(ge=0, le=64)
-    """GPUs on each node (nvidia.com/gpu)."""
+    """GPUs on each node (nvidia.com/gpu); 0 for a CPU-only pool."""
     gpu_memory: Int | None = Field(default=None, ge=1, le=4096)
     """GPU memory in GB as NVIDIA names the product (A100 40 or 80, H100 80 or 94): picks the MIG profiles of the size."""
     cpu_per_node: Quantity

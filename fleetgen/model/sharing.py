@@ -123,15 +123,25 @@ class Volcano(Spec):
     """Share of each team's Volcano queue under contention, by team name (1-65535); 1 when left out."""
     reclaimable: Bool = True
     """Whether other queues may reclaim resources a team's queue uses beyond its guarantee."""
+    guarantees: dict[DnsLabel, FlavorResources] = {}
+    """What each team's Volcano queue reserves on Volcano's pools (its guarantee), by team name; none when left out, and the
+    queue gets its weight's share of what is free. Together they must fit Volcano's pools, each within the team's quota."""
 
     def weight_of(self, team: str) -> int:
         """The weight of team `team`'s Volcano queue: its own, else 1."""
         return self.weights.get(team, 1)
 
 
+TRAINING = "training"  # the purpose of a training Job, beside the SLO tiers of inference
+
+
 class Scheduling(Spec):
     workload_priority_classes: Bool = True
     """Render a Kueue WorkloadPriorityClass beside every priority class (same name and value): Kueue orders workloads by it."""
+    default_priority_classes: dict[DnsLabel, DnsLabel] = {}
+    """The priority class `job new` gives a workload that names none, by purpose: `training`, or an SLO tier for inference
+    (real-time, near-real-time, batch or one of slo.tiers). A team that may not use it gets the nearest class below it that
+    it may use. Without an entry training gets the team's lowest allowed class and inference its highest."""
 
 
 def pool_total(pool: NodePool, resource: str) -> Fraction:

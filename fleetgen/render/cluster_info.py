@@ -29,7 +29,7 @@ def fleet_info_data(fleet: Fleet, cluster: Cluster) -> dict[str, str]:
     for pool in cluster.node_pools:
         facts = {
             "vm-size": pool.vm_size,
-            "gpu-model": pool.gpu_model,
+            "gpu-model": pool.gpu_model or "none",  # a CPU-only pool
             "gpus-per-node": str(pool.gpus_per_node),
             "cpu-per-node": pool.cpu_per_node.canonical(binary=False),
             "memory-per-node": pool.memory_per_node.canonical(),

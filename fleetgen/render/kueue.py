@@ -87,7 +87,7 @@ def resource_flavors(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorde
             spec["tolerations"] = [_toleration(t.key, t.value, t.effect) for t in pool.taints]
         if pool.topology:
             spec["topologyName"] = pool.name
-        labels = {**fleet_labels(fleet), **version_labels(fleet, cluster), "fleetgen/gpu-model": pool.gpu_model}
+        labels = {**fleet_labels(fleet), **version_labels(fleet, cluster), "fleetgen/gpu-model": pool.gpu_model or "none"}
         body = k8s_object(KUEUE_API, "ResourceFlavor", pool.name, labels, spec=spec)
         out.append(Manifest(body, at + ("nodePools", p)))
         if why.on:

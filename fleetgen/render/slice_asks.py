@@ -48,7 +48,7 @@ def node_share(pool: NodePool, resource: str) -> Fraction:
 
 def slice_pools(
     cluster: Cluster, reachable: list[NodePool], resource: str, per_pod: int, scheduler: str
-) -> tuple[str, tuple[NodePool, ...]]:
+) -> tuple[str | None, tuple[NodePool, ...]]:
     """(GPU model, pools) that give a pod `per_pod` of `resource` on one node; refuses with what is possible."""
     if not reachable:
         yielding = [p.name for p in cluster.node_pools if units_per_node(p, resource)]

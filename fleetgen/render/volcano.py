@@ -24,22 +24,26 @@ def queue_name(team_name: str) -> str:
 
 
 def volcano_queues(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
-    """Guarantee: the team's quota requests on the cluster; capability: its limits where set (GPUs: requests, the only enforced ones)."""
+    """Guarantee: what volcano.guarantees reserves for the team (none by default); capability: its quota on the cluster, limits
+    where set (GPUs: requests, the only enforced ones)."""
     if cluster.volcano is None:
         return []
     out = []
     for t, team in fleet.placements[cluster.name]:
         quota = team.quota_on(cluster.name)
+        reserved = cluster.volcano.guarantees.get(team.name)
         guarantee: dict[str, int | str] = {}
         capability: dict[str, int | str] = {}
         for resource in ("cpu", "memory"):
             request, limit = getattr(quota.requests, resource), getattr(quota.limits, resource)
-            if request is not None:
-                guarantee[resource] = quantity_value(request)
+            if reserved is not None and getattr(reserved, resource) is not None:
+                guarantee[resource] = quantity_value(getattr(reserved, resource))
             if (limit or request) is not None:
                 capability[resource] = quantity_value(limit or request)
+        if reserved is not None and reserved.gpu is not None:
+            guarantee[GPU_RESOURCE] = reserved.gpu
         if quota.requests.gpu is not None:
-            guarantee[GPU_RESOURCE] = capability[GPU_RESOURCE] = quota.requests.gpu
+            capability[GPU_RESOURCE] = quota.requests.gpu
         spec: dict[str, Any] = {"weight": cluster.volcano.weight_of(team.name), "reclaimable": cluster.volcano.reclaimable}
         if capability:
             spec["capability"] = capability
@@ -57,6 +61,6 @@ def volcano_queues(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder 
                 request = prov.quota_path(team, team_at, cluster.name, f"requests.{field}")
                 limit = prov.quota_path(team, team_at, cluster.name, f"limits.{field}")
                 has_limit = field != "gpu" and getattr(quota.limits, field) is not None
-                why.set(body, ("spec", "guarantee", "resource", resource), request)
+                why.set(body, ("spec", "guarantee", "resource", resource), at + ("volcano", "guarantees", team.name, field))
                 why.set(body, ("spec", "capability", resource), limit if has_limit else request)
     return out

@@ -1,8 +1,10 @@
 """The capacity and cost report: who holds which GPUs, at what cost, against what capacity.
 
-Capacity is what the node pools can grow to (maxNodes x gpusPerNode); committed is the sum of the
-teams' GPU quotas. A team's GPUs on a cluster cost the average price per GPU-hour of the pools its
-queue draws from (weighted by their GPUs), times 730 hours a month.
+Capacity is what the node pools can grow to (maxNodes x gpusPerNode); committed is what the teams
+hold (fleetgen.checks.entitlement: their share of their queue's own GPUs and their Volcano
+guarantees, each within its quota). GPUs a team may only borrow are listed, not held or charged. A
+team's GPUs on a cluster cost the average price per GPU-hour of the pools its queue draws from
+(weighted by their GPUs), times 730 hours a month.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from fleetgen.checks.entitlement import entitlement, queue_gpus
 from fleetgen.checks.sharing import lendable
 from fleetgen.compat.partitioning import pool_yield
 from fleetgen.model import Cluster, Fleet
@@ -43,8 +46,9 @@ class ClusterCapacity:
 @dataclass(frozen=True)
 class Holding:
     cluster: str
-    gpus: int
+    gpus: int  # held: kept for the team, and charged
     monthly_cost: float | None
+    may_borrow: int = 0  # beyond what it holds, through its queue's cohort, within its quota
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,8 @@ def _price(fleet: Fleet, cluster: Cluster, queue: str | None) -> float | None:
 def _queue_shares(fleet: Fleet, cluster: Cluster) -> Iterator[QueueShare]:
     pools = {p.name: p for p in cluster.node_pools}
     for q, queue in enumerate(cluster.queues):
+        gpus = queue_gpus(fleet, cluster, q)
+        room = max(0, gpus.runnable - gpus.owned)  # borrowing beyond its teams' quotas never runs
         flavors = []
         for name in queue.flavors if queue.flavors is not None else tuple(pools):
             if name not in pools or not pools[name].gpus_per_node:
@@ -138,10 +144,10 @@ def _queue_shares(fleet: Fleet, cluster: Cluster) -> Iterator[QueueShare]:
             if queue.cohort:
                 limit = queue.borrowing_limit[name].gpu if name in queue.borrowing_limit else None
                 can = int(lendable(cluster, q, name, GPU))
-                borrow = can if limit is None else min(limit, can)
+                borrow = min(room, can if limit is None else min(limit, can))
             lend = queue.lending_limit[name].gpu if queue.cohort and name in queue.lending_limit else None
             owned = int(nominal(pools[name], queue.nominal_quota.get(name), GPU))
-            flavors.append(FlavorShare(name, pools[name].gpu_model, owned, borrow, owned if queue.cohort and lend is None else lend))
+            flavors.append(FlavorShare(name, pools[name].gpu_model or "", owned, borrow, owned if queue.cohort and lend is None else lend))
         teams = tuple(team.name for team in fleet.queue_teams(cluster, queue.name))
         weight = None if queue.fair_sharing_weight is None else str(queue.fair_sharing_weight)
         yield QueueShare(cluster.name, queue.name, teams, queue.cohort, weight, tuple(flavors))
@@ -153,14 +159,15 @@ def _volcano_shares(fleet: Fleet, cluster: Cluster) -> Iterator[VolcanoShare]:
     for _, team in fleet.placements[cluster.name]:
         gpus = team.quota_on(cluster.name).requests.gpu
         weight = cluster.volcano.weight_of(team.name)
-        yield VolcanoShare(cluster.name, queue_name(team.name), team.name, weight, gpus, gpus)
+        reserved = cluster.volcano.guarantees.get(team.name)
+        yield VolcanoShare(cluster.name, queue_name(team.name), team.name, weight, reserved.gpu if reserved else None, gpus)
 
 
 def build_report(fleet: Fleet) -> Report:
     clusters = []
     for cluster in fleet.clusters:
         gpus = sum(pool_yield(p).get(GPU, 0) for p in cluster.node_pools)  # a time-sliced pool counts its replicas
-        committed = sum(t.quota_on(cluster.name).requests.gpu or 0 for _, t in fleet.placements[cluster.name])
+        committed = sum(entitlement(fleet, t, cluster).held for _, t in fleet.placements[cluster.name])
         prices = [fleet.pricing.gpu_hour.get(p.vm_size) for p in cluster.node_pools]
         cost = None
         if all(price is not None for price in prices):
@@ -174,11 +181,13 @@ def build_report(fleet: Fleet) -> Report:
     for team in fleet.teams:
         holdings = []
         for name, placement in team.clusters.items():
-            gpus = team.quota_on(name).requests.gpu or 0
-            price = _price(fleet, by_name[name], placement.queue if placement else None) if gpus else 0.0
-            held = [s.monthly_cost for s in team_slices(fleet, by_name[name]) if s.team == team.name]
-            cost = None if price is None or None in held else gpus * price * HOURS_PER_MONTH + sum(c or 0.0 for c in held)
-            holdings.append(Holding(name, gpus, cost))
+            held = entitlement(fleet, team, by_name[name])
+            price = _price(fleet, by_name[name], placement.queue if placement else None) if held.held else 0.0
+            slice_costs = [s.monthly_cost for s in team_slices(fleet, by_name[name]) if s.team == team.name]
+            cost = (
+                None if price is None or None in slice_costs else held.held * price * HOURS_PER_MONTH + sum(c or 0.0 for c in slice_costs)
+            )
+            holdings.append(Holding(name, held.held, cost, held.may_borrow))
         teams.append(TeamCost(team.name, team.cost_center, tuple(holdings)))
     matrix = tuple(
         (

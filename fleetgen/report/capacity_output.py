@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import json
 
-from fleetgen.report.capacity import HOURS_PER_MONTH, FlavorShare, Report
+from fleetgen.report.capacity import HOURS_PER_MONTH, FlavorShare, Holding, Report
 from fleetgen.report.slices import slices_markdown
 
 
@@ -17,6 +17,11 @@ def _gpus(shares: tuple[FlavorShare, ...], amount: str) -> str:
     """ "16 A100 (a100-spot), 8 A100 (a100-ondemand)" for one column of a queue's flavors; an em dash for none."""
     cells = [f"{getattr(f, amount)} {f.gpu_model} ({f.flavor})" for f in shares if getattr(f, amount) is not None]
     return ", ".join(cells) or "—"
+
+
+def _held(holding: Holding) -> str:
+    """ "8", or "0 (+8 may borrow)": borrowable GPUs beside the held ones, not counted in them."""
+    return f"{holding.gpus} (+{holding.may_borrow} may borrow)" if holding.may_borrow else str(holding.gpus)
 
 
 SHARING_HEAD = ["Cluster", "Queue", "Teams", "Cohort", "Owns", "May borrow", "Lends at most", "Fair-sharing weight"]
@@ -54,7 +59,11 @@ def _sharing_markdown(report: Report) -> list[str]:
     if sentences:
         lines += ["", *(f"- {s}" for s in sentences)]
     if report.volcano:
-        lines += ["", "Volcano queues (gang scheduling): each team's guarantee and capability come from its quota on the cluster.", ""]
+        lines += [
+            "",
+            "Volcano queues (gang scheduling): the guarantee is what volcano.guarantees keeps for the team, the capability its quota.",
+            "",
+        ]
         lines += _markdown_table(VOLCANO_HEAD, _volcano_rows(report))
     return lines
 
@@ -69,11 +78,16 @@ def report_markdown(report: Report) -> str:
     total_gpus = sum(c.gpus for c in report.clusters)
     total_committed = sum(c.committed for c in report.clusters)
     lines += [f"| **fleet** | | **{total_gpus}** | **{total_committed}** | **{total_gpus - total_committed}** | |", ""]
-    lines += ["## GPUs held by team", ""]
+    lines += [
+        "## GPUs held by team",
+        "",
+        "Held: kept for the team and charged. May borrow: through its queue's cohort, not held or charged.",
+        "",
+    ]
     names = [c.name for c in report.clusters]
     lines += ["| Team | Cost centre | " + " | ".join(names) + " | GPUs | Cost / month |", "|---|---|" + "---:|" * (len(names) + 2)]
     for team in report.teams:
-        held = {h.cluster: h.gpus for h in team.holdings}
+        held = {h.cluster: _held(h) for h in team.holdings}
         cells = " | ".join(str(held.get(n, "")) for n in names)
         lines.append(f"| {team.team} | {team.cost_center} | {cells} | {team.gpus} | {_money(team.monthly_cost, cur)} |")
     lines += slices_markdown(report.pool_slices, report.team_slices, cur)
@@ -109,7 +123,10 @@ def report_json(report: Report) -> str:
                     "costCenter": t.cost_center,
                     "gpus": t.gpus,
                     "monthlyCost": t.monthly_cost,
-                    "clusters": [{"cluster": h.cluster, "gpus": h.gpus, "monthlyCost": h.monthly_cost} for h in t.holdings],
+                    "clusters": [
+                        {"cluster": h.cluster, "gpus": h.gpus, "mayBorrowGpus": h.may_borrow, "monthlyCost": h.monthly_cost}
+                        for h in t.holdings
+                    ],
                 }
                 for t in report.teams
             ],
@@ -208,7 +225,7 @@ def report_html(report: Report) -> str:
             [
                 t.team,
                 t.cost_center,
-                *[str({h.cluster: h.gpus for h in t.holdings}.get(n, "")) for n in names],
+                *[str({h.cluster: _held(h) for h in t.holdings}.get(n, "")) for n in names],
                 str(t.gpus),
                 _money(t.monthly_cost, cur),
             ]

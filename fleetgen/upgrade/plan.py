@@ -134,7 +134,7 @@ def plan_upgrade(
                 for c in wanted
                 if c != "kubernetes" and wanted[c] < current[c]
             ]
-        gpus = frozenset(p.gpu_model for p in cluster.node_pools)
+        gpus = frozenset(p.gpu_model for p in cluster.node_pools if p.gpu_model)  # CPU-only pools have none
         state = dict(current)
         known = {message for message, _ in _problems(state, gpus, data)}  # not news: validate shows them
         for step in steps:

@@ -1,0 +1,109 @@
+"""One model of what a team can run where: its namespace quota, its Kueue queue (owned and borrowable GPUs) and its
+Volcano guarantee on each cluster, checked against each other; the capacity and cost report reads the same numbers.
+
+The namespace ResourceQuota caps everything the team runs on a cluster, whichever scheduler admits
+it. A queue's GPUs are what it owns (its nominal quota over its GPU flavors) plus what it may
+borrow from its cohort; its teams can run at most the sum of their quotas there. A team **holds**
+what is kept for it: its share of its queue's own GPUs (in proportion to the quotas of the teams
+that feed the queue) plus its Volcano guarantee, never more than its quota. What it **may borrow**
+is the rest of its quota that its queue may borrow: borrowable GPUs are neither held nor charged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+
+from fleetgen.checks.admission import queue_room
+from fleetgen.errors import Finding, Severity
+from fleetgen.model import Cluster, Fleet, Team
+from fleetgen.model.sharing import GPU
+
+
+@dataclass(frozen=True)
+class QueueGpus:
+    """A ClusterQueue's GPUs over its GPU flavors, and the teams that feed it with their GPU quotas there."""
+
+    name: str
+    cohort: str | None
+    owned: int
+    borrowable: int
+    quotas: tuple[tuple[str, int], ...]  # (team, GPU quota), in fleet order
+
+    @property
+    def runnable(self) -> int:
+        """The most its teams can ever run at once: their namespace quotas."""
+        return sum(q for _, q in self.quotas)
+
+
+@dataclass(frozen=True)
+class Entitlement:
+    """What team `team` can run on `cluster`, in GPUs."""
+
+    team: str
+    cluster: str
+    quota: int
+    queue: QueueGpus | None  # None on a cluster without queues
+    guarantee: int  # its Volcano queue's guarantee
+
+    @property
+    def held(self) -> int:
+        """What is kept for the team: its share of its queue's own GPUs plus its Volcano guarantee, at most its quota."""
+        own = 0
+        if self.queue is not None and self.queue.runnable:
+            own = int(Fraction(self.queue.owned * self.quota, self.queue.runnable))
+        return min(self.quota, own + self.guarantee)
+
+    @property
+    def may_borrow(self) -> int:
+        """What it may borrow through its queue beyond what it holds, as far as its quota lets it run."""
+        borrowable = self.queue.borrowable if self.queue else 0
+        return max(0, min(borrowable, self.quota - self.held))
+
+
+def queue_gpus(fleet: Fleet, cluster: Cluster, index: int) -> QueueGpus:
+    queue = cluster.queues[index]
+    flavors = queue.flavors if queue.flavors is not None else tuple(p.name for p in cluster.node_pools)
+    owned = borrowable = Fraction(0)
+    for pool in cluster.node_pools:
+        if pool.name in flavors and pool.gpus_per_node:
+            own, borrow = queue_room(cluster, index, pool, GPU)
+            owned, borrowable = owned + own, borrowable + borrow
+    quotas = tuple((team.name, team.quota_on(cluster.name).requests.gpu or 0) for team in fleet.queue_teams(cluster, queue.name))
+    return QueueGpus(queue.name, queue.cohort, int(owned), int(borrowable), quotas)
+
+
+def entitlement(fleet: Fleet, team: Team, cluster: Cluster) -> Entitlement:
+    name = team.queue_on(cluster)
+    index = next((q for q, queue in enumerate(cluster.queues) if queue.name == name), None)
+    queue = queue_gpus(fleet, cluster, index) if index is not None else None
+    reserved = cluster.volcano.guarantees.get(team.name) if cluster.volcano else None
+    guarantee = reserved.gpu if reserved is not None and reserved.gpu is not None else 0
+    return Entitlement(team.name, cluster.name, team.quota_on(cluster.name).requests.gpu or 0, queue, guarantee)
+
+
+def check_borrowing_beyond_quotas(fleet: Fleet) -> Iterator[Finding]:
+    """A queue that may admit more GPUs than the namespace quotas of its teams let them run: the borrowing never runs."""
+    for cluster in fleet.clusters:
+        for index in range(len(cluster.queues)):
+            queue = queue_gpus(fleet, cluster, index)
+            admits = queue.owned + queue.borrowable
+            if not queue.borrowable or queue.runnable >= admits:
+                continue
+            quotas = ", ".join(f"{team} {gpus}" for team, gpus in queue.quotas) or "no team"
+            idle = min(queue.borrowable, admits - queue.runnable)
+            for t, team in fleet.placements[cluster.name]:
+                if team.queue_on(cluster) != queue.name:
+                    continue
+                yield Finding(
+                    ("teams", t, "clusters", cluster.name),
+                    f"queue {queue.name} on {cluster.name} may admit {admits} GPUs (owns {queue.owned}, may borrow "
+                    f"{queue.borrowable} from cohort {queue.cohort}), but the namespace quotas of its teams let them run only "
+                    f"{queue.runnable} ({quotas}): {idle} GPU(s) it may borrow never run; raise requests.gpu "
+                    "here (borrowed GPUs are not held or charged) or lower the queue's borrowingLimit",
+                    Severity.WARNING,
+                )
+
+
+ENTITLEMENT_CHECKS = (check_borrowing_beyond_quotas,)
