@@ -152,6 +152,7 @@ def assert_restricted_with_shm(pod: dict[str, Any]) -> None:
         assert context["allowPrivilegeEscalation"] is False and context["capabilities"] == {"drop": ["ALL"]}
         assert context["runAsNonRoot"] is True and context["seccompProfile"] == {"type": "RuntimeDefault"}
         assert "privileged" not in context and "runAsUser" not in context  # the image's own non-root user
+        assert container["imagePullPolicy"] == "Always"  # the registry, not another team's cached copy, decides
         assert {"name": "dshm", "mountPath": "/dev/shm"} in container["volumeMounts"]
     [shm] = [v for v in pod["volumes"] if v["name"] == "dshm"]
     assert shm["emptyDir"]["medium"] == "Memory"

@@ -5,6 +5,13 @@ them, and both tools scan the result. Every finding must be in ACCEPTED with its
 fails the test, and so does an accepted one that no longer occurs (the list stays the truth).
 Neither tool downloads: checkov runs with --skip-download, trivy with --skip-check-update and its
 embedded checks (both were run in a network namespace with no network to make sure).
+
+The golden paths are scanned the same way: what `fleetgen job new` prints for a training Job, an
+indexed Job, a Volcano gang Job and an inference Deployment with its Service, ServiceMonitor and
+PodDisruptionBudget, each beside its team namespace's NetworkPolicy from the rendered tree (the
+namespace its pods land in). Neither tool reads a Volcano Job's tasks, so the gang's pods are also
+scanned as the Pods Volcano creates. GOLDEN_ACCEPTED names, with each reason, the golden paths
+where a finding occurs: it must occur in each of them, and nowhere else.
 """
 
 from __future__ import annotations
@@ -82,7 +89,8 @@ def built(tmp_path_factory: pytest.TempPathFactory, kustomize: Callable[[Path], 
     return out
 
 
-def checkov_findings(folder: Path, cache: Path) -> set[str]:
+def checkov_findings(folder: Path, cache: Path, least: int = 50) -> set[tuple[str, str]]:
+    """(check ID, file name less .yaml) of each failed check; `least`: checks that must have passed."""
     done = subprocess.run(
         [_checkov(), "-d", str(folder), "--framework", "kubernetes", "-o", "json", "--quiet", "--compact", "--skip-download"],
         capture_output=True,
@@ -93,11 +101,12 @@ def checkov_findings(folder: Path, cache: Path) -> set[str]:
     assert done.returncode in (0, 1), done.stderr
     reports = json.loads(done.stdout)
     reports = reports if isinstance(reports, list) else [reports]
-    assert sum(r["summary"]["passed"] for r in reports) > 50, "checkov checked next to nothing"
-    return {f["check_id"] for r in reports for f in r["results"]["failed_checks"]}
+    assert sum(r["summary"]["passed"] for r in reports) > least, "checkov checked next to nothing"
+    return {(f["check_id"], Path(f["file_path"]).stem) for r in reports for f in r["results"]["failed_checks"]}
 
 
-def trivy_findings(folder: Path, cache: Path) -> set[str]:
+def trivy_findings(folder: Path, cache: Path, least: int = 4) -> set[tuple[str, str]]:
+    """(check ID, file name less .yaml) of each misconfiguration; `least`: results (files, objects) it must have read."""
     done = subprocess.run(
         [_trivy(), "config", "--skip-check-update", "--cache-dir", str(cache), "--misconfig-scanners", "kubernetes"]
         + ["--format", "json", "--quiet", str(folder)],
@@ -108,8 +117,8 @@ def trivy_findings(folder: Path, cache: Path) -> set[str]:
     )
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout).get("Results") or []
-    assert len(results) >= 4, "trivy read next to nothing"
-    return {m["ID"] for r in results for m in r.get("Misconfigurations") or []}
+    assert len(results) >= least, "trivy read next to nothing"
+    return {(m["ID"], Path(r["Target"]).stem) for r in results for m in r.get("Misconfigurations") or []}
 
 
 SCANNERS = {"checkov": checkov_findings, "trivy": trivy_findings}
@@ -117,7 +126,7 @@ SCANNERS = {"checkov": checkov_findings, "trivy": trivy_findings}
 
 @pytest.mark.parametrize("tool", sorted(SCANNERS))
 def test_the_rendered_tree_has_no_finding_beyond_the_accepted_ones(tool: str, built: Path, tmp_path: Path) -> None:
-    found = SCANNERS[tool](built, tmp_path / "cache")
+    found = {check for check, _ in SCANNERS[tool](built, tmp_path / "cache")}
     accepted = {check for (by, check) in ACCEPTED if by == tool}
     assert found - accepted == set(), f"new {tool} finding(s): fix the render, or accept each in ACCEPTED with its reason"
     assert accepted - found == set(), f"accepted {tool} finding(s) no longer occur: drop them from ACCEPTED"
@@ -128,5 +137,94 @@ def test_the_scanners_see_a_privileged_pod_and_a_wildcard_role(tool: str, expect
     hostile = tmp_path / "tree"
     shutil.copytree(built, hostile)
     (hostile / "hostile.yaml").write_text(HOSTILE)
-    found = SCANNERS[tool](hostile, tmp_path / "cache")
+    found = {check for check, _ in SCANNERS[tool](hostile, tmp_path / "cache")}
     assert expected <= found - {check for (by, check) in ACCEPTED if by == tool}
+
+
+# --- the golden paths: what `fleetgen job new` prints -------------------------------------------
+
+IMAGE = "registry.example.com/trainer:v1"
+ASKS: dict[str, tuple[list[str], list[str]]] = {  # golden path -> (its ask on the shipped fleet.yaml, the kinds printed)
+    "training": (["--team", "nlp", "--cluster", "training-eastus", "--name", "train", "--gpus", "8"], ["Job"]),
+    "indexed": (["--team", "nlp", "--cluster", "dev-eastus", "--name", "llm", "--gpus", "1", "--nodes", "2"], ["Job", "Service"]),
+    "gang": (
+        ["--team", "robotics", "--cluster", "training-eastus", "--name", "sim", "--gpus", "2", "--nodes", "2", "--gpu-model", "H100"],
+        ["Job"],  # Volcano's
+    ),
+    "inference": (
+        ["--team", "nlp", "--cluster", "prod-inference-eastus", "--name", "chat-server", "--gpus", "1", "--kind", "inference"]
+        + ["--endpoint", "chat"],
+        ["Deployment", "Service", "ServiceMonitor", "PodDisruptionBudget"],
+    ),
+}
+PODS = frozenset({"training", "indexed", "gang-pods", "inference"})  # the files holding each golden path's pods
+USER_IMAGE = "the image is the data scientist's (--image): job new cannot pin a digest it does not know; an --image by digest passes"
+OWN_USER = (
+    "the pod runs as its image's own non-root user (runAsNonRoot, as restricted asks): "
+    "a pinned high UID or GID would own none of the files the image made for that user"
+)
+WRITABLE_ROOT = (
+    "training and serving code writes where its image lets it (checkpoints and logs in the working directory, the image user's "
+    "~/.cache, packages installed at start): job new knows none of those paths to mount them, so a read-only root fails such jobs"
+)
+VOLCANO_MISREAD = (
+    "checkov reads a Volcano Job as a batch/v1 Job and finds no spec.template (its pods are in spec.tasks), so it calls every pod "
+    "setting missing; those pods, scanned as the Pods Volcano creates (gang-pods), have them"
+)
+NO_PROBES = (
+    "a trainer serves no requests and has no health endpoint: readiness only gates a Service's traffic, and a liveness probe "
+    "needs an endpoint the user's code lacks (checkov asks probes of bare Pods, not of a Job's pods)"
+)
+GOLDEN_ACCEPTED: dict[tuple[str, str], tuple[frozenset[str], str]] = {  # (tool, check ID) -> (where it occurs, why job new keeps it)
+    ("checkov", "CKV_K8S_43"): (PODS, USER_IMAGE),
+    ("checkov", "CKV_K8S_40"): (PODS | {"gang"}, OWN_USER),
+    ("trivy", "KSV020"): (PODS, OWN_USER),
+    ("trivy", "KSV021"): (PODS, OWN_USER),
+    ("checkov", "CKV_K8S_22"): (PODS, WRITABLE_ROOT),
+    ("trivy", "KSV014"): (PODS, WRITABLE_ROOT),
+    ("checkov", "CKV_K8S_8"): (frozenset({"gang-pods"}), NO_PROBES),
+    ("checkov", "CKV_K8S_9"): (frozenset({"gang-pods"}), NO_PROBES),
+    ("checkov", "CKV_K8S_23"): (frozenset({"gang"}), VOLCANO_MISREAD),
+    ("checkov", "CKV_K8S_29"): (frozenset({"gang"}), VOLCANO_MISREAD),
+    ("checkov", "CKV_K8S_31"): (frozenset({"gang"}), VOLCANO_MISREAD),
+    ("checkov", "CKV_K8S_38"): (frozenset({"gang"}), VOLCANO_MISREAD),
+}
+
+
+def volcano_pods(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """The first pod of each task, as Volcano's controller creates it (named <job>-<task>-<index>, on its scheduler)."""
+    pods = []
+    for task in job["spec"]["tasks"]:
+        template = task["template"]
+        metadata = {"name": f"{job['metadata']['name']}-{task['name']}-0", "namespace": job["metadata"]["namespace"]}
+        spec = {**template["spec"], "schedulerName": job["spec"]["schedulerName"]}
+        pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": metadata | {"labels": template["metadata"]["labels"]}, "spec": spec})
+    return pods
+
+
+@pytest.mark.parametrize("tool", sorted(SCANNERS))
+@pytest.mark.parametrize("path", sorted(ASKS))
+def test_job_new_prints_no_finding_beyond_the_accepted_ones(
+    path: str, tool: str, built: Path, cli_run: Callable[..., Any], tmp_path: Path
+) -> None:
+    """What job new prints, scanned beside the team namespace's NetworkPolicy from the rendered tree (where its pods land)."""
+    ask, kinds = ASKS[path]
+    done = cli_run("job", "new", "--fleet", str(REPO / "fleet.yaml"), "--image", IMAGE, *ask)
+    assert done.returncode == 0, done.stderr
+    printed = [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+    assert [obj["kind"] for obj in printed] == kinds
+    folder = tmp_path / "scanned"
+    folder.mkdir()
+    (folder / f"{path}.yaml").write_text(done.stdout)
+    if printed[0]["apiVersion"].startswith("batch.volcano.sh/"):
+        (folder / f"{path}-pods.yaml").write_text(yaml.safe_dump_all(volcano_pods(printed[0]), sort_keys=False))
+    cluster, namespace = ask[ask.index("--cluster") + 1], printed[0]["metadata"]["namespace"]
+    tree = yaml.safe_load_all((built / f"{cluster}.yaml").read_text())
+    [policy] = [obj for obj in tree if obj["kind"] == "NetworkPolicy" and obj["metadata"].get("namespace") == namespace]
+    (folder / "network-policy.yaml").write_text(yaml.safe_dump(policy, sort_keys=False))
+    least = {"checkov": 50, "trivy": len(list(folder.iterdir()))}  # passed checks; results (trivy's: one a file)
+    found = SCANNERS[tool](folder, tmp_path / "cache", least[tool])
+    files = {file.stem for file in folder.iterdir()}
+    accepted = {(check, where) for (by, check), (places, _) in GOLDEN_ACCEPTED.items() if by == tool for where in places & files}
+    assert found - accepted == set(), f"new {tool} finding(s): fix the golden path, or accept each in GOLDEN_ACCEPTED with its reason"
+    assert accepted - found == set(), f"accepted {tool} finding(s) no longer occur here: drop them from GOLDEN_ACCEPTED"

@@ -2,9 +2,13 @@
 
 Team namespaces enforce Pod Security `restricted`, so every pod runs as a non-root user with the
 runtime's default seccomp profile, no privilege escalation and no capabilities; it mounts no
-service account token (a training or serving process does not call the API server). Each pod gets
-a memory-backed `/dev/shm`: the container runtime's default is 64 MiB, too little for PyTorch
-DataLoader workers and NCCL, which exchange tensors through shared memory. That volume counts
+service account token (a training or serving process does not call the API server). Its image is
+pulled at every start (`imagePullPolicy: Always`; layers already on the node are not downloaded
+again): teams share GPU nodes, so the registry, not the node's cache, decides whether the pod may
+run a private image another team's pod pulled there (the kubelet pulls with the pod's credentials),
+and every worker of a multi-node job runs the build its tag names now, not one a node cached.
+Each pod gets a memory-backed `/dev/shm`: the container runtime's default is 64 MiB, too little for
+PyTorch DataLoader workers and NCCL, which exchange tensors through shared memory. That volume counts
 against the pod's memory limit, so it is sized as a share of the pod's memory, never beside it.
 
 On a pool that declares a network topology (a Kueue Topology), a Kueue Job asks Kueue's
@@ -30,6 +34,7 @@ SHM_SHARE = Fraction(1, 4)  # of the pod's memory, when --shm is not given
 REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"  # Kueue admits the pods only within one such domain
 PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"  # as close as that level allows, else spread further
 HOSTNAME = "kubernetes.io/hostname"
+PULL_POLICY = "Always"  # the registry checks the pod may read the image; cached layers are reused
 
 RESTRICTED_POD: dict[str, Any] = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
 RESTRICTED_CONTAINER: dict[str, Any] = {
@@ -97,7 +102,8 @@ def placement(target: Target) -> dict[str, Any]:
 def pod_spec(target: Target, container: dict[str, Any], shm: Fraction, *, restart_policy: str | None = None) -> dict[str, Any]:
     """The pod of `container` (name, image, command, env, ports, probes) at the target's size, on its pools, restricted."""
     mount = {"name": SHM_VOLUME, "mountPath": "/dev/shm"}
-    sized = {**container, "resources": resources(target.pod), "securityContext": RESTRICTED_CONTAINER, "volumeMounts": [mount]}
+    pull = {"name": container["name"], "image": container["image"], "imagePullPolicy": PULL_POLICY}  # next to the image it pulls
+    sized = {**pull, **container, "resources": resources(target.pod), "securityContext": RESTRICTED_CONTAINER, "volumeMounts": [mount]}
     spec: dict[str, Any] = {}
     if restart_policy:
         spec["restartPolicy"] = restart_policy
