@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,9 @@ import yaml
 from conftest import REPO, findings_of, line_of, replace_once
 
 from fleetgen.checks.load import load_fleet
+from fleetgen.compat.partitioning import nominal, stated_gpus
 from fleetgen.errors import Severity
+from fleetgen.model.sharing import FlavorResources
 
 CASES = REPO / "tests" / "cases"
 T4 = CASES / "timesliced-t4-dev"
@@ -263,3 +266,39 @@ def test_explain_names_the_pools_partitioning_line_for_a_slice_quota(cli_run: Ru
     assert f"fleet.yaml:{line_of(text, 'mig-3g.40gb: 1')}:87 teams[1].quota.requests.slices.mig-3g.40gb" in slice_line
     assert f"fleet.yaml:{line_of(text, 'partitioning: {mig: {layout: {3g.40gb')}:9 clusters[0].nodePools[1].partitioning" in slice_line
     assert "clusters[0].nodePools[0].partitioning" not in slice_line  # a100-mig yields no 3g.40gb
+
+
+def _queue_quotas(kustomize: Any, tmp_path: Path, cli_run: Run, case: Path, cluster: str, text: str) -> dict[str, dict[str, Any]]:
+    """The nominal quotas per flavor and resource of the cluster's gpu-cluster-queue, once `text` is rendered and built."""
+    (tmp_path / "fleet.yaml").write_text(text)
+    done = cli_run("render", "fleet.yaml", "--out", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [group] = _one(kustomize(tmp_path / "out" / "clusters" / cluster), "ClusterQueue", "gpu-cluster-queue")["spec"]["resourceGroups"]
+    return {f["name"]: {r["name"]: r["nominalQuota"] for r in f["resources"]} for f in group["flavors"]}
+
+
+def test_a_queues_replicas_and_slices_bring_cpu_and_memory_at_their_share_of_a_gpu(kustomize: Any, tmp_path: Path, cli_run: Run) -> None:
+    queue = (
+        "    queues:\n"
+        "      - name: gpu-cluster-queue\n"
+        "        nominalQuota: {a10g-shared: {gpu: 1}, t4-shared: {slices: {gpu.shared: 4}}}\n"
+        "    nodePools:\n"
+    )
+    text = replace_once((T4 / "fleet.yaml").read_text(), "    nodePools:\n", queue)
+    quotas = _queue_quotas(kustomize, tmp_path, cli_run, T4, "dev-eastus", text)
+    # a10g-shared: 2 GPUs x 2 replicas; 1 replica is a quarter of the pool (68 CPU, 800Gi), not half of it
+    assert quotas["a10g-shared"] == {"cpu": 17, "memory": "200Gi", "nvidia.com/gpu": 1, "nvidia.com/gpu.shared": 0}
+    # t4-shared: 4 GPUs x 4 shares; 4 shares are one GPU of four (12 CPU, 96Gi), no longer the whole pool
+    assert quotas["t4-shared"] == {"cpu": 3, "memory": "24Gi", "nvidia.com/gpu": 0, "nvidia.com/gpu.shared": 4}
+    queue = "    queues:\n      - name: gpu-cluster-queue\n        nominalQuota: {a100-mig: {slices: {mig-1g.10gb: 7}}}\n    nodePools:\n"
+    text = replace_once((MIG / "fleet.yaml").read_text(), "    nodePools:\n", queue)
+    quotas = _queue_quotas(kustomize, tmp_path, cli_run, MIG, "inference-eastus", text)
+    assert (quotas["a100-mig"]["cpu"], quotas["a100-mig"]["memory"]) == (22, "200Gi")  # 7 of 14 1g.10gb slices: one of two GPUs
+    assert (quotas["a100-mixed"]["cpu"], quotas["a100-mixed"]["memory"]) == (22, "200Gi")  # not stated: the whole pool
+
+
+def test_a_mig_slice_takes_its_compute_slices_share_of_a_gpu() -> None:
+    pool = next(p for p in load_fleet(MIG / "fleet.yaml").fleet.clusters[0].node_pools if p.name == "a100-mixed")
+    given = FlavorResources(slices={"mig-3g.40gb": 1, "mig-1g.10gb": 2})
+    assert stated_gpus(pool, given) == Fraction(5, 7)  # 3 + 1 + 1 of the layout's 7 compute slices
+    assert nominal(pool, given, "cpu") == Fraction(22 * 5, 7)

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from fractions import Fraction
 
+from fleetgen.compat.partitioning import nominal
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import Cluster, Fleet, NodePool, Queue
-from fleetgen.model.sharing import FIELDS, GPU, RESOURCES, PerFlavor, nominal, pool_total
+from fleetgen.model.sharing import FIELDS, GPU, RESOURCES, PerFlavor, pool_total
 
 HOSTNAME = "kubernetes.io/hostname"
 

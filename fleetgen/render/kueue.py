@@ -5,10 +5,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from fleetgen.compat.partitioning import describe, pool_yield
+from fleetgen.compat.partitioning import describe, nominal, pool_yield, stated_gpus
 from fleetgen.errors import FieldPath
-from fleetgen.model import COMPONENTS, Cluster, Fleet, NodePool, Queue
-from fleetgen.model.sharing import FIELDS, RESOURCES, Cohort, FlavorResources, PerFlavor, nominal
+from fleetgen.model import COMPONENTS, GPU_RESOURCE, Cluster, Fleet, NodePool, Queue
+from fleetgen.model.sharing import FIELDS, RESOURCES, Cohort, FlavorResources, PerFlavor
 from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object, quantity_value
 from fleetgen.render.provenance import NOWHERE, Recorder
@@ -158,7 +158,8 @@ def covered(pools: list[NodePool]) -> list[str]:
 def _flavor_quota(pool: NodePool, queue: Queue | None = None, resources_of: list[str] | None = None) -> dict[str, Any]:
     """A queue's resources of one flavor: the pool at its maximum size unless the queue gives its own nominal quota.
 
-    GPUs and slices of a partitioned pool are what it yields (time-sliced replicas, MIG slices); 0 of what it does not."""
+    GPUs and slices of a partitioned pool are what it yields (time-sliced replicas, MIG slices); 0 of what it does not.
+    GPUs or slices stated alone bring CPU and memory at their share of the pool's GPUs (a replica is 1/replicas of a GPU)."""
     given = queue.nominal_quota.get(pool.name) if queue else None
     resources, yielded = [], pool_yield(pool)
     for resource in resources_of or list(RESOURCES):
@@ -225,10 +226,11 @@ def _record_resources(
     owner: Queue | Cohort,
     flavor: str,
     pool_at: FieldPath | None,
+    pool: NodePool | None = None,
 ) -> None:
     """Origins of one flavor of a queue's or cohort's resource group: its name, nominal quotas and limits.
 
-    `pool_at` is the node pool of a queue's flavor, whose size makes the quota a queue does not state."""
+    `pool_at` is the node pool of a queue's flavor (`pool`), whose size makes the quota a queue does not state."""
     why.set(body, (*pointer[:-2], "coveredResources"), prov.default("fleetgen covers cpu, memory and GPUs in every group"))
     why.set(body, (*pointer, "name"), pool_at + ("name",) if pool_at else prov.derived("a flavor the cohort names", owner_at))
     stated = owner.nominal_quota.get(flavor)
@@ -238,18 +240,19 @@ def _record_resources(
         per_node = {"cpu": "cpuPerNode", "memory": "memoryPerNode"}.get(resource, "gpusPerNode")
         if stated is not None and getattr(stated, field) is not None:
             why.set(body, (*at, "nominalQuota"), owner_at + ("nominalQuota", flavor, field))
-        elif pool_at is None:
+        elif pool_at is None or pool is None:
             why.set(body, (*at, "nominalQuota"), prov.default("0: a cohort holds only what it states"))
-        elif stated is None:
+        elif stated is None or resource == GPU_RESOURCE or stated_gpus(pool, stated) is None:
             whole = "the pool at its maximum size: maxNodes x " + per_node
             why.set(body, (*at, "nominalQuota"), prov.derived(whole, pool_at + ("maxNodes",), pool_at + (per_node,)))
         else:
-            share = "the queue's GPU share of the pool at its maximum size"
+            share = "the queue's share of the pool at its maximum size: the GPUs and slices it states, each at its share of a GPU"
             inputs = (
-                owner_at + ("nominalQuota", flavor, "gpu"),
+                owner_at + ("nominalQuota", flavor),
                 pool_at + ("gpusPerNode",),
                 pool_at + ("maxNodes",),
                 pool_at + (per_node,),
+                pool_at + ("partitioning",),
             )
             why.set(body, (*at, "nominalQuota"), prov.derived(share, *inputs))
         for limit in ("borrowingLimit", "lendingLimit"):
@@ -326,7 +329,7 @@ def cluster_queues(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder 
             why.set(body, ("spec", "cohortName"), queue_at + ("cohort",))
             for f, name in enumerate(names):
                 pool_at = at + ("nodePools", position[name])
-                _record_resources(why, body, ("spec", "resourceGroups", 0, "flavors", f), queue_at, queue, name, pool_at)
+                _record_resources(why, body, ("spec", "resourceGroups", 0, "flavors", f), queue_at, queue, name, pool_at, pools[name])
                 _record_partitioned(why, body, ("spec", "resourceGroups", 0, "flavors", f), queue_at, queue, pools[name], pool_at, kinds)
                 if queue.flavors is not None:
                     why.set(body, ("spec", "resourceGroups", 0, "flavors", f, "name"), queue_at + ("flavors", f))

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from fleetgen.checks.entitlement import entitlement, queue_gpus
 from fleetgen.checks.sharing import lendable
-from fleetgen.compat.partitioning import pool_yield
+from fleetgen.compat.partitioning import nominal, pool_yield
 from fleetgen.model import Cluster, Fleet
-from fleetgen.model.sharing import GPU, nominal
+from fleetgen.model.sharing import GPU
 from fleetgen.render.volcano import queue_name
 from fleetgen.report.slices import PoolSlices, TeamSlices, average_price, pool_slices, team_slices
 
