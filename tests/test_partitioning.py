@@ -302,3 +302,23 @@ def test_a_mig_slice_takes_its_compute_slices_share_of_a_gpu() -> None:
     given = FlavorResources(slices={"mig-3g.40gb": 1, "mig-1g.10gb": 2})
     assert stated_gpus(pool, given) == Fraction(5, 7)  # 3 + 1 + 1 of the layout's 7 compute slices
     assert nominal(pool, given, "cpu") == Fraction(22 * 5, 7)
+
+
+def test_the_report_counts_a_partitioned_pools_queue_quota_in_what_it_yields(cli_run: Run) -> None:
+    done = cli_run("report", str(MIG / "fleet.yaml"), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["clusters"][0]["slicedPools"] == ["a100-mig", "a100-mixed"]  # its GPUs column leaves them out
+    [queue] = report["queues"]
+    flavors = {f["flavor"]: f for f in queue["flavors"]}
+    assert flavors["a100-mig"]["nominalGpus"] == 0  # the ClusterQueue's nvidia.com/gpu: a mixed MIG pool yields none
+    assert flavors["a100-mig"]["slices"] == [{"resource": "nvidia.com/mig-1g.10gb", "nominal": 14, "mayBorrow": None, "lendsAtMost": None}]
+    assert [s["resource"] for s in flavors["a100-mixed"]["slices"]] == [f"nvidia.com/mig-{p}" for p in ("1g.10gb", "2g.20gb", "3g.40gb")]
+    done = cli_run("report", str(MIG / "fleet.yaml"))
+    assert "| 14 A100 mig-1g.10gb (a100-mig), 2 A100 mig-1g.10gb, 1 A100 mig-2g.20gb, 1 A100 mig-3g.40gb (a100-mixed) |" in done.stdout
+    assert "these pools yield slices instead (see Partitioned GPUs): inference-eastus: a100-mig, a100-mixed." in done.stdout
+    done = cli_run("report", str(T4 / "fleet.yaml"))
+    assert "| 16 T4 gpu.shared (t4-shared), 4 A10G replicas (a10g-shared) |" in done.stdout  # not 4 T4 and 2 A10G GPUs
+    shared = json.loads(cli_run("report", str(T4 / "fleet.yaml"), "--format", "json").stdout)["queues"][0]["flavors"]
+    assert [(f["flavor"], f["nominalGpus"]) for f in shared] == [("t4-shared", 0), ("a10g-shared", 4)]  # as the ClusterQueue states
+

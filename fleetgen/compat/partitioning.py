@@ -193,15 +193,16 @@ def stated_gpus(pool: NodePool, given: FlavorResources) -> Fraction | None:
 
 
 def nominal(pool: NodePool, given: FlavorResources | None, resource: str) -> Fraction:
-    """A queue's nominal quota of one resource of `pool`: as given, else the share of the pool its GPUs and slices state
-    (8 replicas of a pool of 4 GPUs x 4 replicas: half its CPU and memory), else the whole pool."""
-    if given is None:
-        return pool_total(pool, resource)
-    value = given.amount(resource)
+    """A queue's nominal quota of one resource of `pool`, as its ClusterQueue states it: as given, else the share of the
+    pool its GPUs and slices state (8 replicas of a pool of 4 GPUs x 4 replicas: half its CPU and memory), else the whole
+    pool. The pool's GPUs and slices are what it yields (time-sliced replicas, MIG slices; 0 of what it does not)."""
+    value = given.amount(resource) if given is not None else None
     if value is not None:
         return value
-    gpus, stated = pool_total(pool, GPU_RESOURCE), stated_gpus(pool, given)
-    if resource in ("cpu", "memory") and stated is not None and gpus:
+    if resource not in ("cpu", "memory"):
+        return Fraction(pool_yield(pool).get(resource, 0))
+    gpus, stated = pool_total(pool, GPU_RESOURCE), stated_gpus(pool, given) if given is not None else None
+    if stated is not None and gpus:
         return pool_total(pool, resource) * stated / gpus
     return pool_total(pool, resource)
 
