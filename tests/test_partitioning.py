@@ -17,6 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 from conftest import REPO, findings_of, line_of, replace_once
@@ -322,3 +323,30 @@ def test_the_report_counts_a_partitioned_pools_queue_quota_in_what_it_yields(cli
     shared = json.loads(cli_run("report", str(T4 / "fleet.yaml"), "--format", "json").stdout)["queues"][0]["flavors"]
     assert [(f["flavor"], f["nominalGpus"]) for f in shared] == [("t4-shared", 0), ("a10g-shared", 4)]  # as the ClusterQueue states
 
+
+@pytest.mark.parametrize("case", [T4, MIG], ids=lambda p: p.name)
+def test_the_reports_slices_are_in_its_schema_which_refuses_a_missing_or_mistyped_entry(case: Path, cli_run: Run) -> None:
+    schema = json.loads((REPO / "schemas" / "output" / "report.schema.json").read_text())
+    done = cli_run("report", str(case / "fleet.yaml"), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    jsonschema.validate(report, schema)
+    assert report["slices"]["pools"] and report["slices"]["teams"]
+    broken: list[Callable[[dict[str, Any]], None]] = [
+        lambda r: r.pop("slices"),
+        lambda r: r["slices"].pop("teams"),
+        lambda r: r["slices"]["pools"][0].pop("pricePerHour"),
+        lambda r: r["slices"]["pools"][0].update(count="14"),
+        lambda r: r["slices"]["pools"][0].update(resource="mig-1g.10gb"),  # not the extended resource's name
+        lambda r: r["slices"]["teams"][0].update(slices=3),  # a key the report does not write
+        lambda r: r["slices"]["teams"][0].update(count=-1),
+        lambda r: r["clusters"][0].pop("slicedPools"),
+        lambda r: r["queues"][0]["flavors"][0].pop("slices"),
+        lambda r: r["queues"][0]["flavors"][0]["slices"].append({"resource": "nvidia.com/gpu.shared", "nominal": "4"}),
+    ]
+    for k, breaking in enumerate(broken):
+        wrong = json.loads(done.stdout)
+        breaking(wrong)
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(wrong, schema)
+            pytest.fail(f"mutation {k} validates")
