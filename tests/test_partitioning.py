@@ -22,10 +22,12 @@ import pytest
 import yaml
 from conftest import REPO, findings_of, line_of, replace_once
 
-from fleetgen.checks.load import load_fleet
+from fleetgen.checks.load import load_fleet, load_fleet_text
 from fleetgen.compat.partitioning import nominal, stated_gpus
 from fleetgen.errors import Severity
 from fleetgen.model.sharing import FlavorResources
+from fleetgen.render.rendered import Rendered
+from fleetgen.validation.rendered_objects import Schemas, validate_rendered
 
 CASES = REPO / "tests" / "cases"
 T4 = CASES / "timesliced-t4-dev"
@@ -350,3 +352,90 @@ def test_the_reports_slices_are_in_its_schema_which_refuses_a_missing_or_mistype
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(wrong, schema)
             pytest.fail(f"mutation {k} validates")
+
+
+SLICE_COHORT = (
+    "    cohorts:\n"
+    "      - name: inference\n"
+    "        nominalQuota: {a100-mig: {slices: {mig-1g.10gb: 2}}}          # held by the cohort, for its queues to share\n"
+    "    queues:\n"
+    "      - name: search-queue\n"
+    "        flavors: [a100-mig, a100-mixed]\n"
+    "        cohort: inference\n"
+    "        nominalQuota: {a100-mig: {slices: {mig-1g.10gb: 7}}}\n"
+    "        lendingLimit: {a100-mig: {slices: {mig-1g.10gb: 4}}}\n"
+    "      - name: ranking-queue\n"
+    "        flavors: [a100-mig]\n"
+    "        cohort: inference\n"
+    "        nominalQuota: {a100-mig: {slices: {mig-1g.10gb: 7}}}\n"
+    "        borrowingLimit: {a100-mig: {slices: {mig-1g.10gb: 6}}}   # search lends 4, the cohort holds 2\n"
+    "    nodePools:\n"
+)
+
+
+def _slice_cohort_fleet() -> str:
+    text = replace_once((MIG / "fleet.yaml").read_text(), "    nodePools:\n", SLICE_COHORT)
+    text = text.replace("    clusters: {inference-eastus: }\n", "    clusters: {inference-eastus: {queue: search-queue}}\n", 1)
+    text = replace_once(text, "slices: {mig-1g.10gb: 7, mig-3g.40gb: 1}}\n", "slices: {mig-1g.10gb: 9}}\n")
+    return replace_once(text, "    clusters: {inference-eastus: }\n", "    clusters: {inference-eastus: {queue: ranking-queue}}\n")
+
+
+def test_a_cohort_lends_and_borrows_slices_and_its_members_cover_the_same_resources(
+    tmp_path: Path, kustomize: Any, crd_schemas: dict[tuple[str, str], dict[str, Any]], cli_run: Run
+) -> None:
+    text = _slice_cohort_fleet()
+    assert findings_of(text) == []
+    fleet = load_fleet_text(text.encode()).fleet
+    found = validate_rendered(Rendered(fleet), Schemas(crds=crd_schemas), strict=True)  # the upstream CRDs' schemas and CEL
+    assert [f.message for f in found if f.severity is not Severity.NOTE] == []
+    (tmp_path / "fleet.yaml").write_text(text)
+    done = cli_run("render", "fleet.yaml", "--out", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    objects = kustomize(tmp_path / "out" / "clusters" / "inference-eastus")
+    slices = ["nvidia.com/mig-1g.10gb", "nvidia.com/mig-2g.20gb", "nvidia.com/mig-3g.40gb"]
+    groups = {
+        name: _one(objects, kind, name)["spec"]["resourceGroups"]
+        for kind, name in (("Cohort", "inference"), ("ClusterQueue", "search-queue"), ("ClusterQueue", "ranking-queue"))
+    }
+    for name, [group] in groups.items():  # every member of the tree covers the slices of every pool the tree hands out
+        assert group["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu", *slices], name
+
+    def resources(name: str, flavor: str) -> dict[str, dict[str, Any]]:
+        [group] = groups[name]
+        return {r["name"]: r for f in group["flavors"] if f["name"] == flavor for r in f["resources"]}
+
+    assert resources("inference", "a100-mig")["nvidia.com/mig-1g.10gb"] == {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": 2}
+    assert resources("inference", "a100-mig")["cpu"]["nominalQuota"] == 0
+    lent = resources("search-queue", "a100-mig")
+    assert lent["nvidia.com/mig-1g.10gb"] == {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": 7, "lendingLimit": 4}
+    assert (lent["nvidia.com/mig-3g.40gb"]["nominalQuota"], lent["cpu"]["nominalQuota"]) == (0, 22)  # a100-mig yields no 3g.40gb
+    borrowed = resources("ranking-queue", "a100-mig")["nvidia.com/mig-1g.10gb"]
+    assert borrowed == {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": 7, "borrowingLimit": 6}
+    done = cli_run("report", "fleet.yaml", "--format", "json", cwd=tmp_path)
+    queues = {q["queue"]: {f["flavor"]: f for f in q["flavors"]} for q in json.loads(done.stdout)["queues"]}
+    [ranking] = queues["ranking-queue"]["a100-mig"]["slices"]
+    assert (ranking["nominal"], ranking["mayBorrow"]) == (7, 2)  # it may borrow 6, its team's quota runs 9 of them
+    [search, *_] = queues["search-queue"]["a100-mig"]["slices"]
+    assert (search["resource"], search["lendsAtMost"]) == ("nvidia.com/mig-1g.10gb", 4)
+    assert "ranking may borrow up to 2 A100 mig-1g.10gb (a100-mig) from the inference cohort" in cli_run("report", cwd=tmp_path).stdout
+
+
+def test_slice_limits_are_held_to_what_the_queue_owns_and_the_cohort_lends() -> None:
+    lending = replace_once(
+        _slice_cohort_fleet(),
+        "lendingLimit: {a100-mig: {slices: {mig-1g.10gb: 4}}}",
+        "lendingLimit: {a100-mig: {slices: {mig-1g.10gb: 8}}}",
+    )
+    assert findings_of(lending) == [
+        f"{line_of(lending, 'lendingLimit: {a100-mig')}:57: clusters[0].queues[0].lendingLimit.a100-mig.slices.mig-1g.10gb: lendingLimit 8 "
+        "nvidia.com/mig-1g.10gb of a100-mig is above the queue's nominal quota 7: a queue lends only what it owns"
+    ]
+    borrowing = replace_once(
+        _slice_cohort_fleet(),
+        "borrowingLimit: {a100-mig: {slices: {mig-1g.10gb: 6}}}",
+        "borrowingLimit: {a100-mig: {slices: {mig-1g.10gb: 7}}}",
+    )
+    assert findings_of(borrowing) == [
+        f"{line_of(borrowing, 'borrowingLimit: {a100-mig')}:59: clusters[0].queues[1].borrowingLimit.a100-mig.slices.mig-1g.10gb: "
+        "borrowingLimit 7 nvidia.com/mig-1g.10gb of a100-mig exceeds the 6 that cohort inference can lend"
+    ]
