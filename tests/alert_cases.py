@@ -65,6 +65,17 @@ def quota_consumption(c: Cluster, rule: dict[str, Any]) -> Case:
     return Case({("quota", namespace): most + 1}, {"at the threshold": {("quota", namespace): most}}, labels, waits(rule) + 10)
 
 
+def slice_quota_consumption(c: Cluster, rule: dict[str, Any]) -> Case:
+    """Like the GPU quota, on the slice quota the rule names (its `resource` label)."""
+    namespace, resource, t = c.namespaces[rule["labels"]["team"]], rule["labels"]["resource"], threshold(rule)
+    name, hard = c.slice_quotas[(namespace, resource)]
+    most = int(t * hard // 100)  # the most slices the team may use without passing the threshold
+    used = KSM.series("kube_resourcequota", {"namespace": namespace, "resourcequota": name, "resource": resource, "type": "used"})
+    labels = {k: v for k, v in used.items() if k not in ("__name__", "type")}
+    knob = ("quota", namespace, resource)
+    return Case({knob: most + 1}, {"at the threshold": {knob: most}}, labels, waits(rule) + 10)
+
+
 def _first_gpu(c: Cluster) -> Gpu:
     return c.gpus[0]
 
@@ -157,6 +168,7 @@ CASES: dict[str, Builder] = {
     "GPUUnderutilized": gpu_underutilized,
     "GPUMemoryNearlyFull": gpu_memory_full,
     "GPUQuotaNearlyUsed": quota_consumption,
+    "GPUSliceQuotaNearlyUsed": slice_quota_consumption,
     "GPUTemperatureHigh": gpu_temperature,
     "GPUXidError": gpu_xid,
     "GPUDoubleBitECCErrors": gpu_ecc,

@@ -95,6 +95,7 @@ class Cluster:
     endpoints: list[Endpoint]
     namespaces: dict[str, str] = field(default_factory=dict)  # team -> namespace
     virtual_gpus: bool = False  # the exporter copies a shared GPU's series for each pod holding a replica
+    slice_quotas: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)  # (namespace, slice quota) -> (name, hard)
 
     def gpu_of(self, namespace: str) -> Gpu:
         return next(g for g in self.gpus if g.holder and g.holder[0] == namespace)
@@ -163,6 +164,13 @@ def build_cluster(
         endpoints,
         {team.name: team.namespace for team in teams},
         _exporter_env(platform).get("KUBERNETES_VIRTUAL_GPUS") == "true",
+        {
+            (body["metadata"]["namespace"], resource): (body["metadata"]["name"], int(hard))
+            for body in objects
+            if body["kind"] == "ResourceQuota"
+            for resource, hard in body["spec"].get("hard", {}).items()
+            if resource.startswith("requests.nvidia.com/") and resource != GPU_QUOTA  # a slice: requests.nvidia.com/mig-1g.10gb
+        },
     )
 
 
@@ -179,6 +187,7 @@ def healthy(c: Cluster) -> Knobs:
     for gpu in c.gpus:
         knobs |= {("util", gpu.unit): 70, ("memory", gpu.unit): 50, ("temp", gpu.uuid): 62, ("xid", gpu.uuid): 0, ("ecc", gpu.uuid): None}
     knobs |= {("quota", ns): hard // 4 for ns, (_, hard) in c.quotas.items()}
+    knobs |= {("quota", ns, resource): hard // 4 for (ns, resource), (_, hard) in c.slice_quotas.items()}
     knobs |= {("pending", q): (5, 2) for q in c.queues}
     knobs |= {("pool", pool): most // 2 for pool, (_, most) in c.pools.items()}
     for e in c.endpoints:
@@ -239,6 +248,10 @@ def world(c: Cluster, knobs: Knobs, minutes: int) -> list[tuple[Labels, str]]:
             for kind, value in (("used", used), ("hard", limit)):
                 exposed = {"namespace": ns, "resourcequota": name, "resource": resource, "type": kind}
                 out.append((KSM.series("kube_resourcequota", exposed), _gauge(value, minutes)))
+    for (ns, resource), (name, hard) in c.slice_quotas.items():
+        for kind, value in (("used", knobs[("quota", ns, resource)]), ("hard", hard)):
+            exposed = {"namespace": ns, "resourcequota": name, "resource": resource, "type": kind}
+            out.append((KSM.series("kube_resourcequota", exposed), _gauge(value, minutes)))
     if c.kueue:
         for q in c.queues:
             active, inadmissible = knobs[("pending", q)]

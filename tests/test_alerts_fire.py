@@ -76,7 +76,12 @@ def _cluster(where: Where, honor: bool | None = None) -> Cluster:
 
 def _alert_id(where: Where, rule: dict[str, Any]) -> str:
     return ":".join(
-        [_id(where), rule["alert"], rule["labels"]["team"], *(rule["labels"][k] for k in ("endpoint", "node_pool") if k in rule["labels"])]
+        [
+            _id(where),
+            rule["alert"],
+            rule["labels"]["team"],
+            *(rule["labels"][k] for k in ("endpoint", "node_pool", "resource") if k in rule["labels"]),
+        ]
     )
 
 
@@ -151,7 +156,15 @@ def test_every_cluster_renders_the_seed_alerts() -> None:
     assert ("dev-eastus", "GPUUnderutilized") not in names  # switched off there in fleet.yaml
     assert len(RENDERED_ALERTS) > 60
     for name in PARTITIONED:  # the partitioned fleets' teams get their GPU alerts
-        assert {"GPUUnderutilized", "GPUMemoryNearlyFull"} <= {a for w, a in names if w.startswith(name + "/")}, name
+        assert {"GPUUnderutilized", "GPUMemoryNearlyFull", "GPUSliceQuotaNearlyUsed"} <= {
+            a for w, a in names if w.startswith(name + "/")
+        }, name
+    mig = [
+        p.values[1]
+        for p in RENDERED_ALERTS
+        if p.values[1]["alert"] == "GPUSliceQuotaNearlyUsed" and p.values[1]["labels"]["team"] == "ranking"
+    ]
+    assert sorted(r["labels"]["resource"] for r in mig) == ["requests.nvidia.com/mig-1g.10gb", "requests.nvidia.com/mig-3g.40gb"]
 
 
 @needs_promtool

@@ -13,15 +13,21 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 from conftest import REPO, findings_of, line_of, replace_once
 
-from fleetgen.checks.load import load_fleet
+from fleetgen.checks.load import load_fleet, load_fleet_text
+from fleetgen.compat.partitioning import nominal, stated_gpus
 from fleetgen.errors import Severity
+from fleetgen.model.sharing import FlavorResources
+from fleetgen.render.rendered import Rendered
+from fleetgen.validation.rendered_objects import Schemas, validate_rendered
 
 CASES = REPO / "tests" / "cases"
 T4 = CASES / "timesliced-t4-dev"
@@ -263,3 +269,173 @@ def test_explain_names_the_pools_partitioning_line_for_a_slice_quota(cli_run: Ru
     assert f"fleet.yaml:{line_of(text, 'mig-3g.40gb: 1')}:87 teams[1].quota.requests.slices.mig-3g.40gb" in slice_line
     assert f"fleet.yaml:{line_of(text, 'partitioning: {mig: {layout: {3g.40gb')}:9 clusters[0].nodePools[1].partitioning" in slice_line
     assert "clusters[0].nodePools[0].partitioning" not in slice_line  # a100-mig yields no 3g.40gb
+
+
+def _queue_quotas(kustomize: Any, tmp_path: Path, cli_run: Run, case: Path, cluster: str, text: str) -> dict[str, dict[str, Any]]:
+    """The nominal quotas per flavor and resource of the cluster's gpu-cluster-queue, once `text` is rendered and built."""
+    (tmp_path / "fleet.yaml").write_text(text)
+    done = cli_run("render", "fleet.yaml", "--out", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [group] = _one(kustomize(tmp_path / "out" / "clusters" / cluster), "ClusterQueue", "gpu-cluster-queue")["spec"]["resourceGroups"]
+    return {f["name"]: {r["name"]: r["nominalQuota"] for r in f["resources"]} for f in group["flavors"]}
+
+
+def test_a_queues_replicas_and_slices_bring_cpu_and_memory_at_their_share_of_a_gpu(kustomize: Any, tmp_path: Path, cli_run: Run) -> None:
+    queue = (
+        "    queues:\n"
+        "      - name: gpu-cluster-queue\n"
+        "        nominalQuota: {a10g-shared: {gpu: 1}, t4-shared: {slices: {gpu.shared: 4}}}\n"
+        "    nodePools:\n"
+    )
+    text = replace_once((T4 / "fleet.yaml").read_text(), "    nodePools:\n", queue)
+    quotas = _queue_quotas(kustomize, tmp_path, cli_run, T4, "dev-eastus", text)
+    # a10g-shared: 2 GPUs x 2 replicas; 1 replica is a quarter of the pool (68 CPU, 800Gi), not half of it
+    assert quotas["a10g-shared"] == {"cpu": 17, "memory": "200Gi", "nvidia.com/gpu": 1, "nvidia.com/gpu.shared": 0}
+    # t4-shared: 4 GPUs x 4 shares; 4 shares are one GPU of four (12 CPU, 96Gi), no longer the whole pool
+    assert quotas["t4-shared"] == {"cpu": 3, "memory": "24Gi", "nvidia.com/gpu": 0, "nvidia.com/gpu.shared": 4}
+    queue = "    queues:\n      - name: gpu-cluster-queue\n        nominalQuota: {a100-mig: {slices: {mig-1g.10gb: 7}}}\n    nodePools:\n"
+    text = replace_once((MIG / "fleet.yaml").read_text(), "    nodePools:\n", queue)
+    quotas = _queue_quotas(kustomize, tmp_path, cli_run, MIG, "inference-eastus", text)
+    assert (quotas["a100-mig"]["cpu"], quotas["a100-mig"]["memory"]) == (22, "200Gi")  # 7 of 14 1g.10gb slices: one of two GPUs
+    assert (quotas["a100-mixed"]["cpu"], quotas["a100-mixed"]["memory"]) == (22, "200Gi")  # not stated: the whole pool
+
+
+def test_a_mig_slice_takes_its_compute_slices_share_of_a_gpu() -> None:
+    pool = next(p for p in load_fleet(MIG / "fleet.yaml").fleet.clusters[0].node_pools if p.name == "a100-mixed")
+    given = FlavorResources(slices={"mig-3g.40gb": 1, "mig-1g.10gb": 2})
+    assert stated_gpus(pool, given) == Fraction(5, 7)  # 3 + 1 + 1 of the layout's 7 compute slices
+    assert nominal(pool, given, "cpu") == Fraction(22 * 5, 7)
+
+
+def test_the_report_counts_a_partitioned_pools_queue_quota_in_what_it_yields(cli_run: Run) -> None:
+    done = cli_run("report", str(MIG / "fleet.yaml"), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["clusters"][0]["slicedPools"] == ["a100-mig", "a100-mixed"]  # its GPUs column leaves them out
+    [queue] = report["queues"]
+    flavors = {f["flavor"]: f for f in queue["flavors"]}
+    assert flavors["a100-mig"]["nominalGpus"] == 0  # the ClusterQueue's nvidia.com/gpu: a mixed MIG pool yields none
+    assert flavors["a100-mig"]["slices"] == [{"resource": "nvidia.com/mig-1g.10gb", "nominal": 14, "mayBorrow": None, "lendsAtMost": None}]
+    assert [s["resource"] for s in flavors["a100-mixed"]["slices"]] == [f"nvidia.com/mig-{p}" for p in ("1g.10gb", "2g.20gb", "3g.40gb")]
+    done = cli_run("report", str(MIG / "fleet.yaml"))
+    assert "| 14 A100 mig-1g.10gb (a100-mig), 2 A100 mig-1g.10gb, 1 A100 mig-2g.20gb, 1 A100 mig-3g.40gb (a100-mixed) |" in done.stdout
+    assert "these pools yield slices instead (see Partitioned GPUs): inference-eastus: a100-mig, a100-mixed." in done.stdout
+    done = cli_run("report", str(T4 / "fleet.yaml"))
+    assert "| 16 T4 gpu.shared (t4-shared), 4 A10G replicas (a10g-shared) |" in done.stdout  # not 4 T4 and 2 A10G GPUs
+    shared = json.loads(cli_run("report", str(T4 / "fleet.yaml"), "--format", "json").stdout)["queues"][0]["flavors"]
+    assert [(f["flavor"], f["nominalGpus"]) for f in shared] == [("t4-shared", 0), ("a10g-shared", 4)]  # as the ClusterQueue states
+
+
+@pytest.mark.parametrize("case", [T4, MIG], ids=lambda p: p.name)
+def test_the_reports_slices_are_in_its_schema_which_refuses_a_missing_or_mistyped_entry(case: Path, cli_run: Run) -> None:
+    schema = json.loads((REPO / "schemas" / "output" / "report.schema.json").read_text())
+    done = cli_run("report", str(case / "fleet.yaml"), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    jsonschema.validate(report, schema)
+    assert report["slices"]["pools"] and report["slices"]["teams"]
+    broken: list[Callable[[dict[str, Any]], None]] = [
+        lambda r: r.pop("slices"),
+        lambda r: r["slices"].pop("teams"),
+        lambda r: r["slices"]["pools"][0].pop("pricePerHour"),
+        lambda r: r["slices"]["pools"][0].update(count="14"),
+        lambda r: r["slices"]["pools"][0].update(resource="mig-1g.10gb"),  # not the extended resource's name
+        lambda r: r["slices"]["teams"][0].update(slices=3),  # a key the report does not write
+        lambda r: r["slices"]["teams"][0].update(count=-1),
+        lambda r: r["clusters"][0].pop("slicedPools"),
+        lambda r: r["queues"][0]["flavors"][0].pop("slices"),
+        lambda r: r["queues"][0]["flavors"][0]["slices"].append({"resource": "nvidia.com/gpu.shared", "nominal": "4"}),
+    ]
+    for k, breaking in enumerate(broken):
+        wrong = json.loads(done.stdout)
+        breaking(wrong)
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(wrong, schema)
+            pytest.fail(f"mutation {k} validates")
+
+
+SLICE_COHORT = (
+    "    cohorts:\n"
+    "      - name: inference\n"
+    "        nominalQuota: {a100-mig: {slices: {mig-1g.10gb: 2}}}          # held by the cohort, for its queues to share\n"
+    "    queues:\n"
+    "      - name: search-queue\n"
+    "        flavors: [a100-mig, a100-mixed]\n"
+    "        cohort: inference\n"
+    "        nominalQuota: {a100-mig: {slices: {mig-1g.10gb: 7}}}\n"
+    "        lendingLimit: {a100-mig: {slices: {mig-1g.10gb: 4}}}\n"
+    "      - name: ranking-queue\n"
+    "        flavors: [a100-mig]\n"
+    "        cohort: inference\n"
+    "        nominalQuota: {a100-mig: {slices: {mig-1g.10gb: 7}}}\n"
+    "        borrowingLimit: {a100-mig: {slices: {mig-1g.10gb: 6}}}   # search lends 4, the cohort holds 2\n"
+    "    nodePools:\n"
+)
+
+
+def _slice_cohort_fleet() -> str:
+    text = replace_once((MIG / "fleet.yaml").read_text(), "    nodePools:\n", SLICE_COHORT)
+    text = text.replace("    clusters: {inference-eastus: }\n", "    clusters: {inference-eastus: {queue: search-queue}}\n", 1)
+    text = replace_once(text, "slices: {mig-1g.10gb: 7, mig-3g.40gb: 1}}\n", "slices: {mig-1g.10gb: 9}}\n")
+    return replace_once(text, "    clusters: {inference-eastus: }\n", "    clusters: {inference-eastus: {queue: ranking-queue}}\n")
+
+
+def test_a_cohort_lends_and_borrows_slices_and_its_members_cover_the_same_resources(
+    tmp_path: Path, kustomize: Any, crd_schemas: dict[tuple[str, str], dict[str, Any]], cli_run: Run
+) -> None:
+    text = _slice_cohort_fleet()
+    assert findings_of(text) == []
+    fleet = load_fleet_text(text.encode()).fleet
+    found = validate_rendered(Rendered(fleet), Schemas(crds=crd_schemas), strict=True)  # the upstream CRDs' schemas and CEL
+    assert [f.message for f in found if f.severity is not Severity.NOTE] == []
+    (tmp_path / "fleet.yaml").write_text(text)
+    done = cli_run("render", "fleet.yaml", "--out", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    objects = kustomize(tmp_path / "out" / "clusters" / "inference-eastus")
+    slices = ["nvidia.com/mig-1g.10gb", "nvidia.com/mig-2g.20gb", "nvidia.com/mig-3g.40gb"]
+    groups = {
+        name: _one(objects, kind, name)["spec"]["resourceGroups"]
+        for kind, name in (("Cohort", "inference"), ("ClusterQueue", "search-queue"), ("ClusterQueue", "ranking-queue"))
+    }
+    for name, [group] in groups.items():  # every member of the tree covers the slices of every pool the tree hands out
+        assert group["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu", *slices], name
+
+    def resources(name: str, flavor: str) -> dict[str, dict[str, Any]]:
+        [group] = groups[name]
+        return {r["name"]: r for f in group["flavors"] if f["name"] == flavor for r in f["resources"]}
+
+    assert resources("inference", "a100-mig")["nvidia.com/mig-1g.10gb"] == {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": 2}
+    assert resources("inference", "a100-mig")["cpu"]["nominalQuota"] == 0
+    lent = resources("search-queue", "a100-mig")
+    assert lent["nvidia.com/mig-1g.10gb"] == {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": 7, "lendingLimit": 4}
+    assert (lent["nvidia.com/mig-3g.40gb"]["nominalQuota"], lent["cpu"]["nominalQuota"]) == (0, 22)  # a100-mig yields no 3g.40gb
+    borrowed = resources("ranking-queue", "a100-mig")["nvidia.com/mig-1g.10gb"]
+    assert borrowed == {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": 7, "borrowingLimit": 6}
+    done = cli_run("report", "fleet.yaml", "--format", "json", cwd=tmp_path)
+    queues = {q["queue"]: {f["flavor"]: f for f in q["flavors"]} for q in json.loads(done.stdout)["queues"]}
+    [ranking] = queues["ranking-queue"]["a100-mig"]["slices"]
+    assert (ranking["nominal"], ranking["mayBorrow"]) == (7, 2)  # it may borrow 6, its team's quota runs 9 of them
+    [search, *_] = queues["search-queue"]["a100-mig"]["slices"]
+    assert (search["resource"], search["lendsAtMost"]) == ("nvidia.com/mig-1g.10gb", 4)
+    assert "ranking may borrow up to 2 A100 mig-1g.10gb (a100-mig) from the inference cohort" in cli_run("report", cwd=tmp_path).stdout
+
+
+def test_slice_limits_are_held_to_what_the_queue_owns_and_the_cohort_lends() -> None:
+    lending = replace_once(
+        _slice_cohort_fleet(),
+        "lendingLimit: {a100-mig: {slices: {mig-1g.10gb: 4}}}",
+        "lendingLimit: {a100-mig: {slices: {mig-1g.10gb: 8}}}",
+    )
+    assert findings_of(lending) == [
+        f"{line_of(lending, 'lendingLimit: {a100-mig')}:57: clusters[0].queues[0].lendingLimit.a100-mig.slices.mig-1g.10gb: lendingLimit 8 "
+        "nvidia.com/mig-1g.10gb of a100-mig is above the queue's nominal quota 7: a queue lends only what it owns"
+    ]
+    borrowing = replace_once(
+        _slice_cohort_fleet(),
+        "borrowingLimit: {a100-mig: {slices: {mig-1g.10gb: 6}}}",
+        "borrowingLimit: {a100-mig: {slices: {mig-1g.10gb: 7}}}",
+    )
+    assert findings_of(borrowing) == [
+        f"{line_of(borrowing, 'borrowingLimit: {a100-mig')}:59: clusters[0].queues[1].borrowingLimit.a100-mig.slices.mig-1g.10gb: "
+        "borrowingLimit 7 nvidia.com/mig-1g.10gb of a100-mig exceeds the 6 that cohort inference can lend"
+    ]

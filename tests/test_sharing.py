@@ -395,7 +395,9 @@ def test_the_capacity_report_speaks_sharing_terms(tmp_path: Path, cli_run: Run) 
     data = json.loads(cli_run("report", "--format", "json").stdout)
     jsonschema.validate(data, json.loads((REPO / "schemas" / "output" / "report.schema.json").read_text()))
     [borrower] = [q for q in data["queues"] if q["queue"] == "data-science-queue"]
-    assert borrower["flavors"] == [{"flavor": "a100-spot", "gpuModel": "A100", "nominalGpus": 0, "mayBorrowGpus": 8, "lendsAtMostGpus": 0}]
+    assert borrower["flavors"] == [
+        {"flavor": "a100-spot", "gpuModel": "A100", "nominalGpus": 0, "mayBorrowGpus": 8, "lendsAtMostGpus": 0, "slices": []}
+    ]
     assert borrower["summary"] == ["data-science may borrow up to 8 A100s (a100-spot) from the training cohort on training-eastus"]
     assert {v["team"]: v["guaranteeGpus"] for v in data["volcano"]} == {"data-science": None, "nlp": 8, "robotics": None}
     assert "<h2>Sharing GPUs</h2>" in cli_run("report", "--format", "html").stdout

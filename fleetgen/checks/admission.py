@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from fleetgen.checks.sharing import lendable
+from fleetgen.compat.partitioning import nominal
 from fleetgen.model import Cluster, NodePool
-from fleetgen.model.sharing import GPU, RESOURCES, nominal
+from fleetgen.model.sharing import GPU, RESOURCES
 
 GiB = 1024**3
 SYSTEM_RESERVE: dict[str, Fraction] = {"cpu": Fraction(1), "memory": Fraction(4 * GiB)}

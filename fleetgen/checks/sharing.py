@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from fractions import Fraction
 
+from fleetgen.compat.partitioning import nominal
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import Cluster, Fleet, NodePool, Queue
-from fleetgen.model.sharing import FIELDS, GPU, RESOURCES, PerFlavor, nominal, pool_total
+from fleetgen.model.partitioning import slice_resource
+from fleetgen.model.sharing import FIELDS, GPU, RESOURCES, FlavorResources, PerFlavor, pool_total
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -27,7 +29,7 @@ def _flavors(cluster: Cluster, queue: Queue) -> tuple[str, ...]:
     return queue.flavors if queue.flavors is not None else tuple(p.name for p in cluster.node_pools)
 
 
-def _root(cluster: Cluster, cohort: str) -> str:
+def cohort_root(cluster: Cluster, cohort: str) -> str:
     """The top of a cohort's tree through the parents the cluster declares (a cycle stops at the repeat)."""
     parents = {c.name: c.parent for c in cluster.cohorts}
     seen = {cohort}
@@ -40,15 +42,15 @@ def _root(cluster: Cluster, cohort: str) -> str:
 def lendable(cluster: Cluster, borrower: int, flavor: str, resource: str) -> Fraction:
     """What the rest of queue `borrower`'s cohort tree can lend it of one flavor and resource."""
     pools = {p.name: p for p in cluster.node_pools}
-    root = _root(cluster, cluster.queues[borrower].cohort or "")
+    root = cohort_root(cluster, cluster.queues[borrower].cohort or "")
     total = Fraction(0)
     for q, queue in enumerate(cluster.queues):
-        if q == borrower or not queue.cohort or _root(cluster, queue.cohort) != root or flavor not in _flavors(cluster, queue):
+        if q == borrower or not queue.cohort or cohort_root(cluster, queue.cohort) != root or flavor not in _flavors(cluster, queue):
             continue
         limit = queue.lending_limit[flavor].amount(resource) if flavor in queue.lending_limit else None
         total += limit if limit is not None else nominal(pools[flavor], queue.nominal_quota.get(flavor), resource)
     for cohort in cluster.cohorts:
-        if _root(cluster, cohort.name) == root and flavor in cohort.nominal_quota:
+        if cohort_root(cluster, cohort.name) == root and flavor in cohort.nominal_quota:
             total += cohort.nominal_quota[flavor].amount(resource) or 0
     return total
 
@@ -82,6 +84,16 @@ def check_cohorts(fleet: Fleet) -> Iterator[Finding]:
             yield from _keys_are_flavors(here, limits, pools, f"a node pool of {cluster.name}")
 
 
+def _limited(limits: FlavorResources) -> tuple[str, ...]:
+    """The resources a limit names: cpu, memory, GPUs, then its slices (nvidia.com/mig-1g.10gb)."""
+    return (*RESOURCES, *(slice_resource(name) for name in sorted(limits.slices)))
+
+
+def _field(resource: str) -> tuple[str, ...]:
+    """The fleet.yaml field of a resource within a flavor's entry: ("gpu",), ("slices", "mig-1g.10gb")."""
+    return (FIELDS[resource],) if resource in FIELDS else ("slices", resource.removeprefix("nvidia.com/"))
+
+
 def check_queue_limits(fleet: Fleet) -> Iterator[Finding]:
     """Lending above the nominal quota, borrowing without a cohort or beyond what it can lend, Kueue's preemption rule."""
     for c, cluster in enumerate(fleet.clusters):
@@ -92,20 +104,20 @@ def check_queue_limits(fleet: Fleet) -> Iterator[Finding]:
             limits = {"nominalQuota": queue.nominal_quota, "borrowingLimit": queue.borrowing_limit, "lendingLimit": queue.lending_limit}
             yield from _keys_are_flavors(here, limits, flavors, "a flavor of this queue")
             for flavor, lend in queue.lending_limit.items():
-                for resource in RESOURCES if flavor in flavors else ():
+                for resource in _limited(lend) if flavor in flavors else ():
                     amount, own = lend.amount(resource), nominal(pools[flavor], queue.nominal_quota.get(flavor), resource)
                     if amount is not None and amount > own:
                         yield Finding(
-                            here + ("lendingLimit", flavor, FIELDS[resource]),
+                            here + ("lendingLimit", flavor, *_field(resource)),
                             f"lendingLimit {_show(resource, amount)} {resource} of {flavor} is above the queue's nominal quota "
                             f"{_show(resource, own)}: a queue lends only what it owns",
                         )
             for flavor, borrow in queue.borrowing_limit.items():
-                for resource in RESOURCES if flavor in flavors else ():
+                for resource in _limited(borrow) if flavor in flavors else ():
                     amount = borrow.amount(resource)
                     if amount is None:
                         continue
-                    at = here + ("borrowingLimit", flavor, FIELDS[resource])
+                    at = here + ("borrowingLimit", flavor, *_field(resource))
                     if not queue.cohort:
                         yield Finding(at, "borrowingLimit needs a cohort to borrow from (set cohort)")
                         break

@@ -4,8 +4,9 @@ A pool's GPUs become extended resources: whole GPUs (`nvidia.com/gpu`), time-sli
 (`nvidia.com/gpu` x replicas, or `nvidia.com/gpu.shared` when renamed), or MIG slices
 (`nvidia.com/mig-<profile>` per the layout with the mixed strategy; `nvidia.com/gpu` per slice with the
 single strategy). A named MIG layout (all-1g.10gb, all-balanced) means different profiles on different
-GPUs, so it is resolved here against the GPU's row. Checks, render, report and `job new` ask these
-functions; none of them reads partitioning.yaml itself.
+GPUs, so it is resolved here against the GPU's row. A queue's nominal quota is worked out here too: GPUs
+or slices it states bring their share of the pool's CPU and memory, each unit at its share of a GPU.
+Checks, render, report and `job new` ask these functions; none of them reads partitioning.yaml itself.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pydantic.alias_generators import to_camel
 
 from fleetgen.model import GPU_RESOURCE, NodePool
 from fleetgen.model.partitioning import SHARED, slice_resource
+from fleetgen.model.sharing import FlavorResources, pool_total
 
 _PROFILE = re.compile(r"^([1-7])g\.([1-9][0-9]*)gb(\+me)?$")
 
@@ -176,6 +178,33 @@ def share_of_gpu(pool: NodePool, resource: str) -> Fraction:
         return Fraction(1, sum(layout.values()))
     profile = resource.removeprefix("nvidia.com/mig-")
     return Fraction(compute_slices(profile), total) if profile in layout else Fraction(1)
+
+
+def stated_gpus(pool: NodePool, given: FlavorResources) -> Fraction | None:
+    """The pool's GPUs a queue's entry states: each nvidia.com/gpu or slice it names at its share of one GPU (a replica
+    1/replicas, a MIG slice its compute slices over its layout's); None when it names none. An nvidia.com/gpu count on a
+    pool that yields no nvidia.com/gpu (MIG mixed, renamed shares) counts whole GPUs."""
+    yielded = per_gpu(pool)
+    amounts = [(r, given.amount(r)) for r in sorted({GPU_RESOURCE, *yielded})]
+    stated = [(r, a) for r, a in amounts if a is not None]
+    if not stated:
+        return None
+    return sum((a * (share_of_gpu(pool, r) if r in yielded else 1) for r, a in stated), Fraction(0))
+
+
+def nominal(pool: NodePool, given: FlavorResources | None, resource: str) -> Fraction:
+    """A queue's nominal quota of one resource of `pool`, as its ClusterQueue states it: as given, else the share of the
+    pool its GPUs and slices state (8 replicas of a pool of 4 GPUs x 4 replicas: half its CPU and memory), else the whole
+    pool. The pool's GPUs and slices are what it yields (time-sliced replicas, MIG slices; 0 of what it does not)."""
+    value = given.amount(resource) if given is not None else None
+    if value is not None:
+        return value
+    if resource not in ("cpu", "memory"):
+        return Fraction(pool_yield(pool).get(resource, 0))
+    gpus, stated = pool_total(pool, GPU_RESOURCE), stated_gpus(pool, given) if given is not None else None
+    if stated is not None and gpus:
+        return pool_total(pool, resource) * stated / gpus
+    return pool_total(pool, resource)
 
 
 def describe(pool: NodePool) -> str:

@@ -1,7 +1,8 @@
 """Sharing GPUs between teams on one cluster: Kueue queues, cohorts, borrowing and lending, Volcano.
 
 A queue's nominal quota is, per flavor (node pool), the pool at its maximum size unless the queue
-says otherwise; a GPU count alone brings the same share of the pool's CPU and memory. Cross-checks
+says otherwise; a count of GPUs or slices alone brings the same share of the pool's CPU and memory (what
+one unit is, a replica or a MIG slice, is worked out in fleetgen.compat.partitioning). Cross-checks
 (borrowing the cohort cannot lend, cohort cycles, Kueue and Volcano on the same pools) live in
 fleetgen.checks.sharing.
 """
@@ -84,7 +85,7 @@ class Queue(Spec):
     preemption: Preemption = Preemption()
     """Kueue preemption policy of the queue."""
     nominal_quota: PerFlavor = {}
-    """What the queue owns of each flavor; a flavor left out is the whole pool; a GPU count alone brings its share of CPU and memory."""
+    """What the queue owns of each flavor; a flavor left out is the whole pool; GPUs or slices alone bring their share of CPU and memory."""
     borrowing_limit: PerFlavor = {}
     """Most the queue may borrow from its cohort beyond its nominal quota, per flavor and resource; unlimited when left out."""
     lending_limit: PerFlavor = {}
@@ -148,16 +149,3 @@ def pool_total(pool: NodePool, resource: str) -> Fraction:
     """The pool at its maximum size, for one resource."""
     per_node = {"cpu": pool.cpu_per_node.value, "memory": pool.memory_per_node.value, GPU: Fraction(pool.gpus_per_node)}
     return per_node[resource] * pool.max_nodes
-
-
-def nominal(pool: NodePool, given: FlavorResources | None, resource: str) -> Fraction:
-    """A queue's nominal quota of one resource of `pool`: as given, the GPU share of the pool, or the whole pool."""
-    if given is None:
-        return pool_total(pool, resource)
-    value = given.amount(resource)
-    if value is not None:
-        return value
-    gpus = pool_total(pool, GPU)
-    if given.gpu is not None and gpus:
-        return pool_total(pool, resource) * given.gpu / gpus
-    return pool_total(pool, resource)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from fleetgen.compat.partitioning import describe, pool_yield
+from fleetgen.checks.sharing import cohort_root
+from fleetgen.compat.partitioning import describe, nominal, pool_yield, stated_gpus
 from fleetgen.errors import FieldPath
-from fleetgen.model import COMPONENTS, Cluster, Fleet, NodePool, Queue
-from fleetgen.model.sharing import FIELDS, RESOURCES, Cohort, FlavorResources, PerFlavor, nominal
+from fleetgen.model import COMPONENTS, GPU_RESOURCE, Cluster, Fleet, NodePool, Queue
+from fleetgen.model.sharing import FIELDS, RESOURCES, Cohort, FlavorResources, PerFlavor
 from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object, quantity_value
 from fleetgen.render.provenance import NOWHERE, Recorder
@@ -155,10 +156,25 @@ def covered(pools: list[NodePool]) -> list[str]:
     return [*RESOURCES, *sorted({name for pool in pools for name in pool_yield(pool)} - set(RESOURCES))]
 
 
+def tree_covered(cluster: Cluster, cohort: str) -> list[str]:
+    """What every ClusterQueue and Cohort of `cohort`'s tree covers: the resources of every pool a member hands out or
+    names, so that a flavor they share has the same resources in each (a slice a member's pools lack at 0 there)."""
+    root, pools = cohort_root(cluster, cohort), {p.name: p for p in cluster.node_pools}
+    names: set[str] = set()
+    for queue in cluster.queues:
+        if queue.cohort and cohort_root(cluster, queue.cohort) == root:
+            names |= set(queue.flavors if queue.flavors is not None else pools)
+    for member in cluster.cohorts:
+        if cohort_root(cluster, member.name) == root:
+            names |= member.nominal_quota.keys() | member.borrowing_limit.keys() | member.lending_limit.keys()
+    return covered([pools[n] for n in sorted(names) if n in pools])
+
+
 def _flavor_quota(pool: NodePool, queue: Queue | None = None, resources_of: list[str] | None = None) -> dict[str, Any]:
     """A queue's resources of one flavor: the pool at its maximum size unless the queue gives its own nominal quota.
 
-    GPUs and slices of a partitioned pool are what it yields (time-sliced replicas, MIG slices); 0 of what it does not."""
+    GPUs and slices of a partitioned pool are what it yields (time-sliced replicas, MIG slices); 0 of what it does not.
+    GPUs or slices stated alone bring CPU and memory at their share of the pool's GPUs (a replica is 1/replicas of a GPU)."""
     given = queue.nominal_quota.get(pool.name) if queue else None
     resources, yielded = [], pool_yield(pool)
     for resource in resources_of or list(RESOURCES):
@@ -197,13 +213,14 @@ def cohorts(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder = NOWHE
         if cohort.parent:
             spec["parentName"] = cohort.parent
         named = cohort.nominal_quota.keys() | cohort.borrowing_limit.keys() | cohort.lending_limit.keys()
+        kinds = tree_covered(cluster, cohort.name)
         flavors = [
-            {"name": pool.name, "resources": [_cohort_resource(cohort, pool.name, resource) for resource in RESOURCES]}
+            {"name": pool.name, "resources": [_cohort_resource(cohort, pool.name, resource) for resource in kinds]}
             for pool in cluster.node_pools
             if pool.name in named
         ]
         if flavors:
-            spec["resourceGroups"] = [{"coveredResources": list(RESOURCES), "flavors": flavors}]
+            spec["resourceGroups"] = [{"coveredResources": kinds, "flavors": flavors}]
         spec |= _fair_sharing(cohort.fair_sharing_weight)
         out.append(Manifest(k8s_object(KUEUE_API, "Cohort", cohort.name, fleet_labels(fleet), spec=spec), at + ("cohorts", c)))
         if why.on:
@@ -214,6 +231,7 @@ def cohorts(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder = NOWHE
             why.set(body, ("spec", "fairSharing", "weight"), cohort_at + ("fairSharingWeight",))
             for f, flavor in enumerate(flavors):
                 _record_resources(why, body, ("spec", "resourceGroups", 0, "flavors", f), cohort_at, cohort, str(flavor["name"]), None)
+                _record_cohort_slices(why, body, ("spec", "resourceGroups", 0, "flavors", f), cohort_at, cohort, str(flavor["name"]), kinds)
     return out
 
 
@@ -225,10 +243,11 @@ def _record_resources(
     owner: Queue | Cohort,
     flavor: str,
     pool_at: FieldPath | None,
+    pool: NodePool | None = None,
 ) -> None:
     """Origins of one flavor of a queue's or cohort's resource group: its name, nominal quotas and limits.
 
-    `pool_at` is the node pool of a queue's flavor, whose size makes the quota a queue does not state."""
+    `pool_at` is the node pool of a queue's flavor (`pool`), whose size makes the quota a queue does not state."""
     why.set(body, (*pointer[:-2], "coveredResources"), prov.default("fleetgen covers cpu, memory and GPUs in every group"))
     why.set(body, (*pointer, "name"), pool_at + ("name",) if pool_at else prov.derived("a flavor the cohort names", owner_at))
     stated = owner.nominal_quota.get(flavor)
@@ -238,22 +257,44 @@ def _record_resources(
         per_node = {"cpu": "cpuPerNode", "memory": "memoryPerNode"}.get(resource, "gpusPerNode")
         if stated is not None and getattr(stated, field) is not None:
             why.set(body, (*at, "nominalQuota"), owner_at + ("nominalQuota", flavor, field))
-        elif pool_at is None:
+        elif pool_at is None or pool is None:
             why.set(body, (*at, "nominalQuota"), prov.default("0: a cohort holds only what it states"))
-        elif stated is None:
+        elif stated is None or resource == GPU_RESOURCE or stated_gpus(pool, stated) is None:
             whole = "the pool at its maximum size: maxNodes x " + per_node
             why.set(body, (*at, "nominalQuota"), prov.derived(whole, pool_at + ("maxNodes",), pool_at + (per_node,)))
         else:
-            share = "the queue's GPU share of the pool at its maximum size"
+            share = "the queue's share of the pool at its maximum size: the GPUs and slices it states, each at its share of a GPU"
             inputs = (
-                owner_at + ("nominalQuota", flavor, "gpu"),
+                owner_at + ("nominalQuota", flavor),
                 pool_at + ("gpusPerNode",),
                 pool_at + ("maxNodes",),
                 pool_at + (per_node,),
+                pool_at + ("partitioning",),
             )
             why.set(body, (*at, "nominalQuota"), prov.derived(share, *inputs))
         for limit in ("borrowingLimit", "lendingLimit"):
             why.set(body, (*at, limit), owner_at + (limit, flavor, field))
+
+
+def _record_cohort_slices(
+    why: Recorder, body: dict[str, Any], pointer: tuple[str | int, ...], cohort_at: FieldPath, cohort: Cohort, flavor: str, kinds: list[str]
+) -> None:
+    """Origins of a cohort's slice resources: what it states of each, else 0; its limits."""
+    why.set(body, (*pointer[:-2], "coveredResources"), prov.default("what every queue and cohort of the cohort's tree covers"))
+    for r, resource in enumerate(kinds):
+        if resource in RESOURCES:
+            continue
+        at, name = (*pointer, "resources", r), resource.removeprefix("nvidia.com/")
+        why.set(body, (*at, "name"), prov.derived("a slice a pool of the cohort's tree yields", cohort_at))
+        for field, per_flavor in (
+            ("nominalQuota", cohort.nominal_quota),
+            ("borrowingLimit", cohort.borrowing_limit),
+            ("lendingLimit", cohort.lending_limit),
+        ):
+            if flavor in per_flavor and name in per_flavor[flavor].slices:
+                why.set(body, (*at, field), cohort_at + (field, flavor, "slices", name))
+            elif field == "nominalQuota":
+                why.set(body, (*at, field), prov.default("0: a cohort holds only what it states"))
 
 
 def _record_partitioned(
@@ -301,7 +342,7 @@ def cluster_queues(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder 
         spec: dict[str, Any] = {"namespaceSelector": _namespace_selector(fleet, cluster, queue)}
         if queue.cohort:
             spec["cohortName"] = queue.cohort
-        kinds = covered([pools[n] for n in names])
+        kinds = tree_covered(cluster, queue.cohort) if queue.cohort else covered([pools[n] for n in names])
         spec["resourceGroups"] = [{"coveredResources": kinds, "flavors": [_flavor_quota(pools[n], queue, kinds) for n in names]}]
         preemption = queue.preemption
         spec["preemption"] = {
@@ -326,7 +367,7 @@ def cluster_queues(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder 
             why.set(body, ("spec", "cohortName"), queue_at + ("cohort",))
             for f, name in enumerate(names):
                 pool_at = at + ("nodePools", position[name])
-                _record_resources(why, body, ("spec", "resourceGroups", 0, "flavors", f), queue_at, queue, name, pool_at)
+                _record_resources(why, body, ("spec", "resourceGroups", 0, "flavors", f), queue_at, queue, name, pool_at, pools[name])
                 _record_partitioned(why, body, ("spec", "resourceGroups", 0, "flavors", f), queue_at, queue, pools[name], pool_at, kinds)
                 if queue.flavors is not None:
                     why.set(body, ("spec", "resourceGroups", 0, "flavors", f, "name"), queue_at + ("flavors", f))

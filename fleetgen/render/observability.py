@@ -4,7 +4,8 @@ Alerts use the metric names of NVIDIA's DCGM exporter (DCGM_FI_DEV_*), kube-stat
 (kube_resourcequota) and Kueue (kueue_pending_workloads). Defaults are the seed's: GPU
 utilization under 20% for 1h, GPU memory over 95%, temperature over 83 C, XID and ECC errors,
 more than 50 pending workloads, quota consumption over 80%, a node pool's GPUs over 85% in use. Each level (fleet, cluster, team)
-may change threshold, duration, severity or switch an alert off.
+may change threshold, duration, severity or switch an alert off. Quota consumption is watched on the team's GPU quota and,
+at the same settings, on each slice quota it holds on the cluster (GPUSliceQuotaNearlyUsed, one rule per slice).
 
 The team rules and panels select the labels the series carry once stored: the workload's
 `namespace` and `pod` on DCGM's series (the exporter's ServiceMonitor honours them, render/platform.py),
@@ -33,6 +34,7 @@ from typing import Any
 from fleetgen.errors import FieldPath
 from fleetgen.model import GPU_RESOURCE, Cluster, Fleet, NodePool, Team
 from fleetgen.model.alerts import AlertOverride
+from fleetgen.model.partitioning import slice_resource
 from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object, team_labels
 from fleetgen.render.provenance import NOWHERE, Given, Recorder
@@ -40,6 +42,7 @@ from fleetgen.render.slo import budget_panel_targets
 
 MONITORING_API = "monitoring.coreos.com/v1"
 GPU_QUOTA = "requests.nvidia.com/gpu"
+SLICE_QUOTA_ALERT = "GPUSliceQuotaNearlyUsed"  # quotaConsumption on a team's slice quota, one rule per slice
 DASHBOARD_LABEL = {"grafana_dashboard": "1"}  # what the Grafana sidecar watches for by default
 
 
@@ -54,7 +57,7 @@ class Alert:
     summary: str
     enabled: bool = True
 
-    def expr(self, namespace: str | None, pool: NodePool | None = None, mig: bool = False) -> str:
+    def expr(self, namespace: str | None, pool: NodePool | None = None, mig: bool = False, quota: str = GPU_QUOTA) -> str:
         t = f"{self.threshold:g}"
         ns = {"namespace": namespace} if namespace else {}
         if self.name == "gpuUnderutilized":
@@ -63,8 +66,8 @@ class Alert:
             used, free = _sel("DCGM_FI_DEV_FB_USED", ns), _sel("DCGM_FI_DEV_FB_FREE", ns)
             return f"max by (namespace, pod) (100 * {used} / ({used} + {free})) > {t}"
         if self.name == "quotaConsumption":
-            used = _sel("kube_resourcequota", {**ns, "resource": GPU_QUOTA, "type": "used"})
-            hard = _sel("kube_resourcequota", {**ns, "resource": GPU_QUOTA, "type": "hard"})
+            used = _sel("kube_resourcequota", {**ns, "resource": quota, "type": "used"})
+            hard = _sel("kube_resourcequota", {**ns, "resource": quota, "type": "hard"})
             return f"100 * {used} / ignoring(type) {hard} > {t}"
         if self.name == "gpuTemperature":
             return f"max by (Hostname, gpu) (DCGM_FI_DEV_GPU_TEMP) > {t}"
@@ -166,6 +169,19 @@ def effective_alerts(fleet: Fleet, cluster: Cluster, team: Team | None = None) -
     return out
 
 
+def team_alerts(fleet: Fleet, cluster: Cluster, team: Team) -> list[tuple[Alert, str | None]]:
+    """The team's rules in order: each team alert once, and quotaConsumption again, at the same settings, for each slice
+    quota the team holds on the cluster (GPUSliceQuotaNearlyUsed on requests.nvidia.com/mig-1g.10gb)."""
+    out: list[tuple[Alert, str | None]] = []
+    for alert in effective_alerts(fleet, cluster, team):
+        out.append((alert, None))
+        if alert.name == "quotaConsumption":
+            for name in sorted(team.quota_on(cluster.name).requests.slices):
+                summary = "{team} has used over {threshold}% of its " + slice_resource(name) + " quota"
+                out.append((replace(alert, alert=SLICE_QUOTA_ALERT, summary=summary), f"requests.{slice_resource(name)}"))
+    return out
+
+
 def queued_gpu_pools(cluster: Cluster) -> list[NodePool]:
     """The cluster's GPU node pools that some queue hands out: the flavors Kueue reports usage in."""
     named = {f for q in cluster.queues if q.flavors is not None for f in q.flavors}
@@ -181,16 +197,24 @@ def cluster_alerts(fleet: Fleet, cluster: Cluster) -> list[tuple[Alert, NodePool
     return out
 
 
-def _rule(fleet: Fleet, cluster: Cluster, alert: Alert, team: str, namespace: str | None, pool: NodePool | None = None) -> dict[str, Any]:
+def _rule(
+    fleet: Fleet, cluster: Cluster, alert: Alert, team: str, namespace: str | None, pool: NodePool | None = None, quota: str | None = None
+) -> dict[str, Any]:
     summary = alert.summary.format(team=team, threshold=f"{alert.threshold:g}", pool=pool.name if pool else "")
     annotations = {"summary": summary}
     if fleet.alerts.runbook_base_url:
         annotations["runbook_url"] = f"{fleet.alerts.runbook_base_url.rstrip('/')}/{alert.alert}"
     return {
         "alert": alert.alert,
-        "expr": alert.expr(namespace, pool, has_mig(cluster)),
+        "expr": alert.expr(namespace, pool, has_mig(cluster), quota or GPU_QUOTA),
         "for": alert.duration,
-        "labels": {"severity": alert.severity, "team": team, "cluster": cluster.name, **({"node_pool": pool.name} if pool else {})},
+        "labels": {
+            "severity": alert.severity,
+            "team": team,
+            "cluster": cluster.name,
+            **({"node_pool": pool.name} if pool else {}),
+            **({"resource": quota} if quota else {}),
+        },
         "annotations": annotations,
     }
 
@@ -199,9 +223,9 @@ def prometheus_rule(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> list[M
     cluster = fleet.clusters[index]
     health = [_rule(fleet, cluster, a, fleet.metadata.owner, None, pool) for a, pool in cluster_alerts(fleet, cluster)]
     teams = [
-        _rule(fleet, cluster, a, team.name, team.namespace)
+        _rule(fleet, cluster, a, team.name, team.namespace, None, quota)
         for _, team in fleet.placements[cluster.name]
-        for a in effective_alerts(fleet, cluster, team)
+        for a, quota in team_alerts(fleet, cluster, team)
     ]
     groups = [g for g in ({"name": "gpu-health", "rules": health}, {"name": "gpu-teams", "rules": teams}) if g["rules"]]
     labels = {**fleet_labels(fleet), **fleet.alerts.rule_labels}
@@ -229,11 +253,11 @@ def _record_rules(why: Recorder, body: dict[str, Any], fleet: Fleet, index: int)
     rule_labels = {k: ("alerts", "ruleLabels", k) for k in fleet.alerts.rule_labels}
     why.meta(body, prov.default("fleetgen's rule name"), {**prov.fleet_labels(), **rule_labels}, ("alerts", "namespace"))
     cluster = fleet.clusters[index]
-    health = [(None, a, pool) for a, pool in cluster_alerts(fleet, cluster)]
-    teams = [(t, a, None) for t, team in fleet.placements[cluster.name] for a in effective_alerts(fleet, cluster, team)]
+    health = [(None, a, pool, None) for a, pool in cluster_alerts(fleet, cluster)]
+    teams = [(t, a, None, quota) for t, team in fleet.placements[cluster.name] for a, quota in team_alerts(fleet, cluster, team)]
     for g, rules in enumerate(r for r in (health, teams) if r):
         why.set(body, ("spec", "groups", g, "name"), prov.default("fleetgen's rule groups: cluster health, then teams"))
-        for k, (t, alert, pool) in enumerate(rules):
+        for k, (t, alert, pool, quota) in enumerate(rules):
             at: tuple[str | int, ...] = ("spec", "groups", g, "rules", k)
             threshold = _setting(fleet, index, t, alert.name, "threshold")
             inputs = [p for p in (threshold,) if not isinstance(p, prov.Origin)] + ([("teams", t, "name")] if t is not None else [])
@@ -241,6 +265,10 @@ def _record_rules(why: Recorder, body: dict[str, Any], fleet: Fleet, index: int)
                 pool_at = ("clusters", index, "nodePools", cluster.node_pools.index(pool))
                 why.set(body, (*at, "labels", "node_pool"), (*pool_at, "name"))
                 inputs += [(*pool_at, "name"), (*pool_at, "maxNodes"), (*pool_at, "gpusPerNode")]
+            if quota is not None and t is not None:  # a slice quota of the team's: its value names the resource
+                slice_at = prov.quota_path(fleet.teams[t], ("teams", t), cluster.name, quota.replace("nvidia.com/", ""))
+                why.set(body, (*at, "labels", "resource"), slice_at)
+                inputs.append(slice_at)
             why.set(body, (*at, "alert"), prov.default(f"the Prometheus alert fleetgen names for {alert.name}"))
             why.set(body, (*at, "expr"), prov.derived(f"the {alert.name} query at its threshold {alert.threshold:g}", *inputs))
             why.set(body, (*at, "for"), _setting(fleet, index, t, alert.name, "for"))

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from fleetgen.checks.entitlement import entitlement, queue_gpus
 from fleetgen.checks.sharing import lendable
-from fleetgen.compat.partitioning import pool_yield
-from fleetgen.model import Cluster, Fleet
-from fleetgen.model.sharing import GPU, nominal
+from fleetgen.compat.partitioning import nominal, per_gpu, pool_yield
+from fleetgen.model import Cluster, Fleet, NodePool
+from fleetgen.model.sharing import GPU
 from fleetgen.render.volcano import queue_name
 from fleetgen.report.slices import PoolSlices, TeamSlices, average_price, pool_slices, team_slices
 
@@ -37,6 +37,7 @@ class ClusterCapacity:
     gpus: int
     committed: int
     monthly_cost: float | None
+    sliced: tuple[str, ...] = ()  # pools whose GPUs become slices, not nvidia.com/gpu: counted in the slices, not in `gpus`
 
     @property
     def headroom(self) -> int:
@@ -68,14 +69,39 @@ class TeamCost:
 
 
 @dataclass(frozen=True)
+class SliceShare:
+    """A queue's slices of one kind in one flavor (nvidia.com/mig-1g.10gb, nvidia.com/gpu.shared), as FlavorShare's GPUs."""
+
+    resource: str
+    nominal: int
+    borrow: int | None
+    lend: int | None
+
+
+@dataclass(frozen=True)
 class FlavorShare:
-    """A queue's GPUs of one flavor: what it owns, may borrow from its cohort (None: no cohort) and lends at most."""
+    """A queue's GPUs of one flavor, counted as Kueue counts nvidia.com/gpu (a time-sliced pool's replicas; 0 on a pool
+    whose GPUs become slices): what it owns, may borrow from its cohort (None: no cohort) and lends at most; then its slices."""
 
     flavor: str
     gpu_model: str
     nominal: int
     borrow: int | None
     lend: int | None
+    unit: str = ""  # what one nvidia.com/gpu of the pool is: "" (a GPU), "replicas", "MIG slices"
+    slices: tuple[SliceShare, ...] = ()
+    yields_gpus: bool = True  # False: the pool's GPUs are all slices (MIG mixed strategy, renamed shares)
+
+    def amounts(self, amount: str) -> list[str]:
+        """One column of the flavor in words: "2 A10G replicas", "14 A100 mig-1g.10gb"; nothing where the value is None."""
+        out = []
+        value = getattr(self, amount)
+        if self.yields_gpus and value is not None:
+            out.append(f"{value} {self.gpu_model}" + (f" {self.unit}" if self.unit else ""))
+        for piece in self.slices:
+            if getattr(piece, amount) is not None:
+                out.append(f"{getattr(piece, amount)} {self.gpu_model} {piece.resource.removeprefix('nvidia.com/')}")
+        return out
 
 
 @dataclass(frozen=True)
@@ -90,11 +116,16 @@ class QueueShare:
     def sentences(self) -> list[str]:
         """In the teams' words: "data-science may borrow up to 8 A100s from the training cohort"."""
         who = ", ".join(self.teams) or f"queue {self.queue}"
-        return [
-            f"{who} may borrow up to {f.borrow} {f.gpu_model}s ({f.flavor}) from the {self.cohort} cohort on {self.cluster}"
-            for f in self.flavors
-            if f.borrow
-        ]
+        out = []
+        for f in self.flavors:
+            if f.borrow and f.yields_gpus:
+                what = f"{f.gpu_model} {f.unit}" if f.unit else f"{f.gpu_model}s"
+                out.append(f"{who} may borrow up to {f.borrow} {what} ({f.flavor}) from the {self.cohort} cohort on {self.cluster}")
+            for piece in f.slices:
+                if piece.borrow:
+                    what = f"{f.gpu_model} {piece.resource.removeprefix('nvidia.com/')}"
+                    out.append(f"{who} may borrow up to {piece.borrow} {what} ({f.flavor}) from the {self.cohort} cohort on {self.cluster}")
+        return out
 
 
 @dataclass(frozen=True)
@@ -131,26 +162,45 @@ def _price(fleet: Fleet, cluster: Cluster, queue: str | None) -> float | None:
     return average_price(fleet, [p for p in cluster.node_pools if p.name in names], GPU)
 
 
+def _unit(pool: NodePool) -> str:
+    """What one nvidia.com/gpu of the pool is, in the report's words."""
+    if pool.partitioning.time_slicing is not None:
+        return "replicas"
+    return "MIG slices" if pool.partitioning.mig is not None else ""
+
+
+def _share(cluster: Cluster, q: int, pool: NodePool, resource: str, room: int) -> tuple[int, int | None, int | None]:
+    """(owns, may borrow, lends at most) of queue `q` in one resource of `pool`; borrowing stops at `room`."""
+    queue = cluster.queues[q]
+    owned = int(nominal(pool, queue.nominal_quota.get(pool.name), resource))
+    if not queue.cohort:
+        return owned, None, None
+    limit = queue.borrowing_limit[pool.name].amount(resource) if pool.name in queue.borrowing_limit else None
+    can = int(lendable(cluster, q, pool.name, resource))
+    lend = queue.lending_limit[pool.name].amount(resource) if pool.name in queue.lending_limit else None
+    return owned, min(room, can if limit is None else min(int(limit), can)), owned if lend is None else int(lend)
+
+
 def _queue_shares(fleet: Fleet, cluster: Cluster) -> Iterator[QueueShare]:
     pools = {p.name: p for p in cluster.node_pools}
     for q, queue in enumerate(cluster.queues):
         gpus = queue_gpus(fleet, cluster, q)
-        room = max(0, gpus.runnable - gpus.owned)  # borrowing beyond its teams' quotas never runs
+        names = [n for n in (queue.flavors if queue.flavors is not None else tuple(pools)) if n in pools and pools[n].gpus_per_node]
+        teams = fleet.queue_teams(cluster, queue.name)
+        rooms = {GPU: max(0, gpus.runnable - gpus.owned)}  # borrowing beyond its teams' quotas never runs
+        for resource in sorted({r for n in names for r in per_gpu(pools[n])} - {GPU}):
+            quotas = sum(t.quota_on(cluster.name).requests.slices.get(resource.removeprefix("nvidia.com/"), 0) for t in teams)
+            owned = sum(int(nominal(pools[n], queue.nominal_quota.get(n), resource)) for n in names)
+            rooms[resource] = max(0, quotas - owned)
         flavors = []
-        for name in queue.flavors if queue.flavors is not None else tuple(pools):
-            if name not in pools or not pools[name].gpus_per_node:
-                continue
-            borrow = None
-            if queue.cohort:
-                limit = queue.borrowing_limit[name].gpu if name in queue.borrowing_limit else None
-                can = int(lendable(cluster, q, name, GPU))
-                borrow = min(room, can if limit is None else min(limit, can))
-            lend = queue.lending_limit[name].gpu if queue.cohort and name in queue.lending_limit else None
-            owned = int(nominal(pools[name], queue.nominal_quota.get(name), GPU))
-            flavors.append(FlavorShare(name, pools[name].gpu_model or "", owned, borrow, owned if queue.cohort and lend is None else lend))
-        teams = tuple(team.name for team in fleet.queue_teams(cluster, queue.name))
+        for name in names:
+            pool = pools[name]
+            yielded = per_gpu(pool)
+            owned, borrow, lend = _share(cluster, q, pool, GPU, rooms[GPU])
+            pieces = tuple(SliceShare(r, *_share(cluster, q, pool, r, rooms[r])) for r in sorted(yielded) if r != GPU)
+            flavors.append(FlavorShare(name, pool.gpu_model or "", owned, borrow, lend, _unit(pool), pieces, GPU in yielded))
         weight = None if queue.fair_sharing_weight is None else str(queue.fair_sharing_weight)
-        yield QueueShare(cluster.name, queue.name, teams, queue.cohort, weight, tuple(flavors))
+        yield QueueShare(cluster.name, queue.name, tuple(t.name for t in teams), queue.cohort, weight, tuple(flavors))
 
 
 def _volcano_shares(fleet: Fleet, cluster: Cluster) -> Iterator[VolcanoShare]:
@@ -175,7 +225,8 @@ def build_report(fleet: Fleet) -> Report:
                 sum(p.max_nodes * p.gpus_per_node * (price or 0) for p, price in zip(cluster.node_pools, prices, strict=True))
                 * HOURS_PER_MONTH
             )
-        clusters.append(ClusterCapacity(cluster.name, cluster.environment, gpus, committed, cost))
+        slice_pools = tuple(p.name for p in cluster.node_pools if p.gpus_per_node and set(per_gpu(p)) - {GPU})
+        clusters.append(ClusterCapacity(cluster.name, cluster.environment, gpus, committed, cost, slice_pools))
     by_name = {c.name: c for c in fleet.clusters}
     teams = []
     for team in fleet.teams:

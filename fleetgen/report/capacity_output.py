@@ -14,8 +14,9 @@ def _money(value: float | None, currency: str) -> str:
 
 
 def _gpus(shares: tuple[FlavorShare, ...], amount: str) -> str:
-    """ "16 A100 (a100-spot), 8 A100 (a100-ondemand)" for one column of a queue's flavors; an em dash for none."""
-    cells = [f"{getattr(f, amount)} {f.gpu_model} ({f.flavor})" for f in shares if getattr(f, amount) is not None]
+    """ "16 A100 (a100-spot), 8 A100 (a100-ondemand)" for one column of a queue's flavors, a partitioned pool in what it
+    yields ("4 A10G replicas (a10g-shared)", "14 A100 mig-1g.10gb (a100-mig)"); an em dash for none."""
+    cells = [f"{', '.join(words)} ({f.flavor})" for f in shares if (words := f.amounts(amount))]
     return ", ".join(cells) or "—"
 
 
@@ -53,7 +54,13 @@ def _markdown_table(head: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _sharing_markdown(report: Report) -> list[str]:
-    lines = ["", "## Sharing GPUs", "", "Kueue queues: what each owns, may borrow from its cohort and lends to it (GPUs).", ""]
+    lines = [
+        "",
+        "## Sharing GPUs",
+        "",
+        "Kueue queues: what each owns, may borrow from its cohort and lends to it (GPUs; a partitioned pool's replicas or slices).",
+        "",
+    ]
     lines += _markdown_table(SHARING_HEAD, _sharing_rows(report))
     sentences = [s for q in report.queues for s in q.sentences()]
     if sentences:
@@ -68,6 +75,14 @@ def _sharing_markdown(report: Report) -> list[str]:
     return lines
 
 
+def _sliced_note(report: Report) -> list[str]:
+    """Which pools the GPUs column leaves out: their GPUs become slices (see Partitioned GPUs)."""
+    sliced = [f"{c.name}: {', '.join(c.sliced)}" for c in report.clusters if c.sliced]
+    if not sliced:
+        return []
+    return [f"GPUs count nvidia.com/gpu; these pools yield slices instead (see Partitioned GPUs): {'; '.join(sliced)}.", ""]
+
+
 def report_markdown(report: Report) -> str:
     cur = report.currency
     lines = [f"# GPU fleet report: {report.fleet}", "", "## Capacity and committed quotas", ""]
@@ -78,6 +93,7 @@ def report_markdown(report: Report) -> str:
     total_gpus = sum(c.gpus for c in report.clusters)
     total_committed = sum(c.committed for c in report.clusters)
     lines += [f"| **fleet** | | **{total_gpus}** | **{total_committed}** | **{total_gpus - total_committed}** | |", ""]
+    lines += _sliced_note(report)
     lines += [
         "## GPUs held by team",
         "",
@@ -114,6 +130,7 @@ def report_json(report: Report) -> str:
                     "committed": c.committed,
                     "headroom": c.headroom,
                     "monthlyCost": c.monthly_cost,
+                    "slicedPools": list(c.sliced),
                 }
                 for c in report.clusters
             ],
@@ -161,6 +178,10 @@ def report_json(report: Report) -> str:
                             "nominalGpus": f.nominal,
                             "mayBorrowGpus": f.borrow,
                             "lendsAtMostGpus": f.lend,
+                            "slices": [
+                                {"resource": p.resource, "nominal": p.nominal, "mayBorrow": p.borrow, "lendsAtMost": p.lend}
+                                for p in f.slices
+                            ],
                         }
                         for f in q.flavors
                     ],
@@ -245,6 +266,6 @@ def report_html(report: Report) -> str:
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title><style>{style}</style></head>'
         f"<body><h1>{title}</h1><h2>Capacity and committed quotas</h2>{_capacity_chart(report)}"
         "<p>Light bar: GPUs the node pools can grow to. Dark bar: GPUs committed to teams (red when above capacity).</p>"
-        f"{capacity}"
+        f"{capacity}{''.join(f'<p>{html.escape(line)}</p>' for line in _sliced_note(report) if line)}"
         f"<h2>GPUs held by team</h2>{teams}<h2>Sharing GPUs</h2>{sharing}<h2>Fleet compatibility matrix</h2>{matrix}</body></html>\n"
     )
