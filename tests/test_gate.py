@@ -124,6 +124,8 @@ def test_removing_a_team_or_a_team_from_a_cluster_needs_the_platform_owners() ->
     without = TEXT[:start] + TEXT[end:]
     assert gated(review(TEXT, without))["fleetgen-removal"] == ["team robotics removed from 2 clusters (training-eastus, dev-eastus)"]
     off_dev = replace_once(
-        TEXT, "      training-eastus:\n      dev-eastus:\n    priorityClasses", "      training-eastus:\n    priorityClasses"
+        TEXT,
+        "      training-eastus: {queue: gpu-cluster-queue}\n      dev-eastus:\n    priorityClasses",
+        "      training-eastus: {queue: gpu-cluster-queue}\n    priorityClasses",
     )
     assert gated(review(TEXT, off_dev)) == {"fleetgen-removal": ["team robotics removed from dev-eastus"]}

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from conftest import EXAMPLE, REPO, replace_once
 from node_dumps import evidence_of, gfd_labels
-from test_platform import _undeclared
+from test_platform import _read_by_templates, _undeclared
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.live.node_checks import judge_nodes
@@ -36,7 +36,8 @@ def test_the_operator_installs_no_driver_and_its_values_stay_in_the_chart() -> N
     for index in range(len(FLEET.clusters)):
         [(_, operator, _)] = [a for a in add_ons(FLEET, index) if a[0] == "gpuOperator"]
         values = helm_values(FLEET, index, "gpuOperator", operator)
-        assert values["driver"] == {"enabled": False} and _undeclared(values, declared) == []
+        read = _read_by_templates(REPO / "tests" / "charts" / "gpu-operator")
+        assert values["driver"] == {"enabled": False} and _undeclared(values, declared, read) == []
 
 
 def test_a_driver_upgrade_needs_the_image_that_carries_it_and_lists_it_on_every_wave() -> None:

@@ -74,7 +74,9 @@ def test_a_removal_that_also_drops_the_rules_and_renames_the_owners_still_needs_
 
 def test_a_team_leaving_one_cluster_keeps_its_namespace_there(repo: Path, cli_run: Run) -> None:
     text = replace_once(
-        TEXT, "      training-eastus:\n      dev-eastus:\n    priorityClasses", "      training-eastus:\n    priorityClasses"
+        TEXT,
+        "      training-eastus: {queue: gpu-cluster-queue}\n      dev-eastus:\n    priorityClasses",
+        "      training-eastus: {queue: gpu-cluster-queue}\n    priorityClasses",
     )
     (repo / "fleet.yaml").write_text(text)
     report = json.loads(cli_run("diff", "--base", "HEAD", "--format", "json", cwd=repo).stdout)

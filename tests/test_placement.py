@@ -29,7 +29,7 @@ CPU_POOL = """      - name: cpu-general
       - {name: gpu-queue, flavors: [t4-spot, a10g-spot]}
       - {name: cpu-queue, flavors: [cpu-general]}
 
-# Each team"""
+# What teams may do"""
 WEB_TEAM = """  - name: web
     group: 9a1b2c3d-0000-4000-8000-00000000abcd
     costCenter: cc-7000
@@ -43,7 +43,7 @@ WEB_TEAM = """  - name: web
 
 def with_cpu_pool(text: str) -> str:
     """dev-eastus gains a CPU-only pool and two queues (GPU and CPU); team web, without GPUs, joins the CPU queue."""
-    text = replace_once(text, "\n# Each team", "\n" + CPU_POOL)
+    text = replace_once(text, "\n# What teams may do", "\n" + CPU_POOL)  # after the last cluster, dev-eastus
     text = replace_once(text, "\n# GPU alerts", "\n" + WEB_TEAM)
     text = replace_once(
         text,
