@@ -113,6 +113,20 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env={**os.environ, **identity}).stdout
 
 
+def unreachable_kubeconfig(folder: Path) -> dict[str, str]:
+    """The environment of a kubeconfig whose context `dev` points at an address no API server listens on."""
+    kubeconfig = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "nowhere", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "dev", "context": {"cluster": "nowhere", "user": "u"}}],
+        "current-context": "dev",
+    }
+    (folder / "kubeconfig").write_text(yaml.safe_dump(kubeconfig), encoding="utf-8")
+    return {"KUBECONFIG": str(folder / "kubeconfig")}
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A fleet repository: the example committed on main."""

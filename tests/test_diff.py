@@ -16,7 +16,7 @@ from subprocess import CompletedProcess
 from typing import Any
 
 import yaml
-from conftest import EXAMPLE, git, replace_once
+from conftest import EXAMPLE, git, replace_once, unreachable_kubeconfig
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.live.managed import managed_view
@@ -273,15 +273,6 @@ def test_diff_shows_quota_impact_from_a_live_dump(repo: Path, cli_run: Run) -> N
 def test_drift_through_a_kubeconfig_context_reports_an_unreachable_api_server(tmp_path: Path, cli_run: Run) -> None:
     """The --context path is a thin kubectl adapter; with no API server here it must fail cleanly."""
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
-    kubeconfig = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "nowhere", "cluster": {"server": "https://127.0.0.1:1"}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "dev", "context": {"cluster": "nowhere", "user": "u"}}],
-        "current-context": "dev",
-    }
-    (tmp_path / "kubeconfig").write_text(yaml.safe_dump(kubeconfig))
-    done = cli_run("drift", "--cluster", "dev-eastus", "--context", "dev", env={"KUBECONFIG": str(tmp_path / "kubeconfig")})
+    done = cli_run("drift", "--cluster", "dev-eastus", "--context", "dev", env=unreachable_kubeconfig(tmp_path))
     assert done.returncode == 2 and done.stderr.startswith("fleetgen: kubectl --context dev failed:")
     assert "Traceback" not in done.stderr

@@ -10,7 +10,7 @@ from subprocess import CompletedProcess
 from typing import Any
 
 import yaml
-from conftest import EXAMPLE, replace_once
+from conftest import EXAMPLE, replace_once, unreachable_kubeconfig
 from node_dumps import evidence_of, gfd_labels
 
 from fleetgen.checks.load import load_fleet_text
@@ -76,16 +76,7 @@ def test_verify_needs_evidence_of_every_cluster_of_the_wave(tmp_path: Path, cli_
 def test_evidence_through_a_kubeconfig_context_reports_an_unreachable_api_server(tmp_path: Path, cli_run: Run) -> None:
     """The --context path is a thin kubectl adapter; with no API server here it must fail cleanly."""
     (tmp_path / "fleet.yaml").write_text(apply_wave(load_fleet_text(PLANNABLE.encode()), 1, {"driver": Version("560.35.03")}, AT))
-    kubeconfig = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "nowhere", "cluster": {"server": "https://127.0.0.1:1"}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "dev", "context": {"cluster": "nowhere", "user": "u"}}],
-        "current-context": "dev",
-    }
-    (tmp_path / "kubeconfig").write_text(yaml.safe_dump(kubeconfig))
-    env = {"KUBECONFIG": str(tmp_path / "kubeconfig")}
+    env = unreachable_kubeconfig(tmp_path)
     for command in (["upgrade", "verify", "--wave", "1"], ["upgrade", "status"]):
         done = cli_run(*command, "--context", "dev-eastus=dev", env=env)
         assert done.returncode == 2 and done.stderr.startswith("fleetgen: kubectl --context dev failed:"), done.stderr
