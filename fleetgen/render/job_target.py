@@ -6,6 +6,10 @@ team's Kueue ClusterQueue, Volcano for gangs on a Volcano cluster) hands out poo
 (a GPU model, or CPU-only pools for --gpus 0); a node fits one pod after the system reserve; the pools
 hold all the pods; and for Kueue, one flavor of the queue may admit the whole job (its nominal quota
 plus what it may borrow), since Kueue gives all pods of a job one flavor.
+
+A slice ask (--gpu-slice: MIG slices or shared GPUs, render/slice_asks.py) is held to the team's slice
+quota, to what one node of the pools that yield the slice offers, and gets the slice's share of a
+node's room; it is not yet put through the queue's per-flavor room as whole GPUs are.
 """
 
 from __future__ import annotations
