@@ -349,7 +349,7 @@ DASHBOARD_ORIGIN: dict[str, Given] = {"grafana_dashboard": prov.default("what Gr
 def team_dashboard(fleet: Fleet, team: Team, at: FieldPath, why: Recorder = NOWHERE) -> list[Manifest]:
     """The team's own view: its namespace is fixed into every query."""
     ns = {"namespace": team.namespace}
-    mig = any(has_mig(c) for c in fleet.clusters if any(t is team for _, t in fleet.placements[c.name]))
+    mig = any(has_mig(c) for c in fleet.clusters if c.name in team.clusters)  # the clusters the team is placed on
     used = _sel("kube_resourcequota", {**ns, "resource": GPU_QUOTA, "type": "used"})
     hard = _sel("kube_resourcequota", {**ns, "resource": GPU_QUOTA, "type": "hard"})
     panels = [
