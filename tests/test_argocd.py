@@ -263,6 +263,12 @@ def test_each_application_syncs_only_what_its_project_allows(hub_tree: tuple[Fle
             assert not permitted(project, elsewhere, {"name": cluster.name})
             job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train", "namespace": team.namespace}}
             assert permitted(project, job, {"name": cluster.name})  # what the team's Role lets it create
+    # a kind the team's own Role rules add (data-science: StatefulSets) is one its project allows; not another team's
+    stateful = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s", "namespace": "team-data-science"}}
+    assert permitted(projects["contoso-ai-team-data-science"], stateful, {"name": "dev-eastus"})
+    assert not permitted(
+        projects["contoso-ai-team-nlp"], {**stateful, "metadata": {"name": "s", "namespace": "team-nlp"}}, {"name": "dev-eastus"}
+    )
     team_clusters = {d["name"] for d in projects["contoso-ai-team-robotics"]["spec"]["destinations"]}
     assert team_clusters == {"training-eastus", "dev-eastus"}
 

@@ -69,6 +69,7 @@ RESOURCE_KINDS: dict[tuple[str, str], str] = {
     ("", "persistentvolumeclaims"): "PersistentVolumeClaim",
     ("batch", "jobs"): "Job",
     ("apps", "deployments"): "Deployment",
+    ("apps", "statefulsets"): "StatefulSet",  # a team may add it to its Role (tenancy.role)
     ("batch.volcano.sh", "jobs"): "Job",
 }
 
