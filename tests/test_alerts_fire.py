@@ -27,16 +27,16 @@ import pytest
 import yaml
 from alert_cases import CASES, Case
 from alert_world import Cluster, build_cluster, healthy, world
-from conftest import EXAMPLE, REPO, replace_once
+from conftest import EXAMPLE, REPO, replace_once, skip_without
 from stored_series import Labels, kueue_service_labels, kueue_target, service_monitor_target
 
 from fleetgen.checks.load import load_fleet_text
+from fleetgen.jobs.golden_paths import job_objects
+from fleetgen.jobs.job_target import Ask
+from fleetgen.jobs.serving import Serving
 from fleetgen.render import cluster_objects
 from fleetgen.render.gitops import gitops_folders
-from fleetgen.render.golden_paths import job_objects
-from fleetgen.render.job_target import Ask
 from fleetgen.render.platform import platform_of
-from fleetgen.render.serving import Serving
 from fleetgen.validation.rendered_objects import Schemas
 
 FLEET = load_fleet_text(EXAMPLE.read_bytes()).fleet
@@ -48,9 +48,13 @@ FLEETS = {"example": FLEET} | {
 WHERE = [(name, index) for name, fleet in FLEETS.items() for index in range(len(fleet.clusters))]
 Where = tuple[str, int]  # (fleet, cluster index)
 PROMTOOL = shutil.which("promtool")
-needs_promtool = pytest.mark.skipif(
-    PROMTOOL is None, reason="promtool is not installed (.ci/run installs it with Debian's prometheus package)"
-)
+needs_promtool = pytest.mark.usefixtures("promtool_present")
+
+
+@pytest.fixture
+def promtool_present() -> None:
+    if PROMTOOL is None:
+        skip_without("promtool", "promtool is not installed (.ci/run installs it with Debian's prometheus package)")
 
 
 def _id(where: Where) -> str:

@@ -31,6 +31,7 @@ from fleetgen.render.layout import plan
 from fleetgen.render.rendered import Rendered
 from fleetgen.validation.reconcile import reconcile_findings
 from fleetgen.validation.rendered_objects import Schemas, validate_hub, validate_rendered
+from fleetgen.workflows.tree_files import render_files
 
 Build = Callable[[Path], list[dict[str, Any]]]
 CRDs = dict[tuple[str, str], dict[str, Any]]
@@ -48,7 +49,7 @@ def fleet_of(text: str) -> Fleet:
 
 
 def write(fleet: Fleet, root: Path) -> None:
-    for path, content in Rendered(fleet).files.items():
+    for path, content in render_files(fleet).items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_bytes(content)
 

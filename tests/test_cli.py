@@ -11,7 +11,7 @@ from subprocess import CompletedProcess
 from conftest import EXAMPLE, line_of, replace_once
 
 from fleetgen.checks.load import load_fleet
-from fleetgen.render.rendered import render_files
+from fleetgen.workflows.tree_files import render_files
 
 Run = Callable[..., CompletedProcess[str]]
 
@@ -28,8 +28,8 @@ def broken_fleet(tmp_path: Path) -> Path:
     return path
 
 
-def test_validate_the_example_exits_0(cli_run: Run) -> None:
-    done = cli_run("validate", str(EXAMPLE))
+def test_validate_the_example_exits_0(console_run: Run) -> None:
+    done = console_run("validate", str(EXAMPLE))
     assert done.returncode == 0, done.stderr
     assert "valid (4 clusters, 3 teams; 0 error(s), 8 warning(s))" in done.stdout
     assert "warning: versionSets.dev-2024q4.driver: driver 550.90.07 runs CUDA 12.6 only through minor-version" in done.stderr
@@ -64,18 +64,18 @@ def test_validate_json_and_github_formats(tmp_path: Path, cli_run: Run) -> None:
     assert first.startswith("::error file=fleet.yaml,line=") and ",col=5,title=clusters[0].colour::" in first
 
 
-def test_usage_and_io_trouble_exit_2(tmp_path: Path, cli_run: Run) -> None:
-    missing = cli_run("validate", "nope.yaml")
+def test_usage_and_io_trouble_exit_2(tmp_path: Path, console_run: Run) -> None:
+    missing = console_run("validate", "nope.yaml")
     assert missing.returncode == 2 and missing.stderr.strip() == "fleetgen: nope.yaml: no such file"
-    assert cli_run("validate", "--format", "xml", str(EXAMPLE)).returncode == 2
-    assert cli_run("frobnicate").returncode == 2
+    assert console_run("validate", "--format", "xml", str(EXAMPLE)).returncode == 2
+    assert console_run("frobnicate").returncode == 2
     (tmp_path / "fleet.yaml").write_bytes(b"\xff\xfe")
-    bad_bytes = cli_run("validate")
+    bad_bytes = console_run("validate")
     assert bad_bytes.returncode == 1 and bad_bytes.stderr.startswith("fleet.yaml:1:1: (document): not valid UTF-8")
 
 
-def test_debug_shows_the_traceback(tmp_path: Path, cli_run: Run) -> None:
-    done = cli_run("--debug", "validate", "nope.yaml")
+def test_debug_shows_the_traceback(tmp_path: Path, console_run: Run) -> None:
+    done = console_run("--debug", "validate", "nope.yaml")
     assert done.returncode != 0 and "Traceback" in done.stderr and "InputError" in done.stderr
 
 
@@ -124,7 +124,7 @@ def test_repeated_findings_are_counted_in_text_and_kept_in_json(tmp_path: Path, 
 
 def test_failing_findings_are_counted_too_and_a_few_repeats_are_listed() -> None:
     from fleetgen.errors import Finding, Location
-    from fleetgen.report.findings import format_findings
+    from fleetgen.output.findings import format_findings
 
     def at(line: int, message: str) -> Finding:
         return Finding(("teams", line), message, location=Location("fleet.yaml", line, 3))

@@ -16,9 +16,9 @@ from conftest import EXAMPLE
 from gitops_dumps import RESOURCE_IN_USE, cluster_dump
 
 from fleetgen.checks.load import load_fleet_text
+from fleetgen.compare.object_diff import ObjectKey, show
 from fleetgen.live.state import compare
 from fleetgen.render.rendered import Rendered
-from fleetgen.review.object_diff import ObjectKey, show
 
 Run = Callable[..., CompletedProcess[str]]
 TRAINING, DEV = 2, 3  # training-eastus and dev-eastus in the example
@@ -32,7 +32,7 @@ VARIANTS = {  # engine, tracking, server-side apply
 
 def rendered_dev(index: int = DEV) -> dict[ObjectKey, dict[str, Any]]:
     loaded = load_fleet_text(EXAMPLE.read_bytes())
-    return Rendered(loaded.fleet, loaded.source.file).keyed(index, with_entry_point=False)
+    return Rendered(loaded.fleet).keyed(index, with_entry_point=False)
 
 
 def dump_of(variant: str, index: int = DEV) -> dict[str, Any]:

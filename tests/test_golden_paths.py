@@ -20,9 +20,9 @@ from conftest import EXAMPLE, findings_of, line_of, replace_once
 
 from fleetgen.checks.admission import SYSTEM_RESERVE
 from fleetgen.checks.load import load_fleet, load_fleet_text
+from fleetgen.jobs.serving import disruption_budget, startup_failure_threshold
 from fleetgen.model import Fleet, Quantity
 from fleetgen.render.layout import cluster_objects
-from fleetgen.render.serving import disruption_budget, startup_failure_threshold
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 Schemas = dict[tuple[str, str], dict[str, Any]]

@@ -31,7 +31,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from conftest import EXAMPLE, REPO
+from conftest import EXAMPLE, REPO, skip_without
 
 from fleetgen.checks.load import load_fleet
 from fleetgen.model import Fleet
@@ -74,7 +74,7 @@ def _helm_binary() -> str | None:
 def helm(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str, str, dict[str, Any], str], Objects]:
     binary = _helm_binary()
     if binary is None:
-        pytest.skip("no helm binary: run `bash scripts/install_helm.sh` (.tools/bin/helm) or set FLEETGEN_HELM")
+        skip_without("helm", "no helm binary: run `bash scripts/install_helm.sh` (.tools/bin/helm) or set FLEETGEN_HELM")
     home = tmp_path_factory.mktemp("helm-home")  # helm's config, cache and data: never the user's
     env = {**os.environ, **{f"HELM_{kind}_HOME": str(home / kind.lower()) for kind in ("CONFIG", "CACHE", "DATA")}}
     done: dict[str, Objects] = {}

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from fleetgen.compare.object_diff import ObjectKey, diff_objects
 from fleetgen.importer.verify import FLEET_INFO, modelled_view
-from fleetgen.review.object_diff import ObjectKey, diff_objects
 
 ORIGINAL = Path(__file__).parent / "import_repo"
 CLUSTERS = ("dev-west", "serve-east", "train-east")

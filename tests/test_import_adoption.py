@@ -21,12 +21,12 @@ import yaml
 from conftest import EXAMPLE
 
 from fleetgen.checks.load import load_fleet_text
+from fleetgen.compare.object_diff import ABSENT, ObjectKey, diff_objects
 from fleetgen.importer.addons import Install, infer_platform, install_changes, installs
 from fleetgen.importer.build import Built
 from fleetgen.importer.infer import Imported
 from fleetgen.importer.verify import FLEET_INFO, modelled_view
 from fleetgen.render.gitops import entry_point
-from fleetgen.review.object_diff import ABSENT, ObjectKey, diff_objects
 
 ORIGINAL = Path(__file__).parent / "import_repo"
 CLUSTERS = ("dev-west", "serve-east", "train-east")

@@ -25,12 +25,12 @@ from conftest import EXAMPLE, git
 from fleetgen.cache import Cache
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.cli import cli
+from fleetgen.compare.object_diff import diff_objects
 from fleetgen.errors import FindingsError, Severity
 from fleetgen.output.emit import dump_documents
 from fleetgen.render import rendered as rendered_module
 from fleetgen.render.rendered import Rendered
 from fleetgen.review import diff_fleets
-from fleetgen.review.object_diff import diff_objects
 from fleetgen.validation import rendered_objects as validate_module
 from fleetgen.validation.rendered_objects import Schemas
 from fleetgen.validation.verdicts import ClusterVerdict, ClusterVerdicts

@@ -14,14 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, example, given, settings
+from conftest import examples
+from hypothesis import HealthCheck, example, given
 from hypothesis import strategies as st
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import RefusedAsk
+from fleetgen.jobs.golden_paths import job_objects
+from fleetgen.jobs.job_target import Ask
 from fleetgen.model import Quantity
-from fleetgen.render.golden_paths import job_objects
-from fleetgen.render.job_target import Ask
 from fleetgen.validation.rendered_objects import Schemas
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
@@ -201,7 +202,7 @@ def fits(pools: list[dict[str, Any]], quota: dict[str, Any], the_ask: Ask) -> bo
     return False
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(300, suppress_health_check=[HealthCheck.too_slow])
 @given(pools_and_asks())
 @example(  # 5 pods of 3 GPUs: the queue's 16 GPUs would admit them, but a node of 8 holds only 2 such pods
     ([pool("p0", "A100", 8, 2)], {"requests": {"gpu": 64}}, Ask("llm-core", "gpu-east", "job", "r/i:1", gpus=3, nodes=5))

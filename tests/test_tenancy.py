@@ -21,8 +21,8 @@ import yaml
 from conftest import EXAMPLE, findings_of, line_of, replace_once
 
 from fleetgen.checks.load import load_fleet_text
+from fleetgen.jobs.golden_paths import Ask, job_objects
 from fleetgen.model import Fleet
-from fleetgen.render.golden_paths import Ask, job_objects
 from fleetgen.render.layout import cluster_objects
 from fleetgen.render.manifest import Manifest
 from fleetgen.render.rendered import Rendered

@@ -11,8 +11,8 @@ from pathlib import Path
 from subprocess import CompletedProcess
 
 import pytest
-from conftest import EXAMPLE, replace_once
-from hypothesis import HealthCheck, given, settings
+from conftest import EXAMPLE, examples, replace_once
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 from node_dumps import verified, wave_evidence
 
@@ -174,18 +174,10 @@ _library_args = (st.lists(_set, max_size=3), st.one_of(st.none(), _text), st.one
 _library_tail = (st.one_of(st.none(), _moment), st.one_of(st.none(), _text))
 
 
-@settings(max_examples=25, deadline=None)
+@pytest.mark.slow
+@examples(400)
 @given(*_library_args, *_library_tail)
 def test_upgrade_library_refuses_garbage_with_one_line(
-    sets: list[str], to: str | None, start: str | None, number: int, at: str | None, reason: str | None
-) -> None:
-    _check_library(sets, to, start, number, at, reason)
-
-
-@pytest.mark.slow
-@settings(max_examples=400, deadline=None)
-@given(*_library_args, *_library_tail)
-def test_upgrade_library_refuses_much_garbage_with_one_line(
     sets: list[str], to: str | None, start: str | None, number: int, at: str | None, reason: str | None
 ) -> None:
     _check_library(sets, to, start, number, at, reason)
@@ -222,14 +214,8 @@ def _check_cli(cli_run: Run, folder: Path, args: list[str]) -> None:
     assert (folder / "fleet.yaml").read_bytes() == EXAMPLE.read_bytes()
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.slow
+@examples(200, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_upgrade_commands_refuse_garbage_with_one_line(tmp_path: Path, cli_run: Run, data: st.DataObject) -> None:
-    _check_cli(cli_run, tmp_path, _cli_args(data))
-
-
-@pytest.mark.slow
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.data())
-def test_upgrade_commands_refuse_much_garbage_with_one_line(tmp_path: Path, cli_run: Run, data: st.DataObject) -> None:
     _check_cli(cli_run, tmp_path, _cli_args(data))

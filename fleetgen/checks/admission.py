@@ -29,7 +29,7 @@ SYSTEM_RESERVE: dict[str, Fraction] = {"cpu": Fraction(1), "memory": Fraction(4 
 class PodSize:
     """One pod's requests (equal to its limits): GPUs, CPU in cores, memory in bytes."""
 
-    gpus: int  # of `resource`: whole GPUs, or MIG slices or shared GPUs (render/slice_asks.py)
+    gpus: int  # of `resource`: whole GPUs, or MIG slices or shared GPUs (jobs/slice_asks.py)
     cpu: Fraction
     memory: Fraction
     resource: str = GPU

@@ -11,8 +11,7 @@ from collections.abc import Iterator
 
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import Fleet
-from fleetgen.model.platform import cluster_platform
-from fleetgen.render.kueue_config import fair_sharing_on
+from fleetgen.model.platform import Kueue, cluster_platform
 
 
 def check_fair_sharing_settings(fleet: Fleet) -> Iterator[Finding]:
@@ -47,3 +46,11 @@ def check_fair_sharing_settings(fleet: Fleet) -> Iterator[Finding]:
 
 
 PLATFORM_CHECKS = (check_fair_sharing_settings,)
+
+
+def fair_sharing_on(fleet: Fleet, index: int, kueue: Kueue) -> bool:
+    """Fair sharing as fleet.yaml sets it, else on exactly where a weight is set."""
+    if kueue.fair_sharing is not None:
+        return kueue.fair_sharing
+    cluster = fleet.clusters[index]
+    return any(q.fair_sharing_weight is not None for q in cluster.queues) or any(c.fair_sharing_weight is not None for c in cluster.cohorts)

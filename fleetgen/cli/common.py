@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from fleetgen.errors import EXIT_TROUBLE, DifferencesFound, Finding, FindingsError, FleetgenError, Severity
-from fleetgen.report.findings import FORMATS, format_findings, summary
+from fleetgen.output.findings import FORMATS, format_findings, summary
 from fleetgen.workflows import CheckOptions
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -13,11 +13,11 @@ from fleetgen.cli.common import check_options, checking_options, console, findin
 from fleetgen.errors import DifferencesFound, InputError
 from fleetgen.model.json_schema import SCHEMA_PATH, fleet_json_schema
 from fleetgen.model.reference_doc import REFERENCE_PATH, reference_markdown
-from fleetgen.output.freshness import freshness_github, freshness_json, freshness_text
+from fleetgen.output.findings import summary
 from fleetgen.output.tree import replace_file
 from fleetgen.report.capacity import build_report
 from fleetgen.report.capacity_output import report_html, report_json, report_markdown
-from fleetgen.report.findings import summary
+from fleetgen.review.freshness import freshness_github, freshness_json, freshness_text
 
 
 @click.command(epilog="Example: fleetgen validate fleet.yaml --format github --crd crds/")

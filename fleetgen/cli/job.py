@@ -11,12 +11,12 @@ import click
 from fleetgen.checks.load import load_fleet
 from fleetgen.cli.common import console, reports_errors
 from fleetgen.errors import InputError
+from fleetgen.jobs.golden_paths import job_objects
+from fleetgen.jobs.job_target import Ask
+from fleetgen.jobs.serving import Serving
 from fleetgen.model import Fleet, Quantity
 from fleetgen.output.emit import dump_documents
 from fleetgen.output.tree import Tree, replace_file
-from fleetgen.render.golden_paths import job_objects
-from fleetgen.render.job_target import Ask
-from fleetgen.render.serving import Serving
 from fleetgen.validation.crd_schemas import read_crds
 from fleetgen.validation.rendered_objects import Schemas
 

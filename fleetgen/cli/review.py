@@ -10,8 +10,8 @@ from fleetgen import workflows
 from fleetgen.cli.common import cluster_dumps_option, console, fleet_argument, reports_errors
 from fleetgen.errors import DifferencesFound
 from fleetgen.live.drift_output import drift_json, drift_text
+from fleetgen.output.findings import FORMATS, escape_github
 from fleetgen.report.explain import diff_sources
-from fleetgen.report.findings import FORMATS, escape_github
 from fleetgen.review import change_path
 from fleetgen.review.output import diff_json, diff_markdown, diff_text, github_annotations
 

@@ -22,13 +22,13 @@ from typing import Any
 
 import yaml
 
+from fleetgen.compare.object_diff import ABSENT, ObjectChange, ObjectKey, object_diff
 from fleetgen.compat.gpu_operator import operator_facts
 from fleetgen.errors import FieldPath
 from fleetgen.importer.build import Built
 from fleetgen.importer.imported import PLACEHOLDER, Imported, mode, or_placeholder
 from fleetgen.importer.recognise import ClusterView
 from fleetgen.model.platform import ADD_ONS, Platform
-from fleetgen.review.object_diff import ABSENT, ObjectChange, ObjectKey, object_diff
 
 ADDON_OF_CHART = {
     "gpu-operator": "gpuOperator",

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import yaml
 
+from fleetgen.compare.object_diff import ObjectKey
 from fleetgen.importer.recognise import ClusterView, Unmodelled
 from fleetgen.output.emit import dump_documents
-from fleetgen.review.object_diff import ObjectKey
 
 FOLDER = "hand-written"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")

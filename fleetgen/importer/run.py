@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from fleetgen.checks.load import load_fleet_text
+from fleetgen.compare.object_diff import ObjectChange
 from fleetgen.errors import FieldPath, FindingsError, Severity
 from fleetgen.importer.addons import claim_installs, with_platform
 from fleetgen.importer.build import build_clusters
@@ -21,8 +22,8 @@ from fleetgen.importer.verify import unreproduced
 from fleetgen.importer.write import fleet_yaml
 from fleetgen.model import Fleet
 from fleetgen.render.layout import cluster_objects
-from fleetgen.review.object_diff import ObjectChange
-from fleetgen.workflows import checked
+from fleetgen.render.rendered import Rendered
+from fleetgen.validation.rendered_objects import Schemas, check_loaded
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,8 @@ def _invalid(imported: Imported, source: str, file: str) -> list[str]:
     counted): the fleet, its checks and every object it renders. The stand-ins take the placeholders' lines."""
     text = fleet_yaml(Imported(_stand_in_document(imported), imported.notes), source)
     try:
-        checked(load_fleet_text(text.encode(), file))
+        loaded = load_fleet_text(text.encode(), file)
+        check_loaded(loaded, Schemas(), Rendered(loaded.fleet))
     except FindingsError as exc:
         errors = [f for f in exc.findings if f.severity is Severity.ERROR and f.path not in imported.placeholders]
         return [f"{f.location}: {f.dotted_path}: {f.message}" if f.location else f"{file}: {f.dotted_path}: {f.message}" for f in errors]

@@ -14,11 +14,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from fleetgen.compare.object_diff import ObjectChange, ObjectKey, diff_objects
 from fleetgen.importer.addons import install_changes
 from fleetgen.importer.build import Built
 from fleetgen.render.gitops import entry_point
 from fleetgen.render.layout import cluster_objects
-from fleetgen.review.object_diff import ObjectChange, ObjectKey, diff_objects
 
 MODELLED_KINDS = (
     "Namespace",

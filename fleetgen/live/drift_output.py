@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from fleetgen.compare.object_diff import ObjectChange, json_value, object_lines
 from fleetgen.live.node_checks import NodeEvidence
 from fleetgen.live.state import Drift, QuotaImpact
 from fleetgen.model import Quantity
-from fleetgen.review.object_diff import ObjectChange, json_value, object_lines
 
 Impacts = dict[str, list[QuotaImpact]]  # cluster -> impacts from its live state
 

@@ -11,6 +11,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any
 
+from fleetgen.compare.object_diff import ObjectChange, ObjectKey, diff_objects
 from fleetgen.errors import InputError
 from fleetgen.live.dumps import live_objects
 from fleetgen.live.dumps import read_live as read_live  # the entry point for dumps given as files
@@ -19,7 +20,6 @@ from fleetgen.live.managed import managed_view
 from fleetgen.live.node_checks import NodeEvidence
 from fleetgen.model import Quantity
 from fleetgen.render.manifest import MANAGED_BY
-from fleetgen.review.object_diff import ObjectChange, ObjectKey, diff_objects
 
 
 def resources_of(rendered: dict[ObjectKey, dict[str, Any]]) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from fleetgen.errors import FieldPath
+from fleetgen.errors import FieldPath, InputError
 from fleetgen.model.alerts import Alerts
 from fleetgen.model.approvals import ApprovalRule
 from fleetgen.model.argocd import ArgoCd
@@ -200,3 +200,11 @@ class Fleet(Spec):
             for cluster in team.clusters:
                 on.setdefault(cluster, []).append((index, team))
         return on
+
+
+def cluster_index(fleet: Fleet, name: str, where: str) -> int:
+    """The position of cluster `name`; an InputError naming `where` it was asked for when there is none."""
+    for index, cluster in enumerate(fleet.clusters):
+        if cluster.name == name:
+            return index
+    raise InputError(f"{where}: no such cluster (known: {', '.join(c.name for c in fleet.clusters)})")

@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from fleetgen.render.layout import OutputFile
+
 _BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -107,3 +109,13 @@ GENERATED_MARKS = (HEADER.split("{", 1)[0], MARKDOWN_HEADER.split("{", 1)[0])
 
 def markdown_document(text: str, source_name: str = "fleet.yaml") -> bytes:
     return (MARKDOWN_HEADER.format(source=source_name) + text).encode("utf-8")
+
+
+def files_of(outputs: list[OutputFile], source_name: str = "fleet.yaml") -> dict[str, bytes]:
+    """The bytes of planned files, keyed by relative path."""
+    return {
+        f.path: markdown_document(f.markdown, source_name)
+        if f.markdown is not None
+        else dump_documents([m.body for m in f.manifests], source_name)
+        for f in outputs
+    }

@@ -16,7 +16,8 @@ import json
 from collections.abc import Callable, Iterable
 
 from fleetgen.cache import Cache
-from fleetgen.render import OutputFile, files_of
+from fleetgen.output.emit import files_of
+from fleetgen.render import OutputFile
 
 _BY_FINGERPRINT = "cluster-files"
 _BY_CONTENT = "emitted-files"

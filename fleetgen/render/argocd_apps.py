@@ -12,10 +12,10 @@ from __future__ import annotations
 from posixpath import join, normpath
 
 from fleetgen.model import Fleet, Team
+from fleetgen.model.stages import rollout_stages
 from fleetgen.render import provenance as prov
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
 from fleetgen.render.provenance import NOWHERE, Given, Recorder
-from fleetgen.upgrade.plan import rollout_stages
 
 ARGOCD_NS = "argocd"
 IN_CLUSTER = "https://kubernetes.default.svc"  # the cluster Argo CD itself runs on

@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from fleetgen.checks.platform import fair_sharing_on
 from fleetgen.model import Fleet, Version
 from fleetgen.model.platform import Kueue, cluster_platform
 from fleetgen.render.manifest import MANAGED_BY
@@ -68,14 +69,6 @@ CHART_DEFAULT: dict[str, Any] = {
     },
     "clientConnection": {"qps": 300, "burst": 500},
 }
-
-
-def fair_sharing_on(fleet: Fleet, index: int, kueue: Kueue) -> bool:
-    """Fair sharing as fleet.yaml sets it, else on exactly where a weight is set."""
-    if kueue.fair_sharing is not None:
-        return kueue.fair_sharing
-    cluster = fleet.clusters[index]
-    return any(q.fair_sharing_weight is not None for q in cluster.queues) or any(c.fair_sharing_weight is not None for c in cluster.cohorts)
 
 
 def team_namespaces(fleet: Fleet) -> dict[str, Any]:

@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from fleetgen.compare.object_diff import ORDER, FieldChange, ObjectChange, show
 from fleetgen.errors import FieldPath, InputError, Location, format_path
 from fleetgen.render.manifest import ObjectKey
 from fleetgen.render.provenance import Origin, Pointer, Provenance
 from fleetgen.render.rendered import Rendered
-from fleetgen.review.object_diff import ORDER, FieldChange, ObjectChange, show
 from fleetgen.source.reader import Source
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fleetgen.compare.object_diff import ObjectChange, diff_objects
 from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet
 from fleetgen.render.provenance import quota_path
 from fleetgen.render.rendered import Rendered
 from fleetgen.review.approvals import Approval, required_approvals
 from fleetgen.review.changes import Change, fleet_changes
-from fleetgen.review.object_diff import ObjectChange, diff_objects
 from fleetgen.review.offboarding import removal_warnings
 from fleetgen.review.policy_changes import policy_changes
 

@@ -18,12 +18,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from fleetgen.compare.object_diff import FieldChange, ObjectChange, json_value, object_lines, show
 from fleetgen.errors import Location
 from fleetgen.live.drift_output import Impacts, impact_text
-from fleetgen.report.findings import escape_github
+from fleetgen.output.findings import escape_github
 from fleetgen.review import FleetDiff
 from fleetgen.review.changes import Change
-from fleetgen.review.object_diff import FieldChange, ObjectChange, json_value, object_lines, show
 
 MARKER = "<!-- fleetgen-diff -->"
 COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from fleetgen.compat import Facts, facts, version_set_problems
 from fleetgen.compat.gpu_operator import image_driver
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
-from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Cluster, Fleet, Rollout, Version, VersionSet
+from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Fleet, Rollout, Version, VersionSet
+from fleetgen.model.stages import stages_of
 from fleetgen.upgrade.moments import later
 from fleetgen.upgrade.operator import cluster_versions, component_text, operator_problem, supports
 from fleetgen.upgrade.targets import complete_target
@@ -208,52 +209,9 @@ def _waves(fleet: Fleet, per_cluster: dict[str, list[Step]]) -> list[Wave]:
     waves: list[Wave] = []
     for phase in phases:
         moving = [c for c in fleet.clusters if phase in per_cluster[c.name]]
-        for stage, names in _stages(fleet, moving, fleet.rollout.max_wave_size):
+        for stage, names in stages_of(fleet, moving, fleet.rollout.max_wave_size):
             waves.append(Wave(len(waves) + 1, phase, stage, tuple(names)))
     return waves
-
-
-def rollout_stages(fleet: Fleet) -> list[tuple[str, list[str]]]:
-    """The waves any step of an upgrade takes over the whole fleet: dev, staging, one production
-    canary whose DR partner stays behind, then the rest (Argo CD's rollout labels and steps follow them)."""
-    return _stages(fleet, list(fleet.clusters), fleet.rollout.max_wave_size)
-
-
-def production_canary(fleet: Fleet, production: list[Cluster]) -> Cluster:
-    """The production cluster that moves first: `rollout.productionCanary`, else one outside any DR pair, else the
-    DR partner listed second, so that a pair's primary is never the canary while another production cluster exists."""
-    named = next((c for c in production if c.name == fleet.rollout.production_canary), None)
-    if named is not None:
-        return named
-    order = [c.name for c in fleet.clusters]
-    alone = next((c for c in production if not c.dr_partner), None)
-    second = next((c for c in production if c.dr_partner in order and order.index(c.dr_partner) < order.index(c.name)), None)
-    return alone or second or production[0]
-
-
-def _stages(fleet: Fleet, clusters: list[Cluster], cap: int) -> list[tuple[str, list[str]]]:
-    out: list[tuple[str, list[str]]] = []
-    for environment in ("dev", "staging"):
-        names = [c.name for c in clusters if c.environment == environment]
-        if names:
-            out.append((f"canary ({environment})", names))
-    production = [c for c in clusters if c.environment == "production"]
-    if not production:
-        return out
-    partner = {c.name: c.dr_partner for c in production}
-    canary = production_canary(fleet, production)  # its DR partner stays behind
-    out.append(("production canary", [canary.name]))
-    bins: list[list[str]] = []
-    for cluster in production:
-        if cluster is canary:
-            continue
-        home = next((b for b in bins if len(b) < cap and partner[cluster.name] not in b), None)
-        if home is None:
-            bins.append([cluster.name])
-        else:
-            home.append(cluster.name)
-    out += [("production", b) for b in bins]
-    return out
 
 
 # -- when -------------------------------------------------------------------------------------

@@ -179,7 +179,8 @@ def _bundle(schema: dict[str, Any], definitions: dict[str, Any]) -> dict[str, An
     return {**schema, "$defs": needed}
 
 
-def _problems(lookup: Lookup, body: dict[str, Any], strict: bool) -> Iterator[tuple[str, Severity]]:
+def object_problems(lookup: Lookup, body: dict[str, Any], strict: bool) -> Iterator[tuple[str, Severity]]:
+    """What the cluster would refuse or warn of in one object: its schema (or CRD), CEL rules and the API server's own rules."""
     if lookup.validator is None:
         severity = Severity.ERROR if strict else lookup.severity
         yield lookup.note, severity
@@ -237,7 +238,7 @@ def _validate_cluster(rendered: Rendered, index: int, schemas: Schemas, kubernet
         lookup = lookups.get(kind)
         if lookup is None:
             lookup = lookups[kind] = schemas.lookup(*kind, kubernetes)
-        for message, severity in _problems(lookup, body, strict):
+        for message, severity in object_problems(lookup, body, strict):
             note(manifest, message, severity)
     for manifest, message, severity in lint_cluster(objects):
         note(manifest, message, severity)
@@ -251,7 +252,7 @@ def validate_hub(rendered: Rendered, schemas: Schemas, strict: bool) -> list[Fin
     kubernetes = fleet.version_sets[fleet.clusters[0].version_set].kubernetes
     for manifest in (m for f in rendered.hub_files for m in f.manifests if "metadata" in m.body):
         lookup = schemas.lookup(manifest.body["apiVersion"], manifest.body["kind"], kubernetes)
-        for message, severity in _problems(lookup, manifest.body, strict):
+        for message, severity in object_problems(lookup, manifest.body, strict):
             found.append(Finding(manifest.source, f"rendered {manifest.key.title} (Argo CD hub): {message}", severity))
     return found
 
@@ -283,11 +284,8 @@ def check_loaded(
     # A cluster with a kept verdict passed reconcile in the run that kept it (verdicts are saved only
     # after a pass), and what reconcile reads of it (its folder, its teams' bases) is in its fingerprint.
     fresh = [i for i, f in enumerate(rendered.fingerprints) if known.get(f) is None] if known is not None else None
-    planned = (
-        rendered.plan
-        if fresh is None
-        else [*rendered.base_files, *rendered.hub_files, *(f for i in fresh for f in rendered.cluster_plan(i))]
-    )
+    indexes = range(len(rendered.fleet.clusters)) if fresh is None else fresh
+    planned = [*rendered.base_files, *(f for i in indexes for f in rendered.cluster_plan(i)), *rendered.hub_files]
     gitops = reconcile_findings(rendered.fleet, planned, fresh) + driver_findings(rendered.fleet)  # reconcile.py, compat/gpu_operator.py
     gitops += validate_hub(rendered, schemas, strict)
     problems = [loaded.source.place(f) for f in validate_rendered(rendered, schemas, strict=strict, known=known) + gitops]

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from fleetgen.compare.semantics import canonical
 from fleetgen.model import Quantity
 from fleetgen.render.manifest import ObjectKey
-from fleetgen.review.semantics import canonical
 
 __all__ = ["ABSENT", "FieldChange", "ObjectChange", "ObjectKey", "diff_objects", "json_value", "object_diff", "object_lines", "show"]
 

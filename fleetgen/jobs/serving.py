@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fleetgen.errors import InputError
+from fleetgen.jobs.job_target import Target
 from fleetgen.model import Fleet
-from fleetgen.render.job_target import Target
 from fleetgen.render.manifest import k8s_object
 
 SLO_TIER_LABEL = "fleetgen/slo-tier"

@@ -7,7 +7,7 @@ team's Kueue ClusterQueue, Volcano for gangs on a Volcano cluster) hands out poo
 hold all the pods; and for Kueue, one flavor of the queue may admit the whole job (its nominal quota
 plus what it may borrow), since Kueue gives all pods of a job one flavor.
 
-A slice ask (--gpu-slice: MIG slices or shared GPUs, render/slice_asks.py) is held to the team's slice
+A slice ask (--gpu-slice: MIG slices or shared GPUs, jobs/slice_asks.py) is held to the team's slice
 quota, to what one node of the pools that yield the slice offers, and gets the slice's share of a
 node's room; it is not yet put through the queue's per-flavor room as whole GPUs are.
 """
@@ -20,11 +20,11 @@ from fractions import Fraction
 
 from fleetgen.checks.admission import PodSize, node_limit, pods_per_node, queue_room, room, share, show
 from fleetgen.errors import InputError, RefusedAsk
+from fleetgen.jobs import slice_asks
 from fleetgen.model import Cluster, Fleet, NodePool, PriorityClass, Quantity, Team
+from fleetgen.model.fleet import cluster_index
 from fleetgen.model.sharing import GPU, RESOURCES, TRAINING
-from fleetgen.render import slice_asks
 from fleetgen.render.volcano import queue_name as volcano_queue_name
-from fleetgen.workflows import cluster_index
 
 MiB = 1024**2
 
@@ -44,7 +44,7 @@ class Ask:
     command: tuple[str, ...] = ()
     cpu: Quantity | None = None  # None: the pod's GPU share of a node's room
     memory: Quantity | None = None
-    gpu_slice: str | None = None  # MIG slices or shared GPUs instead of whole GPUs (render/slice_asks.py); `gpus` counts them
+    gpu_slice: str | None = None  # MIG slices or shared GPUs instead of whole GPUs (jobs/slice_asks.py); `gpus` counts them
 
 
 @dataclass(frozen=True)

@@ -18,14 +18,14 @@ from fractions import Fraction
 from typing import Any
 
 from fleetgen.errors import InputError, Severity
+from fleetgen.jobs.job_pod import cost_labels, memory_text, pod_spec, shm_size, topology_request
+from fleetgen.jobs.job_target import Ask, Target, resolve
+from fleetgen.jobs.serving import Serving, server_container, serving_objects, serving_warnings
 from fleetgen.model import Fleet
 from fleetgen.model.sharing import GPU, TRAINING
-from fleetgen.render.job_pod import cost_labels, memory_text, pod_spec, shm_size, topology_request
-from fleetgen.render.job_target import Ask, Target, resolve
 from fleetgen.render.kueue_config import kueue_admits_deployments
 from fleetgen.render.manifest import k8s_object
-from fleetgen.render.serving import Serving, server_container, serving_objects, serving_warnings
-from fleetgen.validation.rendered_objects import Schemas, _problems
+from fleetgen.validation.rendered_objects import Schemas, object_problems
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # Kueue manages a Job that carries it, in the LocalQueue it names
 WORKLOAD_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"  # a WorkloadPriorityClass for the Job's workload
@@ -83,7 +83,7 @@ def _check_objects(fleet: Fleet, target: Target, objects: list[dict[str, Any]], 
     kubernetes = fleet.version_sets[target.cluster.version_set].kubernetes
     for body in objects:
         lookup = schemas.lookup(body["apiVersion"], body["kind"], kubernetes)
-        problems = [text for text, severity in _problems(lookup, body, True) if severity is Severity.ERROR]
+        problems = [text for text, severity in object_problems(lookup, body, True) if severity is Severity.ERROR]
         if problems:
             raise InputError(f"the {body['kind']} built for this ask is not valid: {'; '.join(problems)}")
 

@@ -22,9 +22,9 @@ from fractions import Fraction
 from typing import Any
 
 from fleetgen.checks.admission import PodSize
+from fleetgen.jobs.job_target import Target
 from fleetgen.model import Cluster, Fleet, Team
 from fleetgen.render import kueue as kueue_objects
-from fleetgen.render.job_target import Target
 from fleetgen.render.layout import cluster_labels
 from fleetgen.render.manifest import MANAGED_BY, team_labels
 

@@ -12,6 +12,7 @@ import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +25,20 @@ from fleetgen.live.node_checks import judge_nodes
 from fleetgen.live.nodes import nodes_in
 from fleetgen.live.state import Drift, QuotaImpact, compare, live_from_context, quota_impacts, read_live, resources_of
 from fleetgen.model import Fleet
+from fleetgen.model.fleet import cluster_index
 from fleetgen.model.json_schema import SCHEMA_PATH, fleet_json_schema
-from fleetgen.output.freshness import Discrepancy, check_tree
 from fleetgen.output.tree import LEDGER, Tree, TreeChanges, replace_file
 from fleetgen.render import ObjectKey
 from fleetgen.render.rendered import Rendered
 from fleetgen.report.explain import Explained, explain_object, find_object, select
 from fleetgen.review import FleetDiff, diff_fleets
+from fleetgen.review.freshness import Discrepancy, check_tree
 from fleetgen.source.git_revision import read_at
 from fleetgen.source.reader import read_fleet_bytes
 from fleetgen.validation.crd_schemas import read_crds
 from fleetgen.validation.rendered_objects import Schemas, check_loaded
 from fleetgen.validation.verdicts import ClusterVerdicts, FleetVerdicts
+from fleetgen.workflows.tree_files import TreeFiles
 
 Stage = Callable[[str], None]
 
@@ -60,6 +63,12 @@ class Checked:
     loaded: LoadedFleet
     rendered: Rendered
     findings: list[Finding]
+    cache: Cache | None = None  # files emitted by earlier runs, taken instead of emitting again
+
+    @cached_property
+    def tree(self) -> TreeFiles:
+        """The files of the render's tree."""
+        return TreeFiles(self.rendered, self.loaded.source.file, self.cache)
 
     @property
     def fleet(self) -> Fleet:
@@ -88,7 +97,7 @@ def checked(
     facts file, which is read beside it, nor with a --crd CEL rule that is warned about once a run)."""
     schemas = _schemas(options)
     stage(f"checking what {len(loaded.fleet.clusters)} cluster(s) get")
-    rendered = Rendered(loaded.fleet, loaded.source.file, cache, lender)
+    rendered = Rendered(loaded.fleet, lender)
     # Per-cluster verdicts only where each cluster's verdict depends on that cluster's inputs alone.
     own_facts = loaded.fleet.compatibility.facts_file is not None
     alone = cache is not None and not own_facts and not schemas.warns_once
@@ -96,7 +105,7 @@ def checked(
     findings = check_loaded(loaded, schemas, rendered, strict=options.strict, fail_on=options.fail_on, known=known)
     if known is not None:
         known.save()  # only after a pass: a failing fleet is judged afresh next time
-    return Checked(loaded, rendered, findings)
+    return Checked(loaded, rendered, findings, cache)
 
 
 def _judged(loaded: LoadedFleet, cache: Cache, stage: Stage = _quiet, lender: Rendered | None = None) -> Checked:
@@ -105,7 +114,7 @@ def _judged(loaded: LoadedFleet, cache: Cache, stage: Stage = _quiet, lender: Re
     For `check` and `diff`, which print no warnings: a skipped check has only the model's."""
     verdicts = FleetVerdicts(cache)
     if verdicts.passed(loaded):
-        return Checked(loaded, Rendered(loaded.fleet, loaded.source.file, cache, lender), list(loaded.warnings))
+        return Checked(loaded, Rendered(loaded.fleet, lender), list(loaded.warnings), cache)
     result = checked(loaded, stage=stage, lender=lender, cache=cache)
     verdicts.record(loaded)
     return result
@@ -137,7 +146,7 @@ def render_tree(fleet: Path, out: Path | None, options: CheckOptions = CheckOpti
     result = load_checked(fleet, options, stage, cache)
     refuse_missing_hand_written(result.loaded, root)
     stage("rendering")
-    files = result.rendered.files
+    files = result.tree.files
     stage(f"writing {len(files)} files")
     changes = Tree(root).write(files)
     if options == CheckOptions():
@@ -175,10 +184,10 @@ def freshness(fleet: Path, out: Path | None, *, fix: bool = False, stage: Stage 
     result = _judged(load_fleet(fleet), Cache.for_user(), stage)
     refuse_missing_hand_written(result.loaded, tree.root)
     tree.recover()  # a render interrupted after its commit point is finished first
-    rendered = result.rendered
-    found = check_tree(tree, rendered.files, rendered.output, result.loaded.source)
-    fixed = tree.write(rendered.files) if fix and found else None
-    return Freshness(tree.root, len(rendered.files), found, fixed)
+    files = result.tree
+    found = check_tree(tree, files.files, files.output, result.loaded.source)
+    fixed = tree.write(files.files) if fix and found else None
+    return Freshness(tree.root, len(files.files), found, fixed)
 
 
 def write_validated(fleet: Path, text: str, *, render: bool = True) -> str:
@@ -191,16 +200,8 @@ def write_validated(fleet: Path, text: str, *, render: bool = True) -> str:
     replace_file(fleet, text.encode())
     if not render:
         return f"{fleet}: updated"
-    changes = Tree(fleet.parent).write(result.rendered.files)
+    changes = Tree(fleet.parent).write(result.tree.files)
     return f"{fleet}: updated; {fleet.parent}: {len(changes.written)} written, {len(changes.removed)} removed"
-
-
-def cluster_index(fleet: Fleet, name: str, where: str) -> int:
-    """The position of cluster `name`; an InputError naming `where` it was asked for when there is none."""
-    for index, cluster in enumerate(fleet.clusters):
-        if cluster.name == name:
-            return index
-    raise InputError(f"{where}: no such cluster (known: {', '.join(c.name for c in fleet.clusters)})")
 
 
 def _revision(raw: bytes, name: str, cache: Cache, lender: Rendered | None = None) -> Checked:
@@ -272,7 +273,7 @@ def explain(fleet: Path, cluster: str, ref: str, field_path: str | None = None) 
     """Where each field of object `ref` on CLUSTER comes from in FLEET (`explain`)."""
     loaded = load_fleet(fleet)
     index = cluster_index(loaded.fleet, cluster, cluster)
-    objects, provenance = Rendered(loaded.fleet, loaded.source.file).explained(index)
+    objects, provenance = Rendered(loaded.fleet).explained(index)
     key = find_object(list(objects), ref, cluster)
     fields = explain_object(provenance, key, objects[key], loaded.source)
     return Explanation(cluster, key, select(fields, field_path))
@@ -284,7 +285,7 @@ def drift(fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None
         raise InputError("give either --live FILE|DIR or --context KUBECONTEXT")
     loaded = load_fleet(fleet)
     index = cluster_index(loaded.fleet, cluster, f"--cluster {cluster}")
-    rendered = Rendered(loaded.fleet, loaded.source.file).keyed(index, with_entry_point=False)
+    rendered = Rendered(loaded.fleet).keyed(index, with_entry_point=False)
     objects = read_live(live) if live else live_from_context(str(context), resources_of(rendered))
     result = compare(rendered, objects)
     nodes = nodes_in(objects)
@@ -330,7 +331,7 @@ def init_repository(
     files = init_files(name, engine, repository, pinned)
     files[SCHEMA_PATH] = fleet_json_schema().encode()
     result = checked(load_fleet_text(files["fleet.yaml"], "fleet.yaml"))
-    tree = result.rendered.files
+    tree = result.tree.files
     refuse_overwrites(folder, [*files, *tree, LEDGER])
     for path, data in files.items():
         target = folder / path

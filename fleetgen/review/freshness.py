@@ -14,11 +14,11 @@ from typing import Any
 
 import yaml
 
+from fleetgen.compare.object_diff import ObjectKey, diff_objects, show
 from fleetgen.errors import format_path
+from fleetgen.output.findings import escape_github
 from fleetgen.output.tree import LEDGER, Tree, digest, ledger_bytes
 from fleetgen.render import OutputFile
-from fleetgen.report.findings import escape_github
-from fleetgen.review.object_diff import ObjectKey, diff_objects, show
 from fleetgen.source.reader import Source
 
 
