@@ -152,18 +152,22 @@ def cli_run(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
     code the shell sees, a terminal, signals) is tested through `console_run` and `on_terminal`."""
 
     def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        runner = CliRunner()
-        before = Path.cwd()
-        os.chdir(cwd or tmp_path)
-        try:
-            result = runner.invoke(cli, list(args), env=env, prog_name="fleetgen")
-        finally:
-            os.chdir(before)
-        if result.exception is not None and not isinstance(result.exception, SystemExit):
-            raise result.exception  # an escaped exception is a bug the console script would show as a traceback
-        return subprocess.CompletedProcess(["fleetgen", *args], result.exit_code, result.stdout, result.stderr)
+        return run_cli(*args, cwd=cwd or tmp_path, env=env)
 
     return run
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """One fleetgen command in this process, in folder `cwd`, with `env` added to the environment."""
+    before = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(cli, list(args), env=env, prog_name="fleetgen")
+    finally:
+        os.chdir(before)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception  # an escaped exception is a bug the console script would show as a traceback
+    return subprocess.CompletedProcess(["fleetgen", *args], result.exit_code, result.stdout, result.stderr)
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import subprocess
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -90,7 +91,8 @@ def _alert_id(where: Where, rule: dict[str, Any]) -> str:
 
 
 RENDERED_ALERTS = [
-    pytest.param(where, rule, id=_alert_id(where, rule))
+    # Each cluster's cases run in one promtool process (the `fired` fixture): keep them on one worker under pytest-xdist.
+    pytest.param(where, rule, id=_alert_id(where, rule), marks=pytest.mark.xdist_group(f"promtool-{_id(where)}"))
     for where in WHERE
     for body in _objects(where)
     if body["kind"] == "PrometheusRule"
@@ -110,18 +112,6 @@ def _selector(labels: Labels) -> str:
 def _group(name: str, c: Cluster, knobs: dict[tuple[str, ...], Any], minutes: int) -> dict[str, Any]:
     series = world(c, {**healthy(c), **knobs}, minutes + 5)
     return {"name": name, "interval": "1m", "input_series": [{"series": _selector(labels), "values": v} for labels, v in series]}
-
-
-def _promtool(
-    tmp_path: Path, where: Where, tests: list[dict[str, Any]], every: int = 1, only: dict[str, Any] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """`promtool test rules` of `tests` against the cluster's rendered rule groups (or the one holding rule `only`)."""
-    assert PROMTOOL
-    groups = [g for g in _groups(where) if only is None or only in g["rules"]]
-    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
-    suite = {"rule_files": ["rules.yaml"], "evaluation_interval": f"{every}m", "tests": tests}
-    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(suite))
-    return subprocess.run([PROMTOOL, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False)
 
 
 def _groups(where: Where) -> list[dict[str, Any]]:
@@ -171,15 +161,73 @@ def test_every_cluster_renders_the_seed_alerts() -> None:
     assert sorted(r["labels"]["resource"] for r in mig) == ["requests.nvidia.com/mig-1g.10gb", "requests.nvidia.com/mig-3g.40gb"]
 
 
+def _write_case(folder: Path, where: Where, tests: list[dict[str, Any]], every: int = 1, only: dict[str, Any] | None = None) -> None:
+    """A promtool test file of `tests` in `folder`, beside the cluster's rendered rule groups (or the one holding rule `only`)."""
+    groups = [g for g in _groups(where) if only is None or only in g["rules"]]
+    folder.mkdir(exist_ok=True)
+    (folder / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
+    suite = {"rule_files": ["rules.yaml"], "evaluation_interval": f"{every}m", "tests": tests}
+    (folder / "tests.yaml").write_text(yaml.safe_dump(suite))
+
+
+def _promtool(
+    tmp_path: Path, where: Where, tests: list[dict[str, Any]], every: int = 1, only: dict[str, Any] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`promtool test rules` of `tests` against the cluster's rendered rule groups (or the one holding rule `only`)."""
+    assert PROMTOOL
+    _write_case(tmp_path, where, tests, every, only)
+    return subprocess.run([PROMTOOL, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False)
+
+
+def _verdicts(output: str) -> dict[str, str]:
+    """promtool's verdict on each test file it ran: its path -> what it printed under `Unit Testing:  <path>`."""
+    verdicts: dict[str, str] = {}
+    current = None
+    for line in output.splitlines():
+        if line.startswith("Unit Testing:"):
+            current = line.removeprefix("Unit Testing:").strip()
+            verdicts[current] = ""
+        elif current is not None:
+            verdicts[current] += line + "\n"
+    return verdicts
+
+
+@pytest.fixture(scope="module")
+def fired(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Where], dict[str, str]]:
+    """promtool's verdict on every alert case of a cluster, from one `promtool test rules` run over all of them
+    (a case a file, each beside the rule group it tests): alert id -> what promtool printed for it."""
+    runs: dict[Where, dict[str, str]] = {}
+
+    def of(where: Where) -> dict[str, str]:
+        if where not in runs:
+            assert PROMTOOL
+            root = tmp_path_factory.mktemp("promtool")
+            c = _cluster(where)
+            files = {}
+            for number, (at, rule) in enumerate(p.values for p in RENDERED_ALERTS):
+                builder = CASES.get(rule["alert"])
+                if at != where or builder is None:
+                    continue
+                case = builder(c, rule)
+                _write_case(root / f"case-{number}", where, _case_tests(c, rule, case), case.every, rule)
+                files[f"case-{number}/tests.yaml"] = _alert_id(where, rule)
+            done = subprocess.run([PROMTOOL, "test", "rules", *files], cwd=root, capture_output=True, text=True, check=False)
+            verdicts = _verdicts(done.stdout + done.stderr)
+            assert set(verdicts) == set(files), done.stdout + done.stderr
+            runs[where] = {files[path]: text for path, text in verdicts.items()}
+        return runs[where]
+
+    return of
+
+
 @needs_promtool
 @pytest.mark.parametrize(("where", "rule"), RENDERED_ALERTS)
-def test_promtool_fires_each_alert_on_its_series_and_not_just_under_it(tmp_path: Path, where: Where, rule: dict[str, Any]) -> None:
-    builder = CASES.get(rule["alert"])
-    assert builder is not None, f"{rule['alert']} has no firing case in tests/alert_cases.py: add one"
-    c = _cluster(where)
-    case = builder(c, rule)
-    done = _promtool(tmp_path, where, _case_tests(c, rule, case), case.every, rule)
-    assert done.returncode == 0, done.stdout + done.stderr
+def test_promtool_fires_each_alert_on_its_series_and_not_just_under_it(
+    fired: Callable[[Where], dict[str, str]], where: Where, rule: dict[str, Any]
+) -> None:
+    assert rule["alert"] in CASES, f"{rule['alert']} has no firing case in tests/alert_cases.py: add one"
+    verdict = fired(where)[_alert_id(where, rule)]
+    assert verdict.strip() == "SUCCESS", verdict
 
 
 def _panels(where: Where) -> list[tuple[str, str]]:

@@ -12,7 +12,7 @@ from conftest import EXAMPLE, findings_of, line_of, replace_once
 from fleetgen.errors import Severity
 from fleetgen.model import Version
 from fleetgen.validation.api_rules import load_rules
-from fleetgen.validation.rendered_objects import Schemas, _problems
+from fleetgen.validation.rendered_objects import Schemas, object_problems
 
 K8S = Version("1.30.0")
 LABELS = {"team": "a", "project": "b", "cost-center": "c", "environment": "dev"}
@@ -252,7 +252,7 @@ def schemas() -> Schemas:
 
 def _errors(schemas: Schemas, body: dict[str, Any]) -> list[str]:
     lookup = schemas.lookup(body["apiVersion"], body["kind"], K8S)
-    return [m for m, severity in _problems(lookup, body, strict=True) if severity is Severity.ERROR]
+    return [m for m, severity in object_problems(lookup, body, strict=True) if severity is Severity.ERROR]
 
 
 def test_the_valid_objects_pass(schemas: Schemas) -> None:

@@ -18,7 +18,7 @@ from fleetgen.errors import Severity
 from fleetgen.model import Version
 from fleetgen.render.rendered import Rendered
 from fleetgen.validation.cel_rules import CelRules
-from fleetgen.validation.rendered_objects import Schemas, _problems, validate_rendered
+from fleetgen.validation.rendered_objects import Schemas, object_problems, validate_rendered
 
 Run = Callable[..., CompletedProcess[str]]
 K8S = Version("1.30.0")
@@ -199,7 +199,7 @@ def test_each_rule_rejects_what_the_api_server_rejects(
     schemas: Schemas, api_version: str, kind: str, spec: dict[str, Any], message: str
 ) -> None:
     body = _body(api_version, kind, spec)
-    found = [m for m, severity in _problems(schemas.lookup(api_version, kind, K8S), body, strict=True) if severity is Severity.ERROR]
+    found = [m for m, severity in object_problems(schemas.lookup(api_version, kind, K8S), body, strict=True) if severity is Severity.ERROR]
     assert message in found, found
 
 
@@ -240,14 +240,14 @@ def test_defaults_are_applied_before_the_rules(schemas: Schemas) -> None:
         "flavorFungibility": {"preference": "BorrowingOverPreemption", "whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "TryNextFlavor"}
     }
     body = _body("kueue.x-k8s.io/v1beta2", "ClusterQueue", spec)
-    assert list(_problems(schemas.lookup("kueue.x-k8s.io/v1beta2", "ClusterQueue", K8S), body, strict=True)) == []
+    assert list(object_problems(schemas.lookup("kueue.x-k8s.io/v1beta2", "ClusterQueue", K8S), body, strict=True)) == []
 
 
 def test_transition_rules_are_listed_not_evaluated(schemas: Schemas) -> None:
     listed = schemas.transition_rules()
     assert "kueue.x-k8s.io/v1beta2 LocalQueue spec.clusterQueue: field is immutable" in listed
     body = _body("kueue.x-k8s.io/v1beta2", "LocalQueue", {"clusterQueue": "q"})
-    assert list(_problems(schemas.lookup("kueue.x-k8s.io/v1beta2", "LocalQueue", K8S), body, strict=True)) == []
+    assert list(object_problems(schemas.lookup("kueue.x-k8s.io/v1beta2", "LocalQueue", K8S), body, strict=True)) == []
 
 
 def _crd(rules: list[dict[str, str]], extra: dict[str, Any] | None = None) -> dict[tuple[str, str], dict[str, Any]]:
@@ -282,15 +282,15 @@ def _crd(rules: list[dict[str, str]], extra: dict[str, Any] | None = None) -> di
 def test_kubernetes_library_functions_and_messages(rule: dict[str, str], spec: dict[str, Any], message: str) -> None:
     schemas = Schemas(crds=_crd([rule]))
     body = _body("example.com/v1", "Widget", spec)
-    assert [m for m, _ in _problems(schemas.lookup("example.com/v1", "Widget", K8S), body, strict=True)] == [message]
+    assert [m for m, _ in object_problems(schemas.lookup("example.com/v1", "Widget", K8S), body, strict=True)] == [message]
 
 
 def test_a_rule_the_engine_cannot_evaluate_is_a_warning_once() -> None:
     schemas = Schemas(crds=_crd([{"rule": "isURL(self.q)"}]))
     lookup = schemas.lookup("example.com/v1", "Widget", K8S)
-    first = list(_problems(lookup, _body("example.com/v1", "Widget", {"q": "x"}), strict=True))
+    first = list(object_problems(lookup, _body("example.com/v1", "Widget", {"q": "x"}), strict=True))
     assert first == [("spec: CEL rule not checked offline (fleetgen's CEL engine lacks isURL): isURL(self.q)", Severity.WARNING)]
-    assert list(_problems(lookup, _body("example.com/v1", "Widget", {"q": "y"}), strict=True)) == []
+    assert list(object_problems(lookup, _body("example.com/v1", "Widget", {"q": "y"}), strict=True)) == []
 
 
 def test_the_example_and_a_synthetic_fleet_pass_every_rule() -> None:

@@ -102,20 +102,21 @@ def test_init_pins_the_commit_pip_installed_it_from_and_hooks_and_ci_install_tha
 
 
 def test_init_refuses_a_pin_it_cannot_vouch_for_and_writes_nothing(
-    tmp_path: Path, cli_run: Run, fleetgen_repository: tuple[Path, str]
+    tmp_path: Path, console_run: Run, fleetgen_repository: tuple[Path, str]
 ) -> None:
     source, _ = fleetgen_repository
     url = f"file://localhost{source}"
-    # this test environment runs fleetgen from its checkout (pip install -e): no repository to pin
-    local = cli_run("init", "fleet")
+    # this test environment runs fleetgen from its checkout (pip install -e): no repository to pin. The installed
+    # command is asked, not fleetgen in this process, which reads the metadata pip left in the checkout itself.
+    local = console_run("init", "fleet")
     assert local.returncode == 2 and "(a local install), which CI cannot install from; pass --fleetgen-source URL@REF" in local.stderr
-    missing = cli_run("init", "fleet", "--fleetgen-source", f"{url}@v9.9.9")
+    missing = console_run("init", "fleet", "--fleetgen-source", f"{url}@v9.9.9")
     assert missing.returncode == 2 and f"{url} has no tag, branch or commit 'v9.9.9'" in missing.stderr
-    unknown = cli_run("init", "fleet", "--fleetgen-source", f"{url}@{'0' * 40}")
+    unknown = console_run("init", "fleet", "--fleetgen-source", f"{url}@{'0' * 40}")
     assert unknown.returncode == 2 and "has no tag, branch or commit" in unknown.stderr
-    nowhere = cli_run("init", "fleet", "--fleetgen-source", f"file://localhost{tmp_path}/nothing@v0.1.0")
+    nowhere = console_run("init", "fleet", "--fleetgen-source", f"file://localhost{tmp_path}/nothing@v0.1.0")
     assert nowhere.returncode == 2 and "git cannot read" in nowhere.stderr
-    malformed = cli_run("init", "fleet", "--fleetgen-source", "no-ref-here")
+    malformed = console_run("init", "fleet", "--fleetgen-source", "no-ref-here")
     assert malformed.returncode == 2 and "expected URL@REF" in malformed.stderr
     assert not (tmp_path / "fleet").exists()
     assert all(len(done.stderr.strip().splitlines()) == 1 for done in (local, missing, unknown, nowhere, malformed))

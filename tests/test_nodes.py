@@ -152,7 +152,7 @@ def test_the_compatibility_matrix_is_applied_to_what_the_nodes_run() -> None:
 
 def test_drift_reads_the_nodes_from_the_dump(tmp_path: Path, cli_run: Run) -> None:
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
-    objects = cluster_dump(list(Rendered(FLEET, LOADED.source.file).keyed(3, with_entry_point=False).values()), "flux")
+    objects = cluster_dump(list(Rendered(FLEET).keyed(3, with_entry_point=False).values()), "flux")
     nodes = nodes_dump(FLEET, "dev-eastus")
     (tmp_path / "live").mkdir()
     (tmp_path / "live" / "objects.yaml").write_text(yaml.safe_dump(objects))

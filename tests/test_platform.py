@@ -228,7 +228,7 @@ def test_driver_wave_changes_the_driver_of_exactly_that_waves_clusters() -> None
     after = load_fleet_text(after_text.encode()).fleet
     wave = after.upgrade.waves[0] if after.upgrade else None
     assert wave is not None
-    old, new = Rendered(before.fleet).files, Rendered(after).files
+    old, new = render_files(before.fleet), render_files(after)
     changed = sorted(p for p in new if p.endswith("platform/platform.yaml") and old.get(p) != new[p])
     assert changed == [f"clusters/{c}/platform/platform.yaml" for c in sorted(wave.clusters)]
     for c in wave.clusters:

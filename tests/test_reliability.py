@@ -33,9 +33,10 @@ from fleetgen.output import emit
 from fleetgen.output.emit import dump_documents
 from fleetgen.output.tree import Tree
 from fleetgen.render import plan
-from fleetgen.render.rendered import Rendered, render_files
+from fleetgen.render.rendered import Rendered
 from fleetgen.review import diff_fleets
 from fleetgen.review.freshness import check_tree
+from fleetgen.workflows.tree_files import render_files
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from synth import synthetic_fleet

@@ -18,8 +18,9 @@ from conftest import EXAMPLE, REPO, findings_of, git, line_of, replace_once
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import Severity
+from fleetgen.output.emit import files_of
 from fleetgen.output.tree import Tree
-from fleetgen.render import cluster_objects, files_of, plan
+from fleetgen.render import cluster_objects, plan
 from fleetgen.render.rendered import Rendered
 from fleetgen.review.changes import fleet_changes
 from fleetgen.validation.rendered_objects import Schemas, validate_rendered

@@ -24,7 +24,7 @@ from fleetgen.render.provenance import Provenance
 class Rendered:
     """The render of `fleet`, lazily: nothing is built until a stage asks for it, nothing twice."""
 
-    def __init__(self, fleet: Fleet, lender: Rendered | None = None):
+    def __init__(self, fleet: Fleet, *, lender: Rendered | None = None):
         self.fleet = fleet
         self.lender = lender  # a render of another revision, whose unchanged clusters are taken as they are
         self._objects: dict[int, list[Manifest]] = {}

@@ -97,7 +97,7 @@ def checked(
     facts file, which is read beside it, nor with a --crd CEL rule that is warned about once a run)."""
     schemas = _schemas(options)
     stage(f"checking what {len(loaded.fleet.clusters)} cluster(s) get")
-    rendered = Rendered(loaded.fleet, lender)
+    rendered = Rendered(loaded.fleet, lender=lender)
     # Per-cluster verdicts only where each cluster's verdict depends on that cluster's inputs alone.
     own_facts = loaded.fleet.compatibility.facts_file is not None
     alone = cache is not None and not own_facts and not schemas.warns_once
@@ -114,7 +114,7 @@ def _judged(loaded: LoadedFleet, cache: Cache, stage: Stage = _quiet, lender: Re
     For `check` and `diff`, which print no warnings: a skipped check has only the model's."""
     verdicts = FleetVerdicts(cache)
     if verdicts.passed(loaded):
-        return Checked(loaded, Rendered(loaded.fleet, lender), list(loaded.warnings), cache)
+        return Checked(loaded, Rendered(loaded.fleet, lender=lender), list(loaded.warnings), cache)
     result = checked(loaded, stage=stage, lender=lender, cache=cache)
     verdicts.record(loaded)
     return result
