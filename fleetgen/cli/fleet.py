@@ -132,11 +132,29 @@ def report_command(fleet: Path, fmt: str) -> None:
 @click.option("--engine", type=click.Choice(["flux", "argocd"]), default=None, help="GitOps engine (default: flux).")
 @click.option("--repository", default=None, help="URL of the Git repository the clusters sync from.")
 @click.option("--fleetgen-source", "source", default=None, metavar="URL@REF", help=SOURCE_HELP)
+@click.option("--allow-local-source", is_flag=True, help="Accept a file:// or local-path pin (tests, a mirror an air-gapped CI mounts).")
+@click.option("--no-git", is_flag=True, help="Write the files only: no git init and no first commit.")
+@click.option(
+    "--github-org", default=None, metavar="ORG", help="GitHub organisation of the teams CODEOWNERS names (default: --repository's)."
+)
 @reports_errors
-def init(folder: Path, name: str | None, engine: str | None, repository: str | None, source: str | None) -> None:
-    """Start a fleet repository in FOLDER: a commented fleet.yaml, CI workflow, pre-commit, README, rendered tree."""
-    count, pinned = workflows.init_repository(folder, name, engine, repository, source)
-    console().err(f"{folder}: new fleet repository ({count} files); hooks and CI install {pinned.pip} ({pinned.vouched})")
+def init(
+    folder: Path,
+    name: str | None,
+    engine: str | None,
+    repository: str | None,
+    source: str | None,
+    allow_local_source: bool,
+    no_git: bool,
+    github_org: str | None,
+) -> None:
+    """Start a fleet repository in FOLDER: a commented fleet.yaml, CI workflow, CODEOWNERS, pre-commit, README, rendered
+    tree, as the first commit of a new git repository."""
+    count, pinned = workflows.init_repository(
+        folder, name, engine, repository, source, allow_local=allow_local_source, git=not no_git, org=github_org
+    )
+    committed = "" if no_git else ", committed"
+    console().err(f"{folder}: new fleet repository ({count} files{committed}); hooks and CI install {pinned.pip} ({pinned.vouched})")
     console().err("next: fleetgen team add ...")
 
 
