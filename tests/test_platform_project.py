@@ -46,6 +46,7 @@ def helm() -> str:
     return found
 
 
+@pytest.mark.slow  # helm template of every vendored chart, several times
 def test_the_kinds_file_is_what_helm_template_of_the_vendored_charts_gives(helm: str) -> None:
     committed = (REPO / "fleetgen" / "compat" / "chart_kinds.yaml").read_text(encoding="utf-8")
     assert SCRIPT.kinds_text(SCRIPT.derive(helm)) == committed, "run: python scripts/refresh_charts.py --kinds-only"
@@ -63,6 +64,7 @@ def _copy_chart(tmp_path: Path, folder: str) -> Path:
     return charts
 
 
+@pytest.mark.slow  # helm template of every vendored chart, several times
 def test_a_chart_bump_that_adds_a_cluster_kind_changes_the_list(tmp_path: Path, helm: str) -> None:
     charts = _copy_chart(tmp_path, "kueue")
     (charts / "kueue" / "templates" / "zz-priority.yaml").write_text(
@@ -74,6 +76,7 @@ def test_a_chart_bump_that_adds_a_cluster_kind_changes_the_list(tmp_path: Path, 
     assert derived - recorded == {("scheduling.k8s.io", "PriorityClass")}  # the comparison above then fails: the list lacks it
 
 
+@pytest.mark.slow  # helm template of every vendored chart, several times
 def test_a_kind_of_unknown_scope_stops_the_derivation(tmp_path: Path, helm: str) -> None:
     charts = _copy_chart(tmp_path, "kueue")
     (charts / "kueue" / "templates" / "zz-mystery.yaml").write_text("apiVersion: example.com/v1\nkind: Mystery\nmetadata: {name: m}\n")

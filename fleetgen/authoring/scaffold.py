@@ -214,7 +214,8 @@ The gate binds only with these settings on the branch the clusters follow (a bra
 rule or a ruleset); `fleetgen doctor` lists them for this repository and checks the files they rely on:
 
 - Require a pull request before merging, with review from Code Owners (`.github/CODEOWNERS`: the
-  platform owners own `.github/`, `fleet.yaml` and the facts file, so the gate cannot be edited past them).
+  platform owners own `.github/` and `fleet.yaml`, and the facts file once fleet.yaml names one, so
+  the gate cannot be edited past them).
 - Require the status checks `fleet` and `approvals` (the workflow's jobs) to pass.
 - Do not allow bypassing the above settings (administrators included); block force pushes.
 - One environment per approver group, `fleet-approval-<group>`, whose required reviewers are that
