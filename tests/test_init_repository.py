@@ -68,6 +68,10 @@ def test_a_clone_whose_origin_is_local_or_missing_is_refused(tmp_path: Path, fle
     git(clone, "remote", "set-url", "origin", str(source))
     with pytest.raises(InputError, match="is a local path"):
         clone_source(str(clone))
+    git(clone, "remote", "set-url", "origin", "https://ci:s3cret-token@git.example.com/mirrors/fleetgen.git")
+    with pytest.raises(InputError, match="carries a password or token") as refused:
+        clone_source(str(clone))
+    assert "s3cret-token" not in str(refused.value) and "https://ci:***@git.example.com/mirrors/fleetgen.git" in str(refused.value)
     git(clone, "remote", "remove", "origin")
     with pytest.raises(InputError, match="a clone with no origin remote to install from; pass --fleetgen-source URL@REF"):
         clone_source(str(clone))
@@ -105,6 +109,8 @@ def test_a_local_fleetgen_source_needs_the_flag_and_a_network_one_does_not(
         assert refused.returncode == 2 and "is a local path, which CI cannot reach" in refused.stderr, refused.stderr
         assert "--allow-local-source" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "fleet").exists()
+    secret = cli_run("init", "fleet", "--no-git", "--fleetgen-source", "https://ci:tok3n@git.example.com/fleetgen@v0.1.0")
+    assert secret.returncode == 2 and "carries a password or token" in secret.stderr and "tok3n" not in secret.stderr
     accepted = cli_run("init", "fleet", "--no-git", "--fleetgen-source", f"file://{source}@v0.1.0", "--allow-local-source")
     assert accepted.returncode == 0, accepted.stderr
     url, _ = served_fleetgen
@@ -138,6 +144,23 @@ def test_a_fresh_repository_has_its_first_commit_and_validates_with_no_warning(f
     versions = yaml.safe_load((fresh / "fleet.yaml").read_text())["versionSets"]["current"]
     newest = newest_supported(frozenset({"T4"}), "v25.10.1")
     assert versions == {k: str(getattr(newest, k)) for k in ("kubernetes", "driver", "cuda", "cudnn", "containerd")}
+
+
+def test_a_fresh_argo_cd_repository_validates_with_no_warning_and_no_wildcard_kind(
+    tmp_path: Path, cli_run: Run, fleetgen_repository: tuple[Path, str]
+) -> None:
+    source = f"file://{fleetgen_repository[0]}@v0.1.0"
+    done = cli_run("init", "fleet", "--engine", "argocd", "--no-git", "--fleetgen-source", source, "--allow-local-source")
+    assert done.returncode == 0, done.stderr
+    validated = cli_run("validate", "--fail-on", "warning", cwd=tmp_path / "fleet")
+    assert validated.returncode == 0 and "0 error(s), 0 warning(s)" in validated.stdout, validated.stderr
+    projects = [
+        doc
+        for path in (tmp_path / "fleet").rglob("*.yaml")
+        for doc in yaml.safe_load_all(path.read_text())
+        if isinstance(doc, dict) and doc.get("kind") == "AppProject"
+    ]
+    assert projects and all({"group": "*", "kind": "*"} not in p["spec"].get("clusterResourceWhitelist", []) for p in projects)
 
 
 def test_no_git_leaves_a_plain_folder_and_no_identity_refuses_before_writing(

@@ -48,6 +48,15 @@ def network_url(url: str) -> str | None:
     return f"ssh://{scp['user'] or ''}{scp['host']}/{scp['path'].lstrip('/')}"
 
 
+def refuse_credentials(url: str, what: str) -> None:
+    """A URL with a password or token in it would be written into the new repository's workflow and hooks: refused,
+    without repeating the secret."""
+    parsed = urlparse(url)
+    if "://" in url and parsed.password:
+        shown = parsed._replace(netloc=f"{parsed.username}:***@{parsed.hostname}{f':{parsed.port}' if parsed.port else ''}").geturl()
+        raise InputError(f"{what} {shown} carries a password or token, which init would write into the new repository; {ASK}")
+
+
 @dataclass(frozen=True)
 class FleetgenSource:
     """A git repository and ref to install fleetgen from, and how fleetgen knows it is real."""
@@ -61,6 +70,7 @@ class FleetgenSource:
         url, sep, ref = text.rpartition("@")
         if not sep or not url or not ref or any(ch.isspace() or ord(ch) < 32 for ch in text):
             raise InputError(f"--fleetgen-source {text!r}: expected URL@REF, e.g. https://git.example.com/mirrors/fleetgen@v0.1.0")
+        refuse_credentials(url, "--fleetgen-source")
         reachable = network_url(url)
         if reachable is None and not allow_local:
             raise InputError(f"--fleetgen-source {text}: {url} is {LOCAL}")
@@ -88,6 +98,7 @@ def installed_source(allow_local: bool = False) -> FleetgenSource:
         raise InputError(f"fleetgen's direct_url.json cannot be read; {ASK}") from None
     commit = str(vcs.get("commit_id", ""))
     if vcs.get("vcs") == "git" and COMMIT.fullmatch(commit) and not any(ch.isspace() for ch in url):
+        refuse_credentials(url, "fleetgen was installed from")
         reachable = network_url(url)
         if reachable is None and not allow_local:
             raise InputError(f"fleetgen was installed from {url}, {LOCAL}")
@@ -113,6 +124,7 @@ def clone_source(folder: str, allow_local: bool = False) -> FleetgenSource:
     if origin.returncode != 0:
         raise InputError(f"{local}, a clone with no origin remote to install from; {ASK}")
     commit, url = head.stdout.strip(), origin.stdout.strip()
+    refuse_credentials(url, f"{local}: its origin remote")
     reachable = network_url(url)
     if reachable is None and not allow_local:
         raise InputError(f"{local}, whose origin remote {url} is {LOCAL}")
@@ -129,7 +141,7 @@ def _git(*args: str, cwd: str | None = None) -> subprocess.CompletedProcess[str]
     try:
         return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT, check=False, env=env)
     except FileNotFoundError:
-        raise InputError(f"--fleetgen-source needs git to check the source, and git is not installed; {ASK}") from None
+        raise InputError(f"init needs git to check where fleetgen comes from, and git is not installed; {ASK}") from None
     except subprocess.TimeoutExpired:
         raise InputError(f"git gave no answer from {args[-2] if len(args) > 1 else args[-1]} in {GIT_TIMEOUT}s; {ASK}") from None
 
