@@ -22,7 +22,7 @@ from conftest import git
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fleetgen.authoring.codeowners import CODEOWNERS_PATH, owners_of, parse
+from fleetgen.authoring.codeowners import CODEOWNERS_PATH, codeowners_text, guarded_paths, owners_of, parse
 from fleetgen.authoring.fleetgen_source import clone_source, network_url
 from fleetgen.authoring.scaffold import WORKFLOW_PATH
 from fleetgen.compat.facts import facts
@@ -185,6 +185,27 @@ def test_codeowners_give_the_gates_files_to_the_platform_owners(fresh: Path) -> 
     assert owners_of(rules, "clusters/dev/kustomization.yaml") is None  # the rendered tree is CI's to check, not theirs
     readme = (fresh / "README.md").read_text()
     assert "## Branch protection" in readme and "CODEOWNERS works per path" in readme and "fleet-approval-<group>" in readme
+
+
+SEGMENT = st.from_regex(r"[a-z0-9_-]{1,8}", fullmatch=True)
+FILE = st.builds(lambda parts, name: "/".join([*parts, f"{name}.yaml"]), st.lists(SEGMENT, max_size=2), SEGMENT)
+
+
+@given(fleet_file=FILE, facts_file=st.none() | FILE, other=FILE, later_owner=SEGMENT)
+def test_codeowners_init_writes_own_every_guarded_path_and_the_last_matching_line_wins(
+    fleet_file: str, facts_file: str | None, other: str, later_owner: str
+) -> None:
+    text = codeowners_text("acme", ("platform-owners",), fleet_file, facts_file).decode()
+    rules = parse(text)
+    guarded = [WORKFLOW_PATH, CODEOWNERS_PATH, fleet_file, *([facts_file] if facts_file else [])]
+    assert guarded_paths(fleet_file, facts_file)[1:] == guarded[2:]
+    for path in guarded:
+        rule = owners_of(rules, path)
+        assert rule is not None and rule.owners == ("@acme/platform-owners",), (path, text)
+    if other not in guarded:
+        assert owners_of(rules, other) is None  # anchored lines: a file of the same name elsewhere is another file
+    later = parse(text + f"/{fleet_file} @acme/{later_owner}\n")
+    assert owners_of(later, fleet_file) == later[-1]
 
 
 def test_each_approver_group_gets_its_own_environment(fresh: Path) -> None:
