@@ -282,7 +282,8 @@ def test_doctor_catches_each_edit_that_leaves_the_gate_open(name: str, fresh: Pa
 
 def test_doctor_flags_the_placeholder_organisation(tmp_path: Path, cli_run: Run, fleetgen_repository: tuple[Path, str]) -> None:
     source = f"file://{fleetgen_repository[0]}@v0.1.0"
-    assert cli_run("init", "fleet", "--no-git", "--fleetgen-source", source, "--allow-local-source").returncode == 0
+    made = cli_run("init", "fleet", "--no-git", "--fleetgen-source", source, "--allow-local-source")
+    assert made.returncode == 0 and "note: .github/CODEOWNERS names @my-org/... teams: give your organisation" in made.stderr
     done = cli_run("doctor", "fleet")
     assert done.returncode == 1 and "@my-org/platform-owners is init's placeholder organisation" in done.stdout
     assert done.stdout.count("placeholder") == 1

@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from fleetgen import workflows
+from fleetgen.authoring.codeowners import PLACEHOLDER_ORG
+from fleetgen.authoring.codeowners import github_org as org_of
 from fleetgen.authoring.scaffold import SOURCE_HELP
 from fleetgen.checks.load import load_fleet
 from fleetgen.cli.common import check_options, checking_options, console, findings_format_option, fleet_argument, reports_errors
@@ -155,7 +157,9 @@ def init(
     )
     committed = "" if no_git else ", committed"
     console().err(f"{folder}: new fleet repository ({count} files{committed}); hooks and CI install {pinned.pip} ({pinned.vouched})")
-    console().err("next: fleetgen team add ...")
+    if github_org is None and org_of(repository) is None:
+        console().err(f"note: .github/CODEOWNERS names @{PLACEHOLDER_ORG}/... teams: give your organisation (--github-org ORG) or edit it")
+    console().err("next: fleetgen team add ...; fleetgen doctor lists the GitHub settings the repository assumes")
 
 
 COMMANDS = [validate, render, check, schema, docs_command, report_command, init]
