@@ -14,7 +14,8 @@ commit.
 
 Then (or alone, with --kinds-only) it writes fleetgen/compat/chart_kinds.yaml: the cluster-scoped kinds
 each vendored chart creates, found by `helm template` of the chart (CRDs included) with no values and
-with every set of values fleetgen renders for the example fleet.yaml, the default pins included. The
+with every set of values fleetgen renders for the example fleet.yaml, with the default pins, and with
+the node image bringing the driver. The
 platform AppProject allows exactly those kinds. A kind's scope comes from a CRD in the chart's own
 output or from the Kubernetes kinds listed below; a kind known to neither stops the script. The
 tests run the same derivation and fail while the file lacks a kind. Needs helm (FLEETGEN_HELM, else
@@ -201,8 +202,10 @@ def fleet_values() -> dict[tuple[str, str], list[tuple[dict[str, Any], str]]]:
 
     example = yaml.safe_load((REPO / "fleet.yaml").read_text(encoding="utf-8"))
     defaults = {key: value for key, value in example.items() if key != "platform"}
+    # the other shape of the GPU Operator's values: the node image brings the driver, with Volcano everywhere it may run
+    image_driver = {**defaults, "platform": {"gpuOperator": {"driverSource": "node-image"}, "prometheusOperatorCrds": {"enabled": True}}}
     out: dict[tuple[str, str], list[tuple[dict[str, Any], str]]] = {}
-    for data in (example, defaults):
+    for data in (example, defaults, image_driver):
         fleet = Fleet.model_validate(data)
         for index, cluster in enumerate(fleet.clusters):
             kube = str(fleet.version_sets[cluster.version_set].kubernetes)
@@ -219,7 +222,7 @@ def derive(helm: str, charts: Path = CHARTS) -> list[dict[str, Any]]:
         runs = [({}, max((kube for _, kube in values.get((chart, version), [])), default="1.35.0")), *values.get((chart, version), [])]
         unique = {json.dumps(run, sort_keys=True): run for run in runs}
         kinds = set().union(*(cluster_kinds(template(helm, charts / folder, v, kube), chart) for v, kube in unique.values()))
-        derived = f"helm template of tests/charts/{folder} (no values, and fleetgen's values for the example fleet)"
+        derived = f"helm template of tests/charts/{folder} (no values, and fleetgen's values for the example fleet and its variants)"
         listed = [{"group": group, "kind": kind} for group, kind in sorted(kinds)]
         rows.append({"chart": chart, "version": version, "kinds": listed, "derived": derived})
     return rows
