@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import pty
 import shutil
+import socket
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -253,3 +255,33 @@ def fleetgen_repository(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path,
     git(source, "commit", "-qm", "fleetgen")
     git(source, "tag", "v0.1.0")
     return source, git(source, "rev-parse", "HEAD").strip()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="session")
+def served_fleetgen(tmp_path_factory: pytest.TempPathFactory, fleetgen_repository: tuple[Path, str]) -> Iterator[tuple[str, str]]:
+    """fleetgen's repository served by `git daemon` on 127.0.0.1, a network remote like any other; (git:// URL, commit)."""
+    source, commit = fleetgen_repository
+    root = tmp_path_factory.mktemp("git-daemon")
+    subprocess.run(["git", "clone", "--quiet", "--bare", str(source), str(root / "fleetgen.git")], check=True, capture_output=True)
+    port = _free_port()
+    args = ["git", "daemon", "--reuseaddr", "--export-all", "--listen=127.0.0.1", f"--port={port}", f"--base-path={root}", str(root)]
+    daemon = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"git://127.0.0.1:{port}/fleetgen.git"
+    try:
+        for _ in range(100):
+            if subprocess.run(["git", "ls-remote", url], capture_output=True, check=False).returncode == 0:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail(f"git daemon did not serve {url}")
+        yield url, commit
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=10)

@@ -61,8 +61,9 @@ def test_the_workflow_init_writes_passes_actionlint(cli_run: Run, tmp_path: Path
     fleet_repo = tmp_path / "fleet"
     source = f"file://localhost{fleetgen_repository[0]}@v0.1.0"  # init pins a source git can find (tests/test_init_pin.py)
     created = cli_run(
-        "init", str(fleet_repo), "--name", "acme", "--repository", "https://example.com/acme/fleet.git", "--fleetgen-source", source
-    )
+        "init", str(fleet_repo), "--name", "acme", "--repository", "https://example.com/acme/fleet.git", "--fleetgen-source", source,
+        "--allow-local-source", "--no-git",
+    )  # fmt: skip
     assert created.returncode == 0, created.stderr
     done = actionlint(fleet_repo / WORKFLOW_PATH)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -145,7 +145,7 @@ def test_approval_annotations_point_at_the_line_of_the_change(repo: Path) -> Non
 
 def test_init_pins_hooks_and_ci_to_the_source_it_is_given(tmp_path: Path, fleetgen_repository: tuple[Path, str]) -> None:
     url = f"file://localhost{fleetgen_repository[0]}"  # a mirror; tests/test_init_pin.py checks pins git cannot find
-    done = run("init", "fleet", "--fleetgen-source", f"{url}@v0.1.0", cwd=tmp_path)
+    done = run("init", "fleet", "--fleetgen-source", f"{url}@v0.1.0", "--allow-local-source", "--no-git", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     config = yaml.safe_load((tmp_path / "fleet" / ".pre-commit-config.yaml").read_text())
     assert config["repos"] == [{"repo": url, "rev": "v0.1.0", "hooks": [{"id": "fleetgen-validate"}, {"id": "fleetgen-check"}]}]

@@ -59,6 +59,7 @@ def test_a_pull_request_that_weakens_the_gate_needs_the_platform_owners(repo: Pa
     assert len(approval["changes"]) == 5
     github = cli_run("diff", "--base", "HEAD", "--format", "github", cwd=repo)
     assert "approvals-required=true" in github.stdout and "rules=fleetgen-gate" in github.stdout
+    assert 'approver-groups=["platform-leads"]\n' in github.stdout  # the workflow's matrix: one environment per group
     # the annotation stands where the first change is: the list the removed rule left
     assert f"line={line_of(weakened_gate(TEXT), 'approvals:')},col=1,title=approval required (fleetgen-gate)" in github.stdout
 

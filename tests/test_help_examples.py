@@ -30,7 +30,7 @@ FINDINGS = {
 }
 # The order they run in: later examples build on earlier ones (team remove removes the team team add made).
 ORDER = ["render", "validate", "check", "explain", "report", "diff", "drift", "job new", "upgrade plan", "upgrade apply"]
-ORDER += ["upgrade verify", "upgrade status", "schema", "docs", "init", "import", "team add", "team remove", ""]
+ORDER += ["upgrade verify", "upgrade status", "schema", "docs", "init", "doctor", "import", "team add", "team remove", ""]
 
 
 def examples() -> dict[str, str]:
@@ -93,7 +93,7 @@ def test_every_commands_help_example_runs_on_the_shipped_fleet(tmp_path: Path, f
             cwd.mkdir()
         command = shown[path]
         if path == "init":  # the fleetgen under test runs from a folder: init pins it to a git source, here a local mirror
-            command += f" --fleetgen-source file://localhost{fleetgen_repository[0]}@v0.1.0"
+            command += f" --fleetgen-source file://localhost{fleetgen_repository[0]}@v0.1.0 --allow-local-source --no-git"
         done = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, check=False)
         expected = 1 if path in FINDINGS else 0
         assert done.returncode == expected, f"`{shown[path]}` exited {done.returncode}:\n{done.stderr[-2000:]}"

@@ -1,4 +1,4 @@
-"""`init` pins what exists: the git commit pip installed fleetgen from, or a --fleetgen-source git can find.
+"""`init` pins what exists: the git commit pip installed fleetgen from, a clone's origin at HEAD, or a --fleetgen-source git can find.
 
 The pin is then used for real, offline: pip installs fleetgen from a local git repository of the
 code under test (tests/conftest.py `fleetgen_repository`, reached as file://localhost/... so that
@@ -70,7 +70,7 @@ def test_init_pins_the_commit_pip_installed_it_from_and_hooks_and_ci_install_tha
     done = run([str(installed / "pip"), "install", f"fleetgen @ git+{url}@{commit}"], env, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     fleet = tmp_path / "fleet"
-    done = run([str(installed / "fleetgen"), "init", str(fleet), "--name", "acme"], env, tmp_path)
+    done = run([str(installed / "fleetgen"), "init", str(fleet), "--name", "acme", "--no-git", "--allow-local-source"], env, tmp_path)
     assert done.returncode == 0, done.stderr
     pin = f"fleetgen @ git+{url}@{commit}"
     assert f"hooks and CI install {pin} (the commit pip installed this fleetgen from)" in done.stderr
@@ -102,24 +102,52 @@ def test_init_pins_the_commit_pip_installed_it_from_and_hooks_and_ci_install_tha
 
 
 def test_init_refuses_a_pin_it_cannot_vouch_for_and_writes_nothing(
-    tmp_path: Path, console_run: Run, fleetgen_repository: tuple[Path, str]
+    tmp_path: Path, cli_run: Run, fleetgen_repository: tuple[Path, str]
 ) -> None:
     source, _ = fleetgen_repository
     url = f"file://localhost{source}"
-    # this test environment runs fleetgen from its checkout (pip install -e): no repository to pin. The installed
-    # command is asked, not fleetgen in this process, which reads the metadata pip left in the checkout itself.
-    local = console_run("init", "fleet")
-    assert local.returncode == 2 and "(a local install), which CI cannot install from; pass --fleetgen-source URL@REF" in local.stderr
-    missing = console_run("init", "fleet", "--fleetgen-source", f"{url}@v9.9.9")
+    local = ("--no-git", "--allow-local-source")  # these sources are local on purpose: what git finds in them is the point
+    missing = cli_run("init", "fleet", *local, "--fleetgen-source", f"{url}@v9.9.9")
     assert missing.returncode == 2 and f"{url} has no tag, branch or commit 'v9.9.9'" in missing.stderr
-    unknown = console_run("init", "fleet", "--fleetgen-source", f"{url}@{'0' * 40}")
+    unknown = cli_run("init", "fleet", *local, "--fleetgen-source", f"{url}@{'0' * 40}")
     assert unknown.returncode == 2 and "has no tag, branch or commit" in unknown.stderr
-    nowhere = console_run("init", "fleet", "--fleetgen-source", f"file://localhost{tmp_path}/nothing@v0.1.0")
+    nowhere = cli_run("init", "fleet", *local, "--fleetgen-source", f"file://localhost{tmp_path}/nothing@v0.1.0")
     assert nowhere.returncode == 2 and "git cannot read" in nowhere.stderr
-    malformed = console_run("init", "fleet", "--fleetgen-source", "no-ref-here")
+    malformed = cli_run("init", "fleet", "--fleetgen-source", "no-ref-here")
     assert malformed.returncode == 2 and "expected URL@REF" in malformed.stderr
+    unreachable = cli_run("init", "fleet", "--fleetgen-source", f"{url}@v0.1.0")
+    assert unreachable.returncode == 2 and "is a local path, which CI cannot reach" in unreachable.stderr
     assert not (tmp_path / "fleet").exists()
-    assert all(len(done.stderr.strip().splitlines()) == 1 for done in (local, missing, unknown, nowhere, malformed))
+    assert all(len(done.stderr.strip().splitlines()) == 1 for done in (missing, unknown, nowhere, malformed, unreachable))
+
+
+@pytest.mark.slow
+def test_init_from_an_editable_install_of_a_clone_pins_its_origin_which_ci_then_installs(
+    tmp_path: Path, served_fleetgen: tuple[str, str]
+) -> None:
+    """The README's own install (`pip install -e .` in a clone) and then init, with a network origin (git daemon)."""
+    url, commit = served_fleetgen
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", url, str(clone)], check=True, capture_output=True)
+    env = offline(tmp_path)
+    installed = venv(tmp_path / "installed")
+    done = run([str(installed / "pip"), "install", "-e", str(clone)], env, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = run([str(installed / "fleetgen"), "init", "fleet", "--no-git"], env, tmp_path)
+    pin = f"fleetgen @ git+{url}@{commit}"
+    assert done.returncode == 0, done.stderr
+    assert f"hooks and CI install {pin} (HEAD of the clone {clone}, found on its origin remote)" in done.stderr
+    steps = yaml.safe_load((tmp_path / "fleet" / ".github" / "workflows" / "fleetgen.yml").read_text())["jobs"]["fleet"]["steps"]
+    install = next(s for s in steps if s.get("name") == "Install fleetgen")
+    assert install["env"] == {"FLEETGEN": pin}
+    runner = venv(tmp_path / "runner")  # what CI does with the pin: install it from the network remote
+    stepped = run(["bash", "-e", "-c", install["run"]], env | install["env"] | {"PATH": f"{runner}{os.pathsep}{env['PATH']}"}, tmp_path)
+    assert stepped.returncode == 0, stepped.stdout + stepped.stderr
+
+    git(clone, "remote", "remove", "origin")
+    refused = run([str(installed / "fleetgen"), "init", "again", "--no-git"], env, tmp_path)
+    assert refused.returncode == 2 and "a clone with no origin remote to install from" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and not (tmp_path / "again").exists()
 
 
 @pytest.mark.parametrize("ref", ["v0.1.0", "main", "commit"])
@@ -128,7 +156,7 @@ def test_a_tag_is_pinned_as_it_is_a_branch_or_commit_at_its_commit(
 ) -> None:
     source, commit = fleetgen_repository
     url = f"file://localhost{source}"
-    done = cli_run("init", "fleet", "--fleetgen-source", f"{url}@{commit if ref == 'commit' else ref}")
+    done = cli_run("init", "fleet", "--no-git", "--allow-local-source", "--fleetgen-source", f"{url}@{commit if ref == 'commit' else ref}")
     assert done.returncode == 0, done.stderr
     rev = yaml.safe_load((tmp_path / "fleet" / ".pre-commit-config.yaml").read_text())["repos"][0]["rev"]
     assert rev == ("v0.1.0" if ref == "v0.1.0" else commit)

@@ -60,12 +60,14 @@ def test_init_then_team_add_then_validate_and_check(tmp_path: Path, cli_run: Run
     fleet_repo = tmp_path / "fleet"
     source = f"file://localhost{fleetgen_repository[0]}@v0.1.0"
     created = cli_run(
-        "init", str(fleet_repo), "--name", "acme", "--repository", "https://example.com/acme/fleet.git", "--fleetgen-source", source
-    )
+        "init", str(fleet_repo), "--name", "acme", "--repository", "https://example.com/acme/fleet.git", "--fleetgen-source", source,
+        "--allow-local-source", "--no-git",
+    )  # fmt: skip
     assert created.returncode == 0, created.stderr
     for path in (
         "fleet.yaml",
         WORKFLOW_PATH,
+        ".github/CODEOWNERS",
         ".pre-commit-config.yaml",
         "README.md",
         "schemas/fleet.schema.json",
@@ -93,7 +95,7 @@ def test_init_then_team_add_then_validate_and_check(tmp_path: Path, cli_run: Run
     assert cli_run("validate", cwd=fleet_repo).returncode == 0
     assert cli_run("check", cwd=fleet_repo).returncode == 0
     assert (fleet_repo / "base" / "namespaces" / "vision" / "namespace.yaml").exists()
-    again = cli_run("init", str(fleet_repo), "--fleetgen-source", source)
+    again = cli_run("init", str(fleet_repo), "--fleetgen-source", source, "--allow-local-source")
     assert again.returncode == 2 and "refusing to overwrite" in again.stderr
 
 

@@ -5,10 +5,14 @@ repository's first pull request then failed at `pip install`. A pin is now one o
 
 - where this fleetgen was installed from: the git URL and the commit pip checked out, as pip
   recorded them in the distribution's direct_url.json (PEP 610, `vcs_info.commit_id`);
+- for an install from a local clone (`pip install -e .`, the README's first step): the clone's
+  `origin` remote at its HEAD commit, once git finds that commit there;
 - `--fleetgen-source URL@REF`, once `git ls-remote` finds REF in URL (a tag is pinned as it is, a
   branch as the commit it points at now), or a full commit id that `git fetch` can get from URL.
 
-Anything else (an install from a package index or a local folder, which record no repository; a
+CI clones over the network, so a pin must name a network URL (https, http, ssh, git, or scp-like
+`user@host:path`): a file:// URL or a local path is refused unless `--allow-local-source` says it is
+meant (tests, a mirror an air-gapped runner mounts). Anything else (an install from a package index; a
 source git cannot reach; a ref it does not hold) is refused in one line, before anything is written.
 """
 
@@ -28,6 +32,29 @@ from fleetgen.errors import InputError
 COMMIT = re.compile(r"[0-9a-f]{40}")
 GIT_TIMEOUT = 60  # seconds for one ls-remote or fetch
 ASK = "pass --fleetgen-source URL@REF (a git repository CI can reach, and a tag, branch or commit of it)"
+NETWORK_SCHEMES = ("https", "http", "ssh", "git")
+_SCP_LIKE = re.compile(r"(?P<user>[^/@:\s]+@)?(?P<host>[^/@:\s]+):(?P<path>(?!//)\S+)")  # git@github.com:org/repo.git
+LOCAL = "a local path, which CI cannot reach; give the URL CI clones from, or pass --allow-local-source (tests, air-gapped mirrors)"
+
+
+def network_url(url: str) -> str | None:
+    """`url` as pip and pre-commit take it when it names a network repository (scp-like becomes ssh://), else None."""
+    scheme, sep, _ = url.partition("://")
+    if sep:
+        return url if scheme.lower() in NETWORK_SCHEMES else None
+    scp = _SCP_LIKE.fullmatch(url)
+    if scp is None or (scp["user"] is None and len(scp["host"]) == 1):  # C:\path is a Windows drive, not a host
+        return None
+    return f"ssh://{scp['user'] or ''}{scp['host']}/{scp['path'].lstrip('/')}"
+
+
+def refuse_credentials(url: str, what: str) -> None:
+    """A URL with a password or token in it would be written into the new repository's workflow and hooks: refused,
+    without repeating the secret."""
+    parsed = urlparse(url)
+    if "://" in url and parsed.password:
+        shown = parsed._replace(netloc=f"{parsed.username}:***@{parsed.hostname}{f':{parsed.port}' if parsed.port else ''}").geturl()
+        raise InputError(f"{what} {shown} carries a password or token, which init would write into the new repository; {ASK}")
 
 
 @dataclass(frozen=True)
@@ -39,11 +66,15 @@ class FleetgenSource:
     vouched: str = ""  # why the pin can be trusted, for the line `init` prints
 
     @classmethod
-    def parse(cls, text: str) -> FleetgenSource:
+    def parse(cls, text: str, allow_local: bool = False) -> FleetgenSource:
         url, sep, ref = text.rpartition("@")
         if not sep or not url or not ref or any(ch.isspace() or ord(ch) < 32 for ch in text):
             raise InputError(f"--fleetgen-source {text!r}: expected URL@REF, e.g. https://git.example.com/mirrors/fleetgen@v0.1.0")
-        return cls(url, ref)
+        refuse_credentials(url, "--fleetgen-source")
+        reachable = network_url(url)
+        if reachable is None and not allow_local:
+            raise InputError(f"--fleetgen-source {text}: {url} is {LOCAL}")
+        return cls(reachable or url, ref)
 
     @property
     def pip(self) -> str:
@@ -51,8 +82,9 @@ class FleetgenSource:
         return f"fleetgen @ git+{self.url}@{self.ref}"
 
 
-def installed_source() -> FleetgenSource:
-    """The git URL and commit this fleetgen was installed from, as pip recorded them (direct_url.json)."""
+def installed_source(allow_local: bool = False) -> FleetgenSource:
+    """The git URL and commit this fleetgen was installed from, as pip recorded them (direct_url.json), or
+    for an install from a local clone, its origin remote at HEAD."""
     try:
         recorded = distribution("fleetgen").read_text("direct_url.json")
     except PackageNotFoundError:
@@ -66,11 +98,42 @@ def installed_source() -> FleetgenSource:
         raise InputError(f"fleetgen's direct_url.json cannot be read; {ASK}") from None
     commit = str(vcs.get("commit_id", ""))
     if vcs.get("vcs") == "git" and COMMIT.fullmatch(commit) and not any(ch.isspace() for ch in url):
-        return FleetgenSource(url, commit, "the commit pip installed this fleetgen from")
+        refuse_credentials(url, "fleetgen was installed from")
+        reachable = network_url(url)
+        if reachable is None and not allow_local:
+            raise InputError(f"fleetgen was installed from {url}, {LOCAL}")
+        return FleetgenSource(reachable or url, commit, "the commit pip installed this fleetgen from")
     if "dir_info" in data:
-        folder = unquote(urlparse(url).path)
-        raise InputError(f"fleetgen runs from the folder {folder} (a local install), which CI cannot install from; {ASK}")
+        return clone_source(unquote(urlparse(url).path), allow_local)
     raise InputError(f"fleetgen was installed from {url}, not from a git repository; {ASK}")
+
+
+def clone_source(folder: str, allow_local: bool = False) -> FleetgenSource:
+    """The origin remote of the git clone fleetgen was installed from, at that clone's HEAD, once git finds HEAD there."""
+    local = f"fleetgen runs from the folder {folder} (a local install)"
+    if not os.path.isdir(folder):
+        raise InputError(f"{local}, which is gone; {ASK}")
+    top = _git("rev-parse", "--show-toplevel", cwd=folder)
+    if top.returncode != 0:
+        raise InputError(f"{local}, which is no git clone, so CI cannot install from it; {ASK}")
+    if os.path.realpath(top.stdout.strip()) != os.path.realpath(folder):
+        raise InputError(f"{local}, a subfolder of the clone {top.stdout.strip()}, which a pin cannot name; {ASK}")
+    head, origin = _git("rev-parse", "HEAD", cwd=folder), _git("remote", "get-url", "origin", cwd=folder)
+    if head.returncode != 0 or not COMMIT.fullmatch(head.stdout.strip()):
+        raise InputError(f"{local}, a clone with no commit yet; {ASK}")
+    if origin.returncode != 0:
+        raise InputError(f"{local}, a clone with no origin remote to install from; {ASK}")
+    commit, url = head.stdout.strip(), origin.stdout.strip()
+    refuse_credentials(url, f"{local}: its origin remote")
+    reachable = network_url(url)
+    if reachable is None and not allow_local:
+        raise InputError(f"{local}, whose origin remote {url} is {LOCAL}")
+    listed = _git("ls-remote", "--", url)
+    if listed.returncode != 0:
+        raise InputError(f"{local}: git cannot read its origin remote {url} ({_first_line(listed.stderr)}); {ASK}")
+    if commit not in {line.partition("\t")[0] for line in listed.stdout.splitlines()} and not _has_commit(url, commit):
+        raise InputError(f"{local}: its HEAD {commit[:12]} is not on its origin remote {url} (push it first); {ASK}")
+    return FleetgenSource(reachable or url, commit, f"HEAD of the clone {folder}, found on its origin remote")
 
 
 def _git(*args: str, cwd: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -78,7 +141,7 @@ def _git(*args: str, cwd: str | None = None) -> subprocess.CompletedProcess[str]
     try:
         return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT, check=False, env=env)
     except FileNotFoundError:
-        raise InputError(f"--fleetgen-source needs git to check the source, and git is not installed; {ASK}") from None
+        raise InputError(f"init needs git to check where fleetgen comes from, and git is not installed; {ASK}") from None
     except subprocess.TimeoutExpired:
         raise InputError(f"git gave no answer from {args[-2] if len(args) > 1 else args[-1]} in {GIT_TIMEOUT}s; {ASK}") from None
 
@@ -87,9 +150,9 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "no reason given")
 
 
-def checked_source(text: str) -> FleetgenSource:
+def checked_source(text: str, allow_local: bool = False) -> FleetgenSource:
     """`--fleetgen-source URL@REF`, once git finds REF in URL; a branch is pinned at its commit."""
-    source = FleetgenSource.parse(text)
+    source = FleetgenSource.parse(text, allow_local)
     listed = _git("ls-remote", "--", source.url)
     if listed.returncode != 0:
         raise InputError(f"--fleetgen-source {text}: git cannot read {source.url} ({_first_line(listed.stderr)})")

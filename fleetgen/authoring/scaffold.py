@@ -9,13 +9,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from fleetgen.authoring.codeowners import CODEOWNERS_PATH, ORG, PLACEHOLDER_ORG, codeowners_text, github_org
 from fleetgen.authoring.fleetgen_source import FleetgenSource
+from fleetgen.compat.newest import newest_supported
 from fleetgen.errors import InputError
+from fleetgen.model.platform import Platform
 from fleetgen.output.emit import dump_documents
 from fleetgen.review.output import MARKER
 from fleetgen.source.edit import RoundTrip
 
 WORKFLOW_PATH = ".github/workflows/fleetgen.yml"
+ENVIRONMENT_PREFIX = "fleet-approval-"  # + an approver group: the GitHub environment that group reviews
+REQUIRED_CHECKS = ("fleet", "approvals")  # the workflow's jobs branch protection requires
 PRE_COMMIT_PATH = ".pre-commit-config.yaml"
 
 # Upserts one PR comment, found by the hidden marker the markdown diff starts with.
@@ -40,7 +45,8 @@ def workflow(install: str) -> dict[str, Any]:
     """The pull-request workflow; `install` is what pip installs (a git source, or `.` for this repository)."""
     return {
         "name": "fleetgen",
-        "on": {"pull_request": {"paths": ["fleet.yaml", "base/**", "clusters/**", "argocd/**", "FLEET.md", ".fleetgen-ledger"]}},
+        # Every pull request, no path filter: a required check a filter skips stays pending and blocks the merge.
+        "on": {"pull_request": {}},
         "permissions": {"contents": "read", "pull-requests": "write"},
         "concurrency": {"group": "fleetgen-${{ github.event.pull_request.number }}", "cancel-in-progress": True},
         "jobs": {
@@ -49,6 +55,7 @@ def workflow(install: str) -> dict[str, Any]:
                 "outputs": {
                     "approvals-required": "${{ steps.gate.outputs.approvals-required }}",
                     "approvers": "${{ steps.gate.outputs.approvers }}",
+                    "approver-groups": "${{ steps.gate.outputs.approver-groups }}",
                     "rules": "${{ steps.gate.outputs.rules }}",
                 },
                 "steps": [
@@ -69,18 +76,33 @@ def workflow(install: str) -> dict[str, Any]:
                     {"name": "Comment on the pull request", "uses": "actions/github-script@v8", "with": {"script": _COMMENT_SCRIPT}},
                 ],
             },
+            # One environment per approver group, its required reviewers that group: approving one group's
+            # deployment approves only that group's part, and every group the rules name must approve.
             "approval": {
                 "needs": "fleet",
                 "if": "needs.fleet.outputs.approvals-required == 'true'",
+                "strategy": {"fail-fast": False, "matrix": {"group": "${{ fromJSON(needs.fleet.outputs.approver-groups) }}"}},
                 "runs-on": "ubuntu-latest",
-                # Give this environment required reviewers (the approver groups of fleet.yaml):
-                # the job, and so a required check on it, waits for their approval.
-                "environment": "fleet-approval",
+                "environment": f"{ENVIRONMENT_PREFIX}${{{{ matrix.group }}}}",
                 "steps": [
                     {
                         "name": "Approved",
-                        "run": 'echo "Approved for rules $RULES (approvers: $APPROVERS)"',
-                        "env": {"RULES": "${{ needs.fleet.outputs.rules }}", "APPROVERS": "${{ needs.fleet.outputs.approvers }}"},
+                        "run": 'echo "$GROUP approved its part of rules $RULES"',
+                        "env": {"GROUP": "${{ matrix.group }}", "RULES": "${{ needs.fleet.outputs.rules }}"},
+                    }
+                ],
+            },
+            # The one check branch protection requires for the gate: green when no approval was needed or
+            # every group approved; a skipped matrix is not a pass for GitHub's required checks otherwise.
+            "approvals": {
+                "needs": ["fleet", "approval"],
+                "if": "always()",
+                "runs-on": "ubuntu-latest",
+                "steps": [
+                    {
+                        "name": "Every approver group approved",
+                        "run": 'test "$FLEET" = success && { test "$APPROVAL" = success || test "$APPROVAL" = skipped; }',
+                        "env": {"FLEET": "${{ needs.fleet.result }}", "APPROVAL": "${{ needs.approval.result }}"},
                     }
                 ],
             },
@@ -89,7 +111,9 @@ def workflow(install: str) -> dict[str, Any]:
 
 
 def workflow_text(install: str) -> bytes:
-    return dump_documents([workflow(install)], header="# Written by fleetgen; pull requests that touch the fleet run it.\n")
+    return dump_documents(
+        [workflow(install)], header="# Written by fleetgen; every pull request runs it (branch protection requires its jobs).\n"
+    )
 
 
 SOURCE_HELP = (
@@ -116,12 +140,13 @@ kind: Fleet
 metadata:
   name: my-fleet
   costCenter: platform          # cost centre of fleet-wide objects
+  platformOwners: [platform-owners]   # approve what fleetgen always gates; own .github/CODEOWNERS's files
 
 gitops:
   engine: flux                  # flux or argocd
   repository: https://example.com/my-org/fleet.git
 
-# One row of the compatibility matrix a cluster names.
+# One row of the compatibility matrix a cluster names (init writes the newest the facts fully support).
 versionSets:
   current:
     kubernetes: 1.35.2
@@ -157,6 +182,14 @@ teams:
       requests: {cpu: 8, memory: 32Gi, gpu: 2}
     clusters:
       dev: {}
+
+# Who must approve what (the base branch's rules judge a pull request). Each approver group gets a
+# GitHub environment of its own, fleet-approval-<group>, whose required reviewers are that group.
+approvals:
+  - name: large-gpu-allocation
+    description: 8 or more GPUs for a team on a cluster
+    when: {gpuQuotaAtLeast: 8}
+    approvers: [platform-owners]
 """
 
 README = """\
@@ -170,14 +203,38 @@ fleetgen and synced by the GitOps engine. Do not edit them.
     fleetgen validate      # every problem, with its line and column
     fleetgen render        # rewrite base/ and clusters/
     fleetgen check         # is the committed tree fresh? (CI runs this)
+    fleetgen doctor        # the GitHub settings these files assume
 
 Pull requests that change the fleet get a comment with the per-cluster diff and the approvals
 it needs (`.github/workflows/fleetgen.yml`).
+
+## Branch protection
+
+The gate binds only with these settings on the branch the clusters follow (a branch protection
+rule or a ruleset); `fleetgen doctor` lists them for this repository and checks the files they rely on:
+
+- Require a pull request before merging, with review from Code Owners (`.github/CODEOWNERS`: the
+  platform owners own `.github/` and `fleet.yaml`, and the facts file once fleet.yaml names one, so
+  the gate cannot be edited past them).
+- Require the status checks `fleet` and `approvals` (the workflow's jobs) to pass.
+- Do not allow bypassing the above settings (administrators included); block force pushes.
+- One environment per approver group, `fleet-approval-<group>`, whose required reviewers are that
+  group's GitHub team, with "Prevent self-review" on, no administrator bypass, and no deployment
+  branch restriction (pull requests deploy to it). Approving one environment approves only that
+  group's part of the rules.
+
+CODEOWNERS works per path: it cannot tell a team's quota change from an edit of `approvals` in
+the same `fleet.yaml`. The field-level part is fleetgen's: changes to `approvals`, the platform
+owners, tenant access and removals always need the platform owners' environment.
 """
 
 
-def init_files(name: str | None, engine: str | None, repository: str | None, installed_from: FleetgenSource) -> dict[str, bytes]:
-    """The files of a new fleet repository, fleetgen pinned to `installed_from` (the caller adds the tree and schema)."""
+def init_files(
+    name: str | None, engine: str | None, repository: str | None, installed_from: FleetgenSource, org: str | None = None
+) -> dict[str, bytes]:
+    """The files of a new fleet repository, fleetgen pinned to `installed_from` (the caller adds the tree and schema).
+
+    `org`: the GitHub organisation whose teams CODEOWNERS names (default: the repository's, else a placeholder)."""
     starter = RoundTrip(STARTER)
     if name:
         starter.data["metadata"]["name"] = name
@@ -185,10 +242,19 @@ def init_files(name: str | None, engine: str | None, repository: str | None, ins
         starter.data["gitops"]["engine"] = engine
     if repository:
         starter.data["gitops"]["repository"] = repository
+    pools = [pool for cluster in starter.data["clusters"] for pool in cluster["nodePools"]]
+    newest = newest_supported(frozenset(p["gpuModel"] for p in pools), Platform().gpu_operator.version)
+    for field in ("kubernetes", "driver", "cuda", "cudnn", "containerd"):
+        starter.data["versionSets"]["current"][field] = str(getattr(newest, field))
+    owners = tuple(starter.data["metadata"]["platformOwners"])
+    if org is not None and not ORG.fullmatch(org):
+        raise InputError(f"--github-org {org!r}: a GitHub organisation name, letters, digits and single hyphens")
+    owning_org = org or github_org(repository) or PLACEHOLDER_ORG
     return {
         "fleet.yaml": starter.text().encode(),
         WORKFLOW_PATH: workflow_text(installed_from.pip),
         PRE_COMMIT_PATH: pre_commit_config(installed_from),
+        CODEOWNERS_PATH: codeowners_text(owning_org, owners, "fleet.yaml", None),
         "README.md": README.replace("PIN", installed_from.pip).encode(),
     }
 

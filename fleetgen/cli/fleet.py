@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from fleetgen import workflows
+from fleetgen.authoring.codeowners import PLACEHOLDER_ORG
+from fleetgen.authoring.codeowners import github_org as org_of
 from fleetgen.authoring.scaffold import SOURCE_HELP
 from fleetgen.checks.load import load_fleet
 from fleetgen.cli.common import check_options, checking_options, console, findings_format_option, fleet_argument, reports_errors
@@ -132,12 +134,32 @@ def report_command(fleet: Path, fmt: str) -> None:
 @click.option("--engine", type=click.Choice(["flux", "argocd"]), default=None, help="GitOps engine (default: flux).")
 @click.option("--repository", default=None, help="URL of the Git repository the clusters sync from.")
 @click.option("--fleetgen-source", "source", default=None, metavar="URL@REF", help=SOURCE_HELP)
+@click.option("--allow-local-source", is_flag=True, help="Accept a file:// or local-path pin (tests, a mirror an air-gapped CI mounts).")
+@click.option("--no-git", is_flag=True, help="Write the files only: no git init and no first commit.")
+@click.option(
+    "--github-org", default=None, metavar="ORG", help="GitHub organisation of the teams CODEOWNERS names (default: --repository's)."
+)
 @reports_errors
-def init(folder: Path, name: str | None, engine: str | None, repository: str | None, source: str | None) -> None:
-    """Start a fleet repository in FOLDER: a commented fleet.yaml, CI workflow, pre-commit, README, rendered tree."""
-    count, pinned = workflows.init_repository(folder, name, engine, repository, source)
-    console().err(f"{folder}: new fleet repository ({count} files); hooks and CI install {pinned.pip} ({pinned.vouched})")
-    console().err("next: fleetgen team add ...")
+def init(
+    folder: Path,
+    name: str | None,
+    engine: str | None,
+    repository: str | None,
+    source: str | None,
+    allow_local_source: bool,
+    no_git: bool,
+    github_org: str | None,
+) -> None:
+    """Start a fleet repository in FOLDER: a commented fleet.yaml, CI workflow, CODEOWNERS, pre-commit, README, rendered
+    tree, as the first commit of a new git repository."""
+    count, pinned = workflows.init_repository(
+        folder, name, engine, repository, source, allow_local=allow_local_source, git=not no_git, org=github_org
+    )
+    committed = "" if no_git else ", committed"
+    console().err(f"{folder}: new fleet repository ({count} files{committed}); hooks and CI install {pinned.pip} ({pinned.vouched})")
+    if github_org is None and org_of(repository) is None:
+        console().err(f"note: .github/CODEOWNERS names @{PLACEHOLDER_ORG}/... teams: give your organisation (--github-org ORG) or edit it")
+    console().err("next: fleetgen team add ...; fleetgen doctor lists the GitHub settings the repository assumes")
 
 
 COMMANDS = [validate, render, check, schema, docs_command, report_command, init]

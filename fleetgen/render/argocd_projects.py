@@ -5,8 +5,9 @@
   Argo CD objects themselves (Applications, the ApplicationSet, AppProjects, repository Secrets,
   argocd-cm): exactly the kinds fleetgen renders, each cluster's namespaces fleetgen writes to.
 - `<fleet>-platform`: the add-ons' Helm charts, from their chart repositories only, into the add-ons'
-  namespaces. Charts install CRDs, ClusterRoles, webhooks and (the GPU Operator) a ClusterPolicy,
-  whose kinds a chart version decides, so this project allows any cluster-scoped kind.
+  namespaces, with exactly the cluster-scoped kinds the pinned chart versions create (CRDs, ClusterRoles,
+  webhooks, the GPU Operator's ClusterPolicy: compat/chart_kinds.yaml, derived from the charts by
+  `helm template`) and the add-ons' own Namespaces by name (their Applications create them).
 - `<fleet>-team-<team>`: the team's Application of each of its clusters, into the team's namespace
   there, from the fleet repository only, with no cluster-scoped kind: the kinds fleetgen renders for
   the team (Role, RoleBinding, ResourceQuota, NetworkPolicy, LocalQueue) and the kinds its Role lets
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fleetgen.compat.chart_kinds import kinds_of
 from fleetgen.model import Fleet, Team
 from fleetgen.model.platform import GpuOperator
 from fleetgen.render import provenance as prov
@@ -132,8 +134,12 @@ def projects(fleet: Fleet, indexes: list[int], why: Recorder = NOWHERE) -> list[
             "namespaceResourceWhitelist": _kinds(FLEET_NAMESPACED_KINDS),
         },
     )
-    charts = sorted({argocd_repo_url(addon.repository) for i in indexes for _, addon, _ in add_ons(fleet, i)})
-    namespaces = sorted({addon.namespace for i in indexes for _, addon, _ in add_ons(fleet, i)})
+    installed = [addon for i in indexes for _, addon, _ in add_ons(fleet, i)]
+    charts = sorted({argocd_repo_url(addon.repository) for addon in installed})
+    namespaces = sorted({addon.namespace for addon in installed})
+    chart_kinds = sorted({kind for addon in installed for kind in kinds_of(addon.chart, addon.version)[0]})
+    # CreateNamespace=true: Argo CD creates each add-on's namespace only where the project allows that Namespace.
+    own_namespaces = [{"group": "", "kind": "Namespace", "name": ns} for ns in namespaces]
     platform_body = _project(
         fleet,
         platform_project(fleet),
@@ -141,7 +147,7 @@ def projects(fleet: Fleet, indexes: list[int], why: Recorder = NOWHERE) -> list[
         {
             "sourceRepos": charts,
             "destinations": _where(fleet, names, namespaces),
-            "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],  # CRDs, ClusterRoles, webhooks: the chart's choice
+            "clusterResourceWhitelist": _kinds(chart_kinds) + own_namespaces,
         },
     )
     out = [Manifest(fleet_body, ("gitops",)), Manifest(platform_body, ("platform",))]

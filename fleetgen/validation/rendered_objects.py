@@ -26,6 +26,7 @@ import jsonschema_rs
 
 from fleetgen.checks.load import LoadedFleet
 from fleetgen.compat import removed_api
+from fleetgen.compat.chart_kinds import unknown_chart_findings
 from fleetgen.compat.gpu_operator import driver_findings
 from fleetgen.errors import FieldPath, Finding, FindingsError, Severity
 from fleetgen.model import Version
@@ -287,6 +288,7 @@ def check_loaded(
     indexes = range(len(rendered.fleet.clusters)) if fresh is None else fresh
     planned = [*rendered.base_files, *(f for i in indexes for f in rendered.cluster_plan(i)), *rendered.hub_files]
     gitops = reconcile_findings(rendered.fleet, planned, fresh) + driver_findings(rendered.fleet)  # reconcile.py, compat/gpu_operator.py
+    gitops += unknown_chart_findings(rendered.fleet)  # compat/chart_kinds.py: the platform AppProject's kinds
     gitops += validate_hub(rendered, schemas, strict)
     problems = [loaded.source.place(f) for f in validate_rendered(rendered, schemas, strict=strict, known=known) + gitops]
     findings = sorted([*loaded.warnings, *problems], key=lambda f: (f.location, f.dotted_path, f.message))

@@ -9,13 +9,16 @@ command that needs the rendered objects gets the same ones, computed once. Nothi
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+from fleetgen.authoring.doctor import Protections, examine
+from fleetgen.authoring.first_commit import can_commit, first_commit
 from fleetgen.authoring.fleetgen_source import FleetgenSource, checked_source, installed_source
 from fleetgen.authoring.scaffold import init_files, refuse_overwrites
 from fleetgen.cache import Cache
@@ -301,6 +304,7 @@ def github_outputs(result: FleetDiff) -> dict[str, str]:
         "changed": str(not result.empty).lower(),
         "approvals-required": str(bool(result.approvals)).lower(),
         "approvers": ",".join(groups),
+        "approver-groups": json.dumps(groups, separators=(",", ":")),  # the workflow's matrix: one approval job and environment per group
         "rules": ",".join(a.rule.name for a in result.approvals),
     }
 
@@ -319,23 +323,41 @@ def github_output_target() -> str | None:
 
 
 def init_repository(
-    folder: Path, name: str | None, engine: str | None, repository: str | None, source: str | None
+    folder: Path,
+    name: str | None,
+    engine: str | None,
+    repository: str | None,
+    source: str | None,
+    *,
+    allow_local: bool = False,
+    git: bool = True,
+    org: str | None = None,
 ) -> tuple[int, FleetgenSource]:
     """Start a fleet repository in FOLDER (all or nothing: never overwrites); the number of files and the fleetgen pinned.
 
     The pin is checked before anything is written: `source` (URL@REF) must be found by git, else this
-    fleetgen's own install must have come from a git commit (fleetgen_source.py)."""
+    fleetgen's own install must have come from a git commit or a clone whose origin holds its HEAD
+    (fleetgen_source.py). With `git`, the folder becomes a repository whose first commit holds the files."""
     if source is not None:
-        FleetgenSource.parse(source)  # a malformed value is a usage error before git is asked
-    pinned = checked_source(source) if source is not None else installed_source()
-    files = init_files(name, engine, repository, pinned)
+        FleetgenSource.parse(source, allow_local)  # a malformed or local value is a usage error before git is asked
+    pinned = checked_source(source, allow_local) if source is not None else installed_source(allow_local)
+    files = init_files(name, engine, repository, pinned, org)
     files[SCHEMA_PATH] = fleet_json_schema().encode()
     result = checked(load_fleet_text(files["fleet.yaml"], "fleet.yaml"))
     tree = result.tree.files
     refuse_overwrites(folder, [*files, *tree, LEDGER])
+    if git:
+        can_commit(folder)
     for path, data in files.items():
         target = folder / path
         target.parent.mkdir(parents=True, exist_ok=True)
         replace_file(target, data)
     Tree(folder).write(tree)
+    if git:
+        first_commit(folder, sorted([*files, *tree, LEDGER]), f"New fleet repository {result.fleet.metadata.name} (fleetgen init)")
     return len(files) + len(tree), pinned
+
+
+def examine_repository(folder: Path, fleet_file: str) -> Protections:
+    """`doctor`: the fleet at FOLDER/fleet_file, then what the repository's files assume of GitHub (authoring/doctor.py)."""
+    return examine(folder, load_fleet(folder / fleet_file).fleet, PurePosixPath(fleet_file).as_posix())

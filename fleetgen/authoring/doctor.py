@@ -1,0 +1,147 @@
+"""`fleetgen doctor`: which GitHub settings a fleet repository's files assume, and where the files fall short.
+
+The gate is a workflow, CODEOWNERS and environments; GitHub's settings (branch protection, the
+environments' reviewers) are what make them binding, and no file in the repository can show them. So
+doctor reads the files and says, for this repository, which settings they rely on: the required checks
+(the workflow's job names), one environment per approver group (the groups of the fleet's rules and its
+platform owners), code-owner review on the gate's own files. It then checks what the files can show:
+the workflow is there with those jobs, runs on every pull request (a required check a path filter skips
+stays pending and blocks the merge), gives each group its own environment; CODEOWNERS gives the gate's
+files to the platform owners.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+
+from fleetgen.authoring.codeowners import CODEOWNERS_PLACES, PLACEHOLDER_ORG, guarded_paths, owners_of, parse
+from fleetgen.authoring.scaffold import ENVIRONMENT_PREFIX, REQUIRED_CHECKS, WORKFLOW_PATH
+from fleetgen.model import Fleet
+
+
+@dataclass(frozen=True)
+class Protections:
+    """What the files assume of GitHub's settings, and the files' own problems (`path: message`)."""
+
+    branch: str
+    required_checks: tuple[str, ...]
+    environments: tuple[tuple[str, str], ...]  # (environment, approver group)
+    code_owned: tuple[tuple[str, str], ...]  # (path, its owners as CODEOWNERS gives them)
+    problems: tuple[str, ...]
+
+
+def approver_groups(fleet: Fleet) -> list[str]:
+    """Every group the gate can ask: the approvers of the fleet's rules and the platform owners (built-in rules)."""
+    return sorted({*fleet.platform_owners, *(g for rule in fleet.approvals for g in rule.approvers)})
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"# unreadable: {exc}"
+
+
+def _workflow_problems(text: str | None) -> list[str]:
+    where = WORKFLOW_PATH
+    if text is None:
+        return [f"{where}: missing: no check runs on a pull request, so none can be required (fleetgen init writes it)"]
+    try:
+        workflow: Any = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        return [f"{where}: not YAML ({str(exc).splitlines()[0]})"]
+    if not isinstance(workflow, dict):
+        return [f"{where}: not a workflow"]
+    # PyYAML reads the bare key `on` as True (YAML 1.1); GitHub reads it as "on".
+    trigger = workflow.get("on", workflow.get(True))
+    pull_request = trigger.get("pull_request") if isinstance(trigger, dict) else None
+    problems = []
+    if not (isinstance(trigger, (dict, list)) and "pull_request" in trigger) and trigger != "pull_request":
+        problems.append(f"{where}: does not run on pull_request, so the required checks never report")
+    elif isinstance(pull_request, dict) and ("paths" in pull_request or "paths-ignore" in pull_request):
+        problems.append(
+            f"{where}: on.pull_request filters paths: a pull request outside them never reports the required checks, "
+            "which then stay pending and block its merge; run on every pull request"
+        )
+    listed = workflow.get("jobs")
+    jobs: dict[str, Any] = listed if isinstance(listed, dict) else {}
+    problems += [f"{where}: no job {name!r}, which branch protection requires" for name in REQUIRED_CHECKS if name not in jobs]
+    approval = jobs.get("approval")
+    environment = approval.get("environment") if isinstance(approval, dict) else None
+    if not (isinstance(environment, str) and environment.startswith(ENVIRONMENT_PREFIX) and "matrix.group" in environment):
+        problems.append(
+            f"{where}: the approval job does not give each approver group its own environment ({ENVIRONMENT_PREFIX}<group>): "
+            "a reviewer of a shared one approves every rule"
+        )
+    return problems
+
+
+def _codeowners(folder: Path, fleet: Fleet, fleet_file: str) -> tuple[list[tuple[str, str]], list[str]]:
+    found = next(((place, text) for place in CODEOWNERS_PLACES if (text := _read(folder / place)) is not None), None)
+    if found is None:
+        return [], [f"{CODEOWNERS_PLACES[0]}: missing: a pull request may edit the gate's own files with any review"]
+    place, text = found
+    rules = parse(text)
+    owned, problems = [], []
+    teams = set(fleet.platform_owners)
+    files = [WORKFLOW_PATH, place, *guarded_paths(fleet_file, _facts_path(fleet, fleet_file))[1:]]
+    for path in files:
+        rule = owners_of(rules, path)
+        if rule is None or not rule.owners:
+            problems.append(f"{place}: {path} has no code owner, so any reviewer approves a change to it")
+            continue
+        owned.append((path, " ".join(rule.owners)))
+        slugs = {owner.rpartition("/")[2] for owner in rule.owners if owner.startswith("@") and "/" in owner}
+        if not slugs & teams:
+            problems.append(
+                f"{place}:{rule.line}: {path} is owned by {' '.join(rule.owners)}, no team of the platform owners "
+                f"({', '.join(sorted(teams))})"
+            )
+        placeholders = [owner for owner in rule.owners if owner.startswith(f"@{PLACEHOLDER_ORG}/")]
+        if placeholders and not any(PLACEHOLDER_ORG in problem for problem in problems):
+            problems.append(
+                f"{place}:{rule.line}: {placeholders[0]} is init's placeholder organisation: name your GitHub "
+                "organisation's teams (fleetgen init --github-org ORG writes them)"
+            )
+    return owned, problems
+
+
+def _facts_path(fleet: Fleet, fleet_file: str) -> str | None:
+    """The facts file as a path from the repository's top (fleet.yaml names it from its own folder)."""
+    named = fleet.compatibility.facts_file
+    return None if named is None else str(PurePosixPath(fleet_file).parent / named).removeprefix("./")
+
+
+def examine(folder: Path, fleet: Fleet, fleet_file: str = "fleet.yaml") -> Protections:
+    """What the repository at `folder` assumes of GitHub, for its fleet (read from `fleet_file`, a path from `folder`)."""
+    owned, owner_problems = _codeowners(folder, fleet, fleet_file)
+    return Protections(
+        branch=fleet.gitops.branch,
+        required_checks=REQUIRED_CHECKS,
+        environments=tuple((f"{ENVIRONMENT_PREFIX}{group}", group) for group in approver_groups(fleet)),
+        code_owned=tuple(owned),
+        problems=tuple(_workflow_problems(_read(folder / WORKFLOW_PATH)) + owner_problems),
+    )
+
+
+def report_lines(found: Protections) -> list[str]:
+    lines = [
+        f"Branch protection (or a ruleset) on {found.branch}:",
+        "  - require a pull request before merging, with review from Code Owners",
+        f"  - require the status checks {', '.join(found.required_checks)}",
+        "  - do not allow bypassing the above settings (administrators included); block force pushes",
+        "Environments, one per approver group (required reviewers: the group's GitHub team; prevent self-review;",
+        "no administrator bypass; no deployment branch restriction, since pull requests deploy to them):",
+        *(f"  - {environment}: {group}" for environment, group in found.environments),
+        "Code owners of the gate's own files:",
+        *(f"  - {path}: {owners}" for path, owners in found.code_owned),
+    ]
+    if found.problems:
+        lines += ["Problems in the files:", *(f"  {problem}" for problem in found.problems)]
+    return lines
