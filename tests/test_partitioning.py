@@ -367,7 +367,7 @@ SLICE_COHORT = (
     "      - name: ranking-queue\n"
     "        flavors: [a100-mig]\n"
     "        cohort: inference\n"
-    "        nominalQuota: {a100-mig: {slices: {mig-1g.10gb: 7}}}\n"
+    "        nominalQuota: {a100-mig: {slices: {mig-1g.10gb: 5}}}          # 7 + 5 + the cohort's 2: the pool's 14\n"
     "        borrowingLimit: {a100-mig: {slices: {mig-1g.10gb: 6}}}   # search lends 4, the cohort holds 2\n"
     "    nodePools:\n"
 )
@@ -410,14 +410,14 @@ def test_a_cohort_lends_and_borrows_slices_and_its_members_cover_the_same_resour
     assert lent["nvidia.com/mig-1g.10gb"] == {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": 7, "lendingLimit": 4}
     assert (lent["nvidia.com/mig-3g.40gb"]["nominalQuota"], lent["cpu"]["nominalQuota"]) == (0, 22)  # a100-mig yields no 3g.40gb
     borrowed = resources("ranking-queue", "a100-mig")["nvidia.com/mig-1g.10gb"]
-    assert borrowed == {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": 7, "borrowingLimit": 6}
+    assert borrowed == {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": 5, "borrowingLimit": 6}
     done = cli_run("report", "fleet.yaml", "--format", "json", cwd=tmp_path)
     queues = {q["queue"]: {f["flavor"]: f for f in q["flavors"]} for q in json.loads(done.stdout)["queues"]}
     [ranking] = queues["ranking-queue"]["a100-mig"]["slices"]
-    assert (ranking["nominal"], ranking["mayBorrow"]) == (7, 2)  # it may borrow 6, its team's quota runs 9 of them
+    assert (ranking["nominal"], ranking["mayBorrow"]) == (5, 4)  # it may borrow 6, its team's quota runs 9 of them
     [search, *_] = queues["search-queue"]["a100-mig"]["slices"]
     assert (search["resource"], search["lendsAtMost"]) == ("nvidia.com/mig-1g.10gb", 4)
-    assert "ranking may borrow up to 2 A100 mig-1g.10gb (a100-mig) from the inference cohort" in cli_run("report", cwd=tmp_path).stdout
+    assert "ranking may borrow up to 4 A100 mig-1g.10gb (a100-mig) from the inference cohort" in cli_run("report", cwd=tmp_path).stdout
 
 
 def test_slice_limits_are_held_to_what_the_queue_owns_and_the_cohort_lends() -> None:

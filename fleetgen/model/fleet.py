@@ -94,7 +94,9 @@ class PriorityClass(Spec):
 class Pricing(Spec):
     currency: Identifier = "USD"
     gpu_hour: dict[Identifier, Annotated[Float, Field(ge=0)]] = {}
-    """Price of one GPU for one hour, by VM SKU (a node pool's vmSize)."""
+    """Price of one GPU for one hour, by VM SKU (a node pool's vmSize); a CPU-only VM's entry is the price of its node."""
+    node_hour: dict[Identifier, Annotated[Float, Field(ge=0)]] = {}
+    """Price of one node for one hour, by VM SKU: CPU-only pools, or GPU VMs priced per node (their GPU-hour is this over their GPUs)."""
 
 
 class Capacity(Spec):
