@@ -6,12 +6,23 @@ shares, and a CPU-only pool's price. The properties over generated fleets are in
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
+from pathlib import PurePosixPath
+from typing import get_args
 
+import pytest
 from conftest import EXAMPLE, findings_of, line_of, replace_once
 
+from fleetgen.authoring.scaffold import workflow
 from fleetgen.checks.capacity import equivalents, pool_capacity, requests_equivalents
 from fleetgen.checks.load import load_fleet_text
+from fleetgen.model import Fleet
+from fleetgen.model.compat import Compatibility
+from fleetgen.report.capacity import build_report
+from fleetgen.report.capacity_output import report_json, report_markdown
+from fleetgen.review.approvals import BUILTIN_RULES, required_approvals
+from fleetgen.review.changes import ChangeKind, fleet_changes
 
 TEXT = EXAMPLE.read_text(encoding="utf-8")
 DEV_TWO_QUEUES = replace_once(
@@ -154,3 +165,133 @@ def test_slices_and_shares_count_as_their_share_of_a_gpu() -> None:
     assert pool_capacity(t4).gpus == 4 and pool_capacity(t4).shares == 16
     notebooks = shared.teams[0].quota_on("dev-eastus").requests  # gpu 2 (a10g replicas, 1/2 each), gpu.shared 8 (1/4 each)
     assert requests_equivalents(dev, notebooks) == Fraction(2, 2) + Fraction(8, 4)
+
+
+MIG_TEXT = (EXAMPLE.parent / "tests" / "cases" / "mig-a100-inference" / "fleet.yaml").read_text(encoding="utf-8")
+RULES = """approvals:
+  - {name: large-gpu-allocation, when: {gpuQuotaAtLeast: 8}, approvers: [platform-leads]}
+  - {name: more-gpus, when: {addedGpusAtLeast: 8}, approvers: [finance]}
+  - {name: dearer, when: {addedMonthlyCostAtLeast: 10000}, approvers: [finance]}
+"""
+
+
+def _mig_fleet(search_slices: int, max_nodes: int = 18, extra: str = "") -> Fleet:
+    text = replace_once(MIG_TEXT, "        minNodes: 2\n        maxNodes: 2\n", f"        minNodes: 2\n        maxNodes: {max_nodes}\n")
+    text = replace_once(text, "slices: {mig-1g.10gb: 7}}\n    clusters", f"slices: {{mig-1g.10gb: {search_slices}}}}}\n    clusters")
+    return load_fleet_text((text + RULES + extra).encode()).fleet
+
+
+def _gated(base: Fleet, head: Fleet) -> tuple[list[str], dict[str, list[str]]]:
+    changes = fleet_changes(base, head)
+    return [c.text for c in changes], {a.rule.name: [c.text for c in a.changes] for a in required_approvals(base, changes)}
+
+
+def test_a_slice_quota_raise_is_a_change_the_gpu_rule_counts_in_gpu_equivalents() -> None:
+    """Issue 40: raising a team's MIG quota from 28 to 112 mig-1g.10gb (16 GPUs' worth) gave 0 changes and no approval."""
+    texts, gated = _gated(_mig_fleet(28), _mig_fleet(112))
+    change = "team search: nvidia.com/mig-1g.10gb quota on inference-eastus 28 -> 112 (16 GPU-equivalents in all)"
+    assert texts == [change]
+    assert gated == {"large-gpu-allocation": [change]}
+    assert _gated(_mig_fleet(28), _mig_fleet(49))[1] == {}  # 7 GPU-equivalents: under the rule's 8
+
+
+def test_a_node_pool_added_or_grown_is_gated_by_gpus_and_monthly_cost() -> None:
+    """Issue 40: adding a GPU node pool (tens of thousands a month) needed no approval."""
+    base = _mig_fleet(28)
+    grown = _mig_fleet(28, max_nodes=26)
+    texts, gated = _gated(base, grown)
+    assert texts == [
+        "cluster inference-eastus: node pool a100-mig maxNodes 18 -> 26 (now 26 x 1 A100, MIG all-1g.10gb (7 x 1g.10gb) per GPU, mixed strategy; +8 GPUs, +21,433 USD/month)"
+    ]
+    assert set(gated) == {"more-gpus", "dearer"}
+    pool = "      - name: h100\n        vmSize: Standard_ND96isr_H100_v5\n        gpuModel: H100\n        gpusPerNode: 8\n        cpuPerNode: 88\n        memoryPerNode: 1600Gi\n        maxNodes: 1\n        scaling: on-demand\n        labels: {accelerator: nvidia-h100}\n"
+    added = load_fleet_text((replace_once(MIG_TEXT, "    nodePools:\n", "    nodePools:\n" + pool) + RULES).encode()).fleet
+    base = load_fleet_text((MIG_TEXT + RULES).encode()).fleet
+    texts, gated = _gated(base, added)
+    assert texts == ["cluster inference-eastus: node pool h100 added (1 x 8 H100, cost unknown: no price for its VM size)"]
+    assert set(gated) == {"more-gpus", "dearer"}  # no price for its VM size: the cost rule fires rather than skips
+
+
+def test_prices_partitioning_and_the_facts_file_are_changes_and_the_facts_are_gated() -> None:
+    base = load_fleet_text((MIG_TEXT + RULES).encode()).fleet
+    dearer = load_fleet_text(
+        (MIG_TEXT + RULES).replace("Standard_NC24ads_A100_v4: 3.67}", "Standard_NC24ads_A100_v4: 3.90}").encode()
+    ).fleet
+    assert [c.text for c in fleet_changes(base, dearer)] == ["pricing.gpuHour Standard_NC24ads_A100_v4: 3.67 -> 3.9"]
+    recut = load_fleet_text(
+        (MIG_TEXT + RULES).replace("{mig: {layout: {3g.40gb: 1, 2g.20gb: 1, 1g.10gb: 2}}}", "{mig: {layout: {3g.40gb: 2}}}").encode()
+    ).fleet
+    assert [c.text for c in fleet_changes(base, recut)] == [
+        "cluster inference-eastus: node pool a100-mixed partitioning MIG a100-mixed (2 x 1g.10gb, 1 x 2g.20gb, 1 x 3g.40gb) per GPU, "
+        "mixed strategy -> MIG a100-mixed (2 x 3g.40gb) per GPU, mixed strategy (now 1 x 1 A100, MIG a100-mixed (2 x 3g.40gb) per GPU, "
+        "mixed strategy; +0 GPUs, +0 USD/month)"
+    ]
+    named = base.model_copy(update={"compatibility": Compatibility(facts_file="extra-facts.yaml")})
+    rows = b"gpuModels:\n  - {gpu: X1, computeCapability: '9.0', firstCuda: '12.4', minDriver: 550.54.14, source: s, url: https://example.com}\n"
+    changes = fleet_changes(named, named, (None, rows))
+    assert [c.text for c in changes] == ["facts file extra-facts.yaml: gpuModels 1 row(s) added or changed, 0 removed or changed"]
+    assert [a.rule.name for a in required_approvals(named, changes)] == ["fleetgen-gate"]
+    changes = fleet_changes(base, named, (None, rows))
+    assert changes[0].text == "compatibility.factsFile: none -> extra-facts.yaml" and changes[0].kind == "facts"
+
+
+def test_the_workflow_runs_on_an_edit_to_any_facts_file() -> None:
+    """Issue 40: a pull request that only edited the facts file did not trigger the scaffolded workflow."""
+    paths = workflow(".")["on"]["pull_request"]["paths"]
+    for changed in ("extra-facts.yaml", "compat/facts.yml", "fleet.yaml"):
+        assert any(PurePosixPath(changed).match(p.replace("**", "*")) or (p.startswith("**") and changed.endswith(p[2:])) for p in paths), (
+            changed
+        )
+
+
+def test_change_kinds_are_a_closed_type() -> None:
+    """A typo in a kind is a type error, not a rule that silently gates nothing."""
+    kinds = set(get_args(ChangeKind))
+    assert {k for _, _, ks in BUILTIN_RULES for k in ks} <= kinds
+    assert {"facts", "pricing", "node-pool", "quota"} <= kinds
+
+
+CPU_POOL = """      - name: cpu
+        vmSize: Standard_D16s_v5
+        gpusPerNode: 0
+        cpuPerNode: 15
+        memoryPerNode: 56Gi
+        maxNodes: 3
+        scaling: on-demand
+        labels: {pool: cpu}
+"""
+
+
+def test_the_report_keeps_physical_gpus_apart_from_shares_and_slices() -> None:
+    """Issue 40: the report counted time-sliced replicas as GPUs."""
+    shared = build_report(load_fleet_text((EXAMPLE.parent / "tests" / "cases" / "timesliced-t4-dev" / "fleet.yaml").read_bytes()).fleet)
+    [dev] = shared.clusters
+    assert (dev.gpus, dev.shared_gpus, dev.shares, dev.mig_gpus, dev.mig_slices) == (6, 6, 20, 0, 0)
+    data = json.loads(report_json(shared))["clusters"][0]
+    assert (data["gpus"], data["shares"], data["migSlices"], data["gpuResource"]) == (6, 20, 0, 4)
+    assert "| dev-eastus | dev | 6 | 20 (on 6 GPUs) | — |" in report_markdown(shared)
+    mig = build_report(load_fleet_text(MIG_TEXT.encode()).fleet)
+    assert (mig.clusters[0].gpus, mig.clusters[0].mig_slices, mig.clusters[0].gpu_units) == (3, 18, 0)
+
+
+def test_a_cpu_only_pool_is_priced_per_node_hour_and_never_makes_a_cost_unknown() -> None:
+    """Issue 40: a CPU-only pool without a pricing.gpuHour entry made its cluster's cost n/a."""
+    text = replace_once(
+        TEXT,
+        "      - name: a10g-spot\n        vmSize: Standard_NV36ads_A10_v5\n",
+        CPU_POOL + "      - name: a10g-spot\n        vmSize: Standard_NV36ads_A10_v5\n",
+    )
+    before = {c.name: c.monthly_cost for c in build_report(load_fleet_text(TEXT.encode()).fleet).clusters}
+    unpriced = build_report(load_fleet_text(text.encode()).fleet)
+    assert {c.name: c.monthly_cost for c in unpriced.clusters} == before  # counted 0, not n/a
+    assert unpriced.unpriced == ("Standard_D16s_v5",)
+    priced = text.replace("    Standard_NC4as_T4_v3: 0.53\n", "    Standard_NC4as_T4_v3: 0.53\n  nodeHour:\n    Standard_D16s_v5: 0.77\n")
+    report = build_report(load_fleet_text(priced.encode()).fleet)
+    dev = {c.name: c for c in report.clusters}["dev-eastus"]
+    assert dev.monthly_cost == pytest.approx((before["dev-eastus"] or 0) + 3 * 0.77 * 730)
+    assert report.unpriced == ()
+    by_gpu_table = text.replace(
+        "    Standard_NC4as_T4_v3: 0.53\n", "    Standard_NC4as_T4_v3: 0.53\n    Standard_D16s_v5: 0.77   # 0 GPUs: the node's price\n"
+    )
+    dev = {c.name: c for c in build_report(load_fleet_text(by_gpu_table.encode()).fleet).clusters}["dev-eastus"]
+    assert dev.monthly_cost == pytest.approx((before["dev-eastus"] or 0) + 3 * 0.77 * 730)

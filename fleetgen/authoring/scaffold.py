@@ -36,11 +36,16 @@ if (mine) {
 _MERGE_BASE = 'base=$(git merge-base "origin/${{ github.base_ref }}" HEAD)'
 
 
+# Every YAML file, not only fleet.yaml: the fleet's own facts file (compatibility.factsFile) may be any YAML file of the
+# repository, named after the workflow was written, and an edit to it changes what validate and the upgrade planner accept.
+TRIGGER_PATHS = ["fleet.yaml", "**.yaml", "**.yml", "base/**", "clusters/**", "argocd/**", "FLEET.md", ".fleetgen-ledger"]
+
+
 def workflow(install: str) -> dict[str, Any]:
     """The pull-request workflow; `install` is what pip installs (a git source, or `.` for this repository)."""
     return {
         "name": "fleetgen",
-        "on": {"pull_request": {"paths": ["fleet.yaml", "base/**", "clusters/**", "argocd/**", "FLEET.md", ".fleetgen-ledger"]}},
+        "on": {"pull_request": {"paths": TRIGGER_PATHS}},
         "permissions": {"contents": "read", "pull-requests": "write"},
         "concurrency": {"group": "fleetgen-${{ github.event.pull_request.number }}", "cancel-in-progress": True},
         "jobs": {
