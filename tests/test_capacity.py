@@ -86,7 +86,7 @@ def test_a_stated_nominal_quota_above_its_pool_is_refused() -> None:
         f"{line}:24: clusters[2].queues[0].nominalQuota.a100-spot: the nominal quotas on training-eastus guarantee 240 "
     )
     assert (
-        "(queue gpu-cluster-queue 200, queue data-science-queue 40), above the 16 it yields (2 nodes x 8 A100); lower the nominal quotas, or set capacity.gpuOvercommit"
+        "(queue gpu-cluster-queue 200, queue data-science-queue 40), above the 16 it yields (2 x 8 A100); lower the nominal quotas, or set capacity.gpuOvercommit"
         in found[0]
     )
 

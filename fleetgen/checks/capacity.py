@@ -155,7 +155,7 @@ def check_flavor_quotas(fleet: Fleet) -> Iterator[Finding]:
             yield Finding(
                 culprit.path,
                 f"the nominal quotas on {cluster.name} guarantee {_count(total)} {resource} of {flavor} ({each}), above the "
-                f"{have}{allowed} it yields ({pool.max_nodes} nodes x {pool.gpus_per_node} {pool.gpu_model}{_cut(pool, resource)}){hint}",
+                f"{have}{allowed} it yields ({pool.max_nodes} x {pool.gpus_per_node} {pool.gpu_model}{_cut(pool, resource)}){hint}",
             )
 
 

@@ -101,7 +101,8 @@ class Pricing(Spec):
 
 class Capacity(Spec):
     gpu_overcommit: Float | None = Field(default=None, ge=1.0, le=100.0)
-    """Allow team GPU quotas on a cluster to add up to this many times its GPUs; without it they must fit."""
+    """Allow team GPU quotas on a cluster, and the nominal quotas of its ClusterQueues and Cohorts on each node pool, to add up
+    to this many times what the pools yield; without it they must fit."""
 
 
 class Fleet(Spec):
