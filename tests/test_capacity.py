@@ -7,12 +7,14 @@ shares, and a CPU-only pool's price. The properties over generated fleets are in
 from __future__ import annotations
 
 import json
+import subprocess
+from collections.abc import Callable
 from fractions import Fraction
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import get_args
 
 import pytest
-from conftest import EXAMPLE, findings_of, line_of, replace_once
+from conftest import EXAMPLE, findings_of, git, line_of, replace_once
 
 from fleetgen.authoring.scaffold import workflow
 from fleetgen.checks.capacity import equivalents, pool_capacity, requests_equivalents
@@ -24,6 +26,7 @@ from fleetgen.report.capacity_output import report_json, report_markdown
 from fleetgen.review.approvals import BUILTIN_RULES, required_approvals
 from fleetgen.review.changes import ChangeKind, fleet_changes
 
+Run = Callable[..., subprocess.CompletedProcess[str]]
 TEXT = EXAMPLE.read_text(encoding="utf-8")
 DEV_TWO_QUEUES = replace_once(
     replace_once(
@@ -295,3 +298,36 @@ def test_a_cpu_only_pool_is_priced_per_node_hour_and_never_makes_a_cost_unknown(
     )
     dev = {c.name: c for c in build_report(load_fleet_text(by_gpu_table.encode()).fleet).clusters}["dev-eastus"]
     assert dev.monthly_cost == pytest.approx((before["dev-eastus"] or 0) + 3 * 0.77 * 730)
+
+
+def test_a_queues_slice_quota_is_summarised_in_its_slices() -> None:
+    queue = "    queues: [{name: gpu-cluster-queue, nominalQuota: {a100-mig: {slices: {mig-1g.10gb: 14}}}}]\n    nodePools:\n"
+    base = load_fleet_text(replace_once(MIG_TEXT, "    nodePools:\n", queue).encode()).fleet
+    head = load_fleet_text(replace_once(MIG_TEXT, "    nodePools:\n", queue.replace("10gb: 14", "10gb: 10")).encode()).fleet
+    assert [c.text for c in fleet_changes(base, head)] == [
+        "cluster inference-eastus: queue gpu-cluster-queue changed",
+        "cluster inference-eastus: search, ranking owns 10 A100 mig-1g.10gb of a100-mig (was 14)",
+    ]
+
+
+def test_the_diff_schema_names_every_kind_of_change() -> None:
+    schema = json.loads((EXAMPLE.parent / "schemas" / "output" / "diff.schema.json").read_text(encoding="utf-8"))
+    assert schema["properties"]["summary"]["items"]["properties"]["kind"]["enum"] == list(get_args(ChangeKind))
+
+
+def test_a_pull_request_that_only_edits_the_facts_file_is_reviewed_and_gated(repo: Path, cli_run: Run) -> None:
+    """Issue 40: editing only the facts file changed what validate and the planner accept, unreviewed."""
+    text = replace_once(TEXT, "\nversionSets:\n", "\ncompatibility:\n  factsFile: extra-facts.yaml\n\nversionSets:\n")
+    (repo / "fleet.yaml").write_text(text, encoding="utf-8")
+    row = '  - {cuda: "12.6", minDriver: "550.90.07", source: "Our driver qualification", url: "https://wiki.example.com/gpu/drivers"}\n'
+    (repo / "extra-facts.yaml").write_text("cudaDriver:\n" + row, encoding="utf-8")
+    git(repo, "add", "fleet.yaml", "extra-facts.yaml")
+    git(repo, "commit", "-qm", "own facts")
+    (repo / "extra-facts.yaml").write_text("cudaDriver:\n" + row.replace("550.90.07", "550.54.15"), encoding="utf-8")
+    done = cli_run("diff", "--base", "main", "--format", "json", cwd=repo)
+    assert done.returncode == 1, done.stderr
+    review = json.loads(done.stdout)
+    assert [s["text"] for s in review["summary"]] == [
+        "facts file extra-facts.yaml: cudaDriver 1 row(s) added or changed, 1 removed or changed"
+    ]
+    assert [a["rule"] for a in review["approvals"]] == ["fleetgen-gate"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from fleetgen.checks.capacity import CAPACITY_CHECKS
+from fleetgen.checks.capacity import CAPACITY_CHECKS, pool_capacity
 from fleetgen.checks.entitlement import ENTITLEMENT_CHECKS
 from fleetgen.checks.partitioning import PARTITIONING_CHECKS
 from fleetgen.checks.placement import PLACEMENT_CHECKS
@@ -147,7 +147,7 @@ def check_gpu_capacity(fleet: Fleet) -> Iterator[Finding]:
     ratio = fleet.capacity.gpu_overcommit or 1.0
     for cluster in fleet.clusters:
         counted = [p for p in cluster.node_pools if GPU_RESOURCE in per_gpu(p)]  # a MIG pool of mig-* slices yields none
-        gpus = sum(p.max_nodes * p.gpus_per_node * per_gpu(p)[GPU_RESOURCE] for p in counted)
+        gpus = sum(pool_capacity(p).units.get(GPU_RESOURCE, 0) for p in counted)  # what Kubernetes counts: replicas of shared GPUs
         allowed = gpus * ratio
         held = [(t, team.name, team.quota_on(cluster.name).requests.gpu or 0) for t, team in fleet.placements[cluster.name]]
         total = sum(gpu for _, _, gpu in held)

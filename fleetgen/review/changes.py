@@ -12,6 +12,7 @@ from typing import Any
 
 from fleetgen.model import COMPONENTS, Cluster, Fleet, Queue, Quota, Team
 from fleetgen.model.partitioning import slice_resource
+from fleetgen.model.sharing import FlavorResources
 from fleetgen.review.capacity_changes import (
     cluster_capacity,
     facts_changes,
@@ -153,21 +154,31 @@ def _sharing(fleet: Fleet, cluster: Cluster, a: Queue, b: Queue, production: boo
     for field, who, verb, unset, was_unset, where in phrases:
         limits_a, limits_b = getattr(a, field), getattr(b, field)
         for flavor in sorted(limits_a.keys() | limits_b.keys()):
-            old, new = (limits[flavor].gpu if flavor in limits else None for limits in (limits_a, limits_b))
-            if old == new:
-                continue
-            model = pools[flavor].gpu_model if flavor in pools else "GPU"
-            now = f"{verb} {new} {model}s" if new is not None else unset
-            was = old if old is not None else was_unset
-            yield Change(
-                "queue",
-                f"cluster {cluster.name}: {who} {now} of {flavor}{where} (was {was})",
-                cluster=cluster.name,
-                field=b.name,
-                old=_show(old),
-                new=_show(new),
-                production=production,
-            )
+            named = {n for limits in (limits_a, limits_b) if flavor in limits for n in limits[flavor].slices}
+            for unit in ("gpu", *sorted(named)):  # whole GPUs, then each slice or share the entry names
+                old, new = (_amount(limits.get(flavor), unit) for limits in (limits_a, limits_b))
+                if old == new:
+                    continue
+                model = pools[flavor].gpu_model if flavor in pools else "GPU"
+                what = f"{model}s" if unit == "gpu" else f"{model} {unit}"
+                now = f"{verb} {new} {what}" if new is not None else unset
+                was = old if old is not None else was_unset
+                yield Change(
+                    "queue",
+                    f"cluster {cluster.name}: {who} {now} of {flavor}{where} (was {was})",
+                    cluster=cluster.name,
+                    field=b.name,
+                    old=_show(old),
+                    new=_show(new),
+                    production=production,
+                )
+
+
+def _amount(entry: FlavorResources | None, unit: str) -> int | None:
+    """A queue entry's whole GPUs ("gpu") or one slice ("mig-1g.10gb"); None when it does not say."""
+    if entry is None:
+        return None
+    return entry.gpu if unit == "gpu" else entry.slices.get(unit)
 
 
 def _volcano(a: Cluster, b: Cluster, production: bool) -> Iterator[Change]:
