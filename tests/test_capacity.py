@@ -331,3 +331,13 @@ def test_a_pull_request_that_only_edits_the_facts_file_is_reviewed_and_gated(rep
         "facts file extra-facts.yaml: cudaDriver 1 row(s) added or changed, 1 removed or changed"
     ]
     assert [a["rule"] for a in review["approvals"]] == ["fleetgen-gate"]
+
+
+def test_a_cluster_added_carries_its_gpus_and_cost_to_the_rules() -> None:
+    head = load_fleet_text(TEXT.encode()).fleet
+    base = head.model_copy(update={"clusters": head.clusters[:3]})  # the example before dev-eastus joined
+    changes = fleet_changes(base, head)
+    [added] = [c for c in changes if c.kind == "cluster-added"]
+    assert (added.added_gpus, round(added.added_cost or 0)) == (12, round((8 * 0.53 + 4 * 3.20) * 730))
+    gated = {a.rule.name: [c.kind for c in a.changes] for a in required_approvals(base, changes)}
+    assert gated["added-capacity"] == ["cluster-added"] and gated["new-cluster"] == ["cluster-added"]
