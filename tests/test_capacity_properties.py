@@ -56,10 +56,20 @@ def _owned(cluster: dict[str, Any], pool: dict[str, Any], resource: str) -> int:
 @given(fleets())
 def test_generated_fleets_are_valid_and_every_guarantee_fits_its_pool(fleet: dict[str, Any]) -> None:
     assert _errors(fleet) == []
-    for cluster in fleet["clusters"]:
+    model = load_fleet_text(fleet_text(fleet).encode()).fleet
+    for index, cluster in enumerate(fleet["clusters"]):
+        rendered: dict[tuple[str, str], int] = {}  # what the rendered ClusterQueues and Cohorts hold, as Kueue reads them
+        for made in cluster_objects(model, index):
+            if made.body["kind"] in ("ClusterQueue", "Cohort"):
+                for group in made.body["spec"].get("resourceGroups", []):
+                    for flavor in group["flavors"]:
+                        for resource in flavor["resources"]:
+                            if resource["name"].startswith("nvidia.com/"):
+                                key = (flavor["name"], resource["name"])
+                                rendered[key] = rendered.get(key, 0) + int(resource["nominalQuota"])
         for pool in cluster["nodePools"]:
             for resource, count in units(pool).items():
-                assert _owned(cluster, pool, resource) <= count
+                assert rendered.get((pool["name"], resource), 0) == _owned(cluster, pool, resource) <= count
 
 
 @given(fleets(), st.data())
