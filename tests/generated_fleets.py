@@ -3,7 +3,7 @@
 1-5 clusters of 1-4 node pools each, mixing whole GPUs, MIG layouts taken from fleetgen's own partitioning
 facts (a named profile everywhere, or the GPU's balanced mix) and time-sliced pools (renamed or not), a
 CPU-only pool now and then; 1-3 ClusterQueues per cluster that split each pool's GPUs, shares and slices
-between them, sometimes in a cohort that holds what the queues leave; teams with GPU and slice quotas on
+between them, sometimes in a cohort (or a cohort under a parent) that holds a share too; teams with GPU and slice quotas on
 the clusters they are on, within what their queue owns. The fleet is a plain dict (as fleet.yaml's YAML
 would load); `fleet_text` turns it into the text validate reads.
 """
@@ -89,19 +89,22 @@ def cluster(draw: st.DrawFn, index: int) -> dict[str, Any]:
     name = f"c{index}"
     pools = [draw(node_pool(f"p{index}-{p}")) for p in range(draw(st.integers(1, 4)))]
     queues: list[dict[str, Any]] = [{"name": f"q{q}", "flavors": []} for q in range(draw(st.integers(1, 3)))]
-    cohort = draw(st.sampled_from((None, "shared")))
-    cohorts: list[dict[str, Any]] = [{"name": "shared"}] if cohort else []
+    depth = draw(st.integers(0, 2))  # no cohort, one, or one under a parent (a cohort tree)
+    cohort = "shared" if depth else None
+    cohorts: list[dict[str, Any]] = [{"name": "shared"}, {"name": "root"}][:depth]
+    if depth == 2:
+        cohorts[0]["parent"] = "root"
     for pool in pools:
         takers = draw(st.lists(st.sampled_from(range(len(queues))), min_size=1, max_size=len(queues), unique=True))
         for q in takers:
             queues[q]["flavors"].append(pool["name"])
         for resource, count in units(pool).items():
-            share = count // (len(takers) + (1 if cohort else 0))  # the cohort, when there is one, holds a share too
+            share = count // (len(takers) + depth)  # each cohort of the tree holds a share too
             for q in takers:
                 entry = queues[q].setdefault("nominalQuota", {}).setdefault(pool["name"], {})
                 _merge(entry, _entry(resource, share))
-            if cohort:
-                _merge(cohorts[0].setdefault("nominalQuota", {}).setdefault(pool["name"], {}), _entry(resource, share))
+            for held in cohorts:
+                _merge(held.setdefault("nominalQuota", {}).setdefault(pool["name"], {}), _entry(resource, share))
     for queue in queues:
         if cohort:
             queue["cohort"] = cohort
