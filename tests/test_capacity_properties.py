@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from generated_fleets import GPU, edited, fleet_text, fleets, units
+from generated_fleets import GPU, LAYOUTS, edited, fleet_text, fleets, units
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -195,12 +195,21 @@ def test_every_capacity_change_is_in_the_summary_and_judged_by_the_rules(fleet: 
         subject = f"cluster {cluster['name']}: node pool {pool['name']} removed"
     elif mutation == "repartition":
         target = next(p for p in cluster["nodePools"] if p["name"] == pool["name"])
-        if "timeSlicing" in target.get("partitioning", {}):
-            target["partitioning"]["timeSlicing"]["replicas"] += 1
+        parts = target.get("partitioning", {})
+        others = [
+            layout for row, layout in LAYOUTS if "mig" in parts and (row.gpu, row.memory) == (target["gpuModel"], target["gpuMemory"])
+        ]
+        others = [layout for layout in others if "mig" in parts and layout != parts["mig"]["layout"]]
+        if "timeSlicing" in parts:
+            parts["timeSlicing"]["replicas"] += 1
+            subject = f"cluster {cluster['name']}: node pool {pool['name']} partitioning time-sliced, "
+        elif others:
+            parts["mig"]["layout"] = data.draw(st.sampled_from(others))  # another of the GPU's layouts from the facts
+            subject = f"cluster {cluster['name']}: node pool {pool['name']} partitioning MIG "
         else:
             target["maxNodes"] += 1  # a pool without shares to change: a resize is its capacity change
             expect_rules |= _capacity_rules(pool, 1)
-        subject = f"cluster {cluster['name']}: node pool {pool['name']} "
+            subject = f"cluster {cluster['name']}: node pool {pool['name']} maxNodes "
     else:
         vm = data.draw(st.sampled_from(sorted(GPU_HOUR)))
         head["pricing"]["gpuHour"][vm] = GPU_HOUR[vm] + 1
