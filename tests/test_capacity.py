@@ -341,3 +341,29 @@ def test_a_cluster_added_carries_its_gpus_and_cost_to_the_rules() -> None:
     assert (added.added_gpus, round(added.added_cost or 0)) == (12, round((8 * 0.53 + 4 * 3.20) * 730))
     gated = {a.rule.name: [c.kind for c in a.changes] for a in required_approvals(base, changes)}
     assert gated["added-capacity"] == ["cluster-added"] and gated["new-cluster"] == ["cluster-added"]
+
+
+def test_volcano_guarantees_count_what_the_pools_advertise() -> None:
+    """Volcano guarantees nvidia.com/gpu as Kubernetes counts it: a time-sliced pool's replicas, not its physical GPUs."""
+    text = replace_once(
+        TEXT,
+        "        labels: {accelerator: nvidia-a100, kubernetes.azure.com/scalesetpriority: regular}\n",
+        "        partitioning: {timeSlicing: {replicas: 2}}\n"
+        "        labels: {accelerator: nvidia-a100, kubernetes.azure.com/scalesetpriority: regular, "
+        "nvidia.com/device-plugin.config: a100-ondemand}\n",
+    )
+    text = replace_once(
+        text, "      guarantees: {nlp: {gpu: 8}}", "      guarantees: {nlp: {gpu: 16}, robotics: {gpu: 4}, data-science: {gpu: 8}}"
+    )
+    text = replace_once(
+        text,
+        "      training-eastus: {queue: gpu-cluster-queue}   # the cluster",
+        "      training-eastus: {queue: gpu-cluster-queue, requests: {gpu: 16}}   # the cluster",
+    )
+    assert findings_of(text) == []  # 28 guaranteed: above the 24 physical GPUs, within the 32 nvidia.com/gpu advertised
+    whole = replace_once(text, "        partitioning: {timeSlicing: {replicas: 2}}\n", "")
+    over = replace_once(whole, ", nvidia.com/device-plugin.config: a100-ondemand}", "}")  # the same guarantees on whole GPUs
+    assert any(
+        "Volcano guarantees on training-eastus add up to 28 nvidia.com/gpu" in f and "(24: a100-ondemand 1 x 8, h100-ondemand 2 x 8)" in f
+        for f in findings_of(over)
+    )

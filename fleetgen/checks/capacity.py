@@ -19,6 +19,7 @@ from fleetgen.compat.partitioning import nominal, per_gpu, pool_yield, share_of_
 from fleetgen.errors import FieldPath, Finding
 from fleetgen.model import GPU_RESOURCE, Cluster, Fleet, NodePool
 from fleetgen.model.partitioning import slice_resource
+from fleetgen.model.sharing import pool_total
 from fleetgen.model.team import Requests
 
 HOURS_PER_MONTH = 730
@@ -63,6 +64,14 @@ class PoolCapacity:
 def pool_capacity(pool: NodePool) -> PoolCapacity:
     units = pool_yield(pool) if pool.gpus_per_node else {}
     return PoolCapacity(pool.name, pool_kind(pool), pool.max_nodes, pool.max_nodes * pool.gpus_per_node, units)
+
+
+def pool_amount(pool: NodePool, resource: str) -> Fraction:
+    """The pool at its largest in one resource as Kubernetes counts it: its CPU or memory, or the GPUs, shares or
+    slices it advertises (a time-sliced pool's nvidia.com/gpu are its replicas)."""
+    if resource in ("cpu", "memory"):
+        return pool_total(pool, resource)
+    return Fraction(pool_capacity(pool).units.get(resource, 0))
 
 
 def equivalents(pool: NodePool, resource: str, count: Fraction | int) -> Fraction:
