@@ -367,3 +367,12 @@ def test_volcano_guarantees_count_what_the_pools_advertise() -> None:
         "Volcano guarantees on training-eastus add up to 28 nvidia.com/gpu" in f and "(24: a100-ondemand 1 x 8, h100-ondemand 2 x 8)" in f
         for f in findings_of(over)
     )
+
+
+def test_a_gpu_vm_priced_per_node_hour_costs_the_same_as_per_gpu_hour() -> None:
+    per_gpu = build_report(load_fleet_text(TEXT.encode()).fleet)
+    a100 = "    Standard_ND96asr_v4: 3.40\n"  # 8 GPUs a node: 27.20 a node-hour
+    per_node = replace_once(replace_once(TEXT, a100, ""), "  gpuHour:\n", "  nodeHour: {Standard_ND96asr_v4: 27.20}\n  gpuHour:\n")
+    report = build_report(load_fleet_text(per_node.encode()).fleet)
+    assert [c.monthly_cost for c in report.clusters] == pytest.approx([c.monthly_cost for c in per_gpu.clusters])
+    assert [t.monthly_cost for t in report.teams] == pytest.approx([t.monthly_cost for t in per_gpu.teams])
