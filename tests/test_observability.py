@@ -153,5 +153,5 @@ def test_fleet_md_is_written_on_render(tmp_path: Path, cli_run: Run) -> None:
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
     assert cli_run("render").returncode == 0
     text = (tmp_path / "FLEET.md").read_text()
-    assert "| training-eastus | production | 40 | 12 | 28 |" in text
+    assert "| training-eastus | production | 40 | — | — | 12 | 28 |" in text  # GPUs, shares, MIG slices, committed, headroom
     assert "| Container Runtime | containerd 1.7 | containerd 1.7 | containerd 1.7 | containerd 1.7 |" in text

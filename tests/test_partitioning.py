@@ -258,7 +258,12 @@ def test_the_report_counts_slices_per_pool_and_team_and_prices_a_slice_as_its_sh
     done = cli_run("report", str(T4 / "fleet.yaml"), "--format", "json")
     shared = {(p["pool"], p["resource"]): p for p in json.loads(done.stdout)["slices"]["pools"]}
     assert shared[("t4-shared", "nvidia.com/gpu.shared")]["pricePerHour"] == pytest.approx(0.53 / 4)  # a quarter of a T4-hour
-    assert json.loads(done.stdout)["clusters"][0]["gpus"] == 4  # a10g-shared: 2 GPUs x 2 replicas of nvidia.com/gpu
+    dev = json.loads(done.stdout)["clusters"][0]
+    assert (dev["gpus"], dev["shares"], dev["gpuResource"]) == (
+        6,
+        20,
+        4,
+    )  # 6 physical GPUs; a10g-shared's 2 x 2 replicas are nvidia.com/gpu
 
 
 def test_explain_names_the_pools_partitioning_line_for_a_slice_quota(cli_run: Run) -> None:
@@ -319,7 +324,7 @@ def test_the_report_counts_a_partitioned_pools_queue_quota_in_what_it_yields(cli
     assert [s["resource"] for s in flavors["a100-mixed"]["slices"]] == [f"nvidia.com/mig-{p}" for p in ("1g.10gb", "2g.20gb", "3g.40gb")]
     done = cli_run("report", str(MIG / "fleet.yaml"))
     assert "| 14 A100 mig-1g.10gb (a100-mig), 2 A100 mig-1g.10gb, 1 A100 mig-2g.20gb, 1 A100 mig-3g.40gb (a100-mixed) |" in done.stdout
-    assert "these pools yield slices instead (see Partitioned GPUs): inference-eastus: a100-mig, a100-mixed." in done.stdout
+    assert "instead of nvidia.com/gpu (see Partitioned GPUs): inference-eastus: a100-mig, a100-mixed." in done.stdout
     done = cli_run("report", str(T4 / "fleet.yaml"))
     assert "| 16 T4 gpu.shared (t4-shared), 4 A10G replicas (a10g-shared) |" in done.stdout  # not 4 T4 and 2 A10G GPUs
     shared = json.loads(cli_run("report", str(T4 / "fleet.yaml"), "--format", "json").stdout)["queues"][0]["flavors"]
@@ -367,7 +372,7 @@ SLICE_COHORT = (
     "      - name: ranking-queue\n"
     "        flavors: [a100-mig]\n"
     "        cohort: inference\n"
-    "        nominalQuota: {a100-mig: {slices: {mig-1g.10gb: 7}}}\n"
+    "        nominalQuota: {a100-mig: {slices: {mig-1g.10gb: 5}}}          # 7 + 5 + the cohort's 2: the pool's 14\n"
     "        borrowingLimit: {a100-mig: {slices: {mig-1g.10gb: 6}}}   # search lends 4, the cohort holds 2\n"
     "    nodePools:\n"
 )
@@ -410,14 +415,14 @@ def test_a_cohort_lends_and_borrows_slices_and_its_members_cover_the_same_resour
     assert lent["nvidia.com/mig-1g.10gb"] == {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": 7, "lendingLimit": 4}
     assert (lent["nvidia.com/mig-3g.40gb"]["nominalQuota"], lent["cpu"]["nominalQuota"]) == (0, 22)  # a100-mig yields no 3g.40gb
     borrowed = resources("ranking-queue", "a100-mig")["nvidia.com/mig-1g.10gb"]
-    assert borrowed == {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": 7, "borrowingLimit": 6}
+    assert borrowed == {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": 5, "borrowingLimit": 6}
     done = cli_run("report", "fleet.yaml", "--format", "json", cwd=tmp_path)
     queues = {q["queue"]: {f["flavor"]: f for f in q["flavors"]} for q in json.loads(done.stdout)["queues"]}
     [ranking] = queues["ranking-queue"]["a100-mig"]["slices"]
-    assert (ranking["nominal"], ranking["mayBorrow"]) == (7, 2)  # it may borrow 6, its team's quota runs 9 of them
+    assert (ranking["nominal"], ranking["mayBorrow"]) == (5, 4)  # it may borrow 6, its team's quota runs 9 of them
     [search, *_] = queues["search-queue"]["a100-mig"]["slices"]
     assert (search["resource"], search["lendsAtMost"]) == ("nvidia.com/mig-1g.10gb", 4)
-    assert "ranking may borrow up to 2 A100 mig-1g.10gb (a100-mig) from the inference cohort" in cli_run("report", cwd=tmp_path).stdout
+    assert "ranking may borrow up to 4 A100 mig-1g.10gb (a100-mig) from the inference cohort" in cli_run("report", cwd=tmp_path).stdout
 
 
 def test_slice_limits_are_held_to_what_the_queue_owns_and_the_cohort_lends() -> None:

@@ -31,10 +31,11 @@ TEXT = EXAMPLE.read_text(encoding="utf-8")
 EXAMPLE_SHARING = TEXT[TEXT.index("    cohorts:\n      - name: training\n") : TEXT.index("  - name: dev-eastus")]
 # training-eastus with every sharing field: a cohort tree with its own quota, limits both ways, fungibility,
 # borrowWithinCohort, a queue open to any namespace, and Volcano (weights, not reclaimable) on the on-demand pools.
-SHARED = replace_once(
-    TEXT,
-    EXAMPLE_SHARING,
-    """    cohorts:
+SHARED = (
+    replace_once(
+        TEXT,
+        EXAMPLE_SHARING,
+        """    cohorts:
       - name: training
         parent: research
         fairSharingWeight: 3
@@ -66,9 +67,15 @@ SHARED = replace_once(
     volcano: {nodePools: [a100-ondemand, h100-ondemand], weights: {nlp: 3}, reclaimable: false}
 
 """,
-).replace(
-    "      training-eastus: {queue: gpu-cluster-queue}   # the cluster has two queues: say which\n      prod-inference-eastus: {requests: {gpu: 4}}",
-    "      training-eastus: {queue: nlp-queue}\n      prod-inference-eastus: {requests: {gpu: 4}}",
+    )
+    .replace(
+        "# capacity:\n#   gpuOvercommit: 1.5       # allow team GPU quotas to add up to 1.5x a cluster's GPUs",
+        "capacity:  # the open queue owns all of a100-spot beside the others: overcommitted guarantees, the opt-in says so\n  gpuOvercommit: 3.0",
+    )
+    .replace(
+        "      training-eastus: {queue: gpu-cluster-queue}   # the cluster has two queues: say which\n      prod-inference-eastus: {requests: {gpu: 4}}",
+        "      training-eastus: {queue: nlp-queue}\n      prod-inference-eastus: {requests: {gpu: 4}}",
+    )
 )
 
 

@@ -41,11 +41,13 @@ if (mine) {
 _MERGE_BASE = 'base=$(git merge-base "origin/${{ github.base_ref }}" HEAD)'
 
 
+
 def workflow(install: str) -> dict[str, Any]:
     """The pull-request workflow; `install` is what pip installs (a git source, or `.` for this repository)."""
     return {
         "name": "fleetgen",
-        # Every pull request, no path filter: a required check a filter skips stays pending and blocks the merge.
+        # Every pull request, no path filter: a required check a filter skips stays pending and blocks the merge, and the
+        # fleet's facts file (compatibility.factsFile), any file of the repository, changes what validate accepts.
         "on": {"pull_request": {}},
         "permissions": {"contents": "read", "pull-requests": "write"},
         "concurrency": {"group": "fleetgen-${{ github.event.pull_request.number }}", "cancel-in-progress": True},

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from fleetgen.checks.capacity import CAPACITY_CHECKS, pool_capacity
 from fleetgen.checks.entitlement import ENTITLEMENT_CHECKS
 from fleetgen.checks.partitioning import PARTITIONING_CHECKS
 from fleetgen.checks.placement import PLACEMENT_CHECKS
@@ -135,16 +136,10 @@ def _limits_cover_requests(quota: Quota, where: FieldPath, resources: set[str]) 
 
 def check_node_pools(fleet: Fleet) -> Iterator[Finding]:
     for c, cluster in enumerate(fleet.clusters):
-        selectors: dict[frozenset[tuple[str, str]], int] = {}
-        for p, pool in enumerate(cluster.node_pools):
+        for p, pool in enumerate(cluster.node_pools):  # pools Kueue cannot tell apart: checks.capacity
             here: FieldPath = ("clusters", c, "nodePools", p)
             if pool.min_nodes > pool.max_nodes:
                 yield Finding(here + ("minNodes",), f"minNodes {pool.min_nodes} is above maxNodes {pool.max_nodes}")
-            selector = frozenset(pool.labels.items())
-            if selector in selectors:
-                other = cluster.node_pools[selectors[selector]].name
-                yield Finding(here + ("labels",), f"same labels as node pool {other!r}: Kueue could not tell them apart")
-            selectors.setdefault(selector, p)
 
 
 def check_gpu_capacity(fleet: Fleet) -> Iterator[Finding]:
@@ -152,7 +147,7 @@ def check_gpu_capacity(fleet: Fleet) -> Iterator[Finding]:
     ratio = fleet.capacity.gpu_overcommit or 1.0
     for cluster in fleet.clusters:
         counted = [p for p in cluster.node_pools if GPU_RESOURCE in per_gpu(p)]  # a MIG pool of mig-* slices yields none
-        gpus = sum(p.max_nodes * p.gpus_per_node * per_gpu(p)[GPU_RESOURCE] for p in counted)
+        gpus = sum(pool_capacity(p).units.get(GPU_RESOURCE, 0) for p in counted)  # what Kubernetes counts: replicas of shared GPUs
         allowed = gpus * ratio
         held = [(t, team.name, team.quota_on(cluster.name).requests.gpu or 0) for t, team in fleet.placements[cluster.name]]
         total = sum(gpu for _, _, gpu in held)
@@ -218,6 +213,7 @@ CHECKS: tuple[Check, ...] = (
     *PLATFORM_CHECKS,
     *TENANCY_CHECKS,
     *PARTITIONING_CHECKS,
+    *CAPACITY_CHECKS,
 )
 
 

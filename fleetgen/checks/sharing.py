@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from fractions import Fraction
 
+from fleetgen.checks.capacity import pool_amount
 from fleetgen.compat.partitioning import nominal
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import Cluster, Fleet, NodePool, Queue
 from fleetgen.model.partitioning import slice_resource
-from fleetgen.model.sharing import FIELDS, GPU, RESOURCES, FlavorResources, PerFlavor, pool_total
+from fleetgen.model.sharing import FIELDS, GPU, RESOURCES, FlavorResources, PerFlavor
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -226,10 +227,10 @@ def _volcano_guarantees(fleet: Fleet, cluster: Cluster, here: FieldPath, pools: 
     for resource in RESOURCES:
         given = [(name, r.amount(resource)) for name, r in volcano.guarantees.items() if name in placed]
         amounts = [(name, v) for name, v in given if v is not None]
-        total, held = sum((v for _, v in amounts), Fraction(0)), sum((pool_total(p, resource) for p in pools), Fraction(0))
+        total, held = sum((v for _, v in amounts), Fraction(0)), sum((pool_amount(p, resource) for p in pools), Fraction(0))
         if total > held:
             each = ", ".join(f"{name} {_show(resource, v)}" for name, v in amounts)
-            sizes = ", ".join(f"{p.name} {p.max_nodes} x {_show(resource, pool_total(p, resource) / p.max_nodes)}" for p in pools)
+            sizes = ", ".join(f"{p.name} {p.max_nodes} x {_show(resource, pool_amount(p, resource) / p.max_nodes)}" for p in pools)
             yield Finding(
                 at,
                 f"the teams' Volcano guarantees on {cluster.name} add up to {_show(resource, total)} {resource} ({each}), more than "

@@ -94,12 +94,15 @@ class PriorityClass(Spec):
 class Pricing(Spec):
     currency: Identifier = "USD"
     gpu_hour: dict[Identifier, Annotated[Float, Field(ge=0)]] = {}
-    """Price of one GPU for one hour, by VM SKU (a node pool's vmSize)."""
+    """Price of one GPU for one hour, by VM SKU (a node pool's vmSize); a CPU-only VM's entry is the price of its node."""
+    node_hour: dict[Identifier, Annotated[Float, Field(ge=0)]] = {}
+    """Price of one node for one hour, by VM SKU: CPU-only pools, or GPU VMs priced per node (their GPU-hour is this over their GPUs)."""
 
 
 class Capacity(Spec):
     gpu_overcommit: Float | None = Field(default=None, ge=1.0, le=100.0)
-    """Allow team GPU quotas on a cluster to add up to this many times its GPUs; without it they must fit."""
+    """Allow team GPU quotas on a cluster, and the nominal quotas of its ClusterQueues and Cohorts on each node pool, to add up
+    to this many times what the pools yield; without it they must fit."""
 
 
 class Fleet(Spec):

@@ -12,15 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from fleetgen.checks.capacity import HOURS_PER_MONTH, node_hour_price, pool_capacity, pool_monthly_cost
 from fleetgen.checks.entitlement import entitlement, queue_gpus
 from fleetgen.checks.sharing import lendable
-from fleetgen.compat.partitioning import nominal, per_gpu, pool_yield
+from fleetgen.compat.partitioning import nominal, per_gpu
 from fleetgen.model import Cluster, Fleet, NodePool
 from fleetgen.model.sharing import GPU
 from fleetgen.render.volcano import queue_name
 from fleetgen.report.slices import PoolSlices, TeamSlices, average_price, pool_slices, team_slices
 
-HOURS_PER_MONTH = 730
 COMPONENT_TITLES = {
     "kubernetes": "Kubernetes",
     "driver": "GPU Driver",
@@ -34,14 +34,20 @@ COMPONENT_TITLES = {
 class ClusterCapacity:
     name: str
     environment: str
-    gpus: int
-    committed: int
+    gpus: int  # physical GPUs at maxNodes, whatever they are cut into
+    committed: int  # nvidia.com/gpu held by teams
     monthly_cost: float | None
-    sliced: tuple[str, ...] = ()  # pools whose GPUs become slices, not nvidia.com/gpu: counted in the slices, not in `gpus`
+    sliced: tuple[str, ...] = ()  # pools whose GPUs become slices, not nvidia.com/gpu: counted in the slices
+    gpu_units: int = 0  # nvidia.com/gpu the pools advertise: whole GPUs, time-sliced replicas not renamed, single-strategy slices
+    shared_gpus: int = 0  # physical GPUs that are time-sliced
+    shares: int = 0  # the replicas they hand out
+    mig_gpus: int = 0  # physical GPUs cut into MIG slices
+    mig_slices: int = 0  # the slices they hand out
 
     @property
     def headroom(self) -> int:
-        return self.gpus - self.committed
+        """nvidia.com/gpu not committed: what Kueue and the quotas count, compared in the same unit."""
+        return self.gpu_units - self.committed
 
 
 @dataclass(frozen=True)
@@ -216,17 +222,27 @@ def _volcano_shares(fleet: Fleet, cluster: Cluster) -> Iterator[VolcanoShare]:
 def build_report(fleet: Fleet) -> Report:
     clusters = []
     for cluster in fleet.clusters:
-        gpus = sum(pool_yield(p).get(GPU, 0) for p in cluster.node_pools)  # a time-sliced pool counts its replicas
+        pools = [pool_capacity(p) for p in cluster.node_pools]
         committed = sum(entitlement(fleet, t, cluster).held for _, t in fleet.placements[cluster.name])
-        prices = [fleet.pricing.gpu_hour.get(p.vm_size) for p in cluster.node_pools]
-        cost = None
-        if all(price is not None for price in prices):
-            cost = (
-                sum(p.max_nodes * p.gpus_per_node * (price or 0) for p, price in zip(cluster.node_pools, prices, strict=True))
-                * HOURS_PER_MONTH
-            )
+        costs = [(p, pool_monthly_cost(fleet, p)) for p in cluster.node_pools]
+        # an unpriced CPU-only pool is listed under `unpriced` but never makes its cluster's cost unknown
+        cost = None if any(c is None and p.gpus_per_node for p, c in costs) else sum(c or 0.0 for _, c in costs)
         slice_pools = tuple(p.name for p in cluster.node_pools if p.gpus_per_node and set(per_gpu(p)) - {GPU})
-        clusters.append(ClusterCapacity(cluster.name, cluster.environment, gpus, committed, cost, slice_pools))
+        clusters.append(
+            ClusterCapacity(
+                cluster.name,
+                cluster.environment,
+                sum(p.gpus for p in pools),
+                committed,
+                cost,
+                slice_pools,
+                gpu_units=sum(p.units.get(GPU, 0) for p in pools),
+                shared_gpus=sum(p.gpus for p in pools if p.kind == "time-sliced"),
+                shares=sum(p.shares for p in pools),
+                mig_gpus=sum(p.gpus for p in pools if p.kind == "mig"),
+                mig_slices=sum(p.slices for p in pools),
+            )
+        )
     by_name = {c.name: c for c in fleet.clusters}
     teams = []
     for team in fleet.teams:
@@ -250,7 +266,7 @@ def build_report(fleet: Fleet) -> Report:
         )
         for component in COMPONENT_TITLES
     )
-    unpriced = tuple(sorted({p.vm_size for c in fleet.clusters for p in c.node_pools if p.vm_size not in fleet.pricing.gpu_hour}))
+    unpriced = tuple(sorted({p.vm_size for c in fleet.clusters for p in c.node_pools if node_hour_price(fleet, p) is None}))
     queues = tuple(share for cluster in fleet.clusters for share in _queue_shares(fleet, cluster))
     volcano = tuple(share for cluster in fleet.clusters for share in _volcano_shares(fleet, cluster))
     sliced = tuple(s for cluster in fleet.clusters for s in team_slices(fleet, cluster))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import html
 import json
 
-from fleetgen.report.capacity import HOURS_PER_MONTH, FlavorShare, Holding, Report
+from fleetgen.checks.capacity import HOURS_PER_MONTH
+from fleetgen.report.capacity import ClusterCapacity, FlavorShare, Holding, Report
 from fleetgen.report.slices import slices_markdown
 
 
@@ -76,23 +77,43 @@ def _sharing_markdown(report: Report) -> list[str]:
 
 
 def _sliced_note(report: Report) -> list[str]:
-    """Which pools the GPUs column leaves out: their GPUs become slices (see Partitioned GPUs)."""
+    """What the columns count, and which pools yield slices instead of nvidia.com/gpu (see Partitioned GPUs)."""
     sliced = [f"{c.name}: {', '.join(c.sliced)}" for c in report.clusters if c.sliced]
-    if not sliced:
+    if not any(c.shares or c.mig_slices for c in report.clusters):
         return []
-    return [f"GPUs count nvidia.com/gpu; these pools yield slices instead (see Partitioned GPUs): {'; '.join(sliced)}.", ""]
+    lines = [
+        "GPUs are physical GPUs; shares and MIG slices are what the partitioned ones hand out. Committed and headroom count "
+        "nvidia.com/gpu: whole GPUs, and the replicas of time-sliced pools that advertise them as nvidia.com/gpu."
+    ]
+    if sliced:
+        lines.append(f"These pools yield slices or named shares instead of nvidia.com/gpu (see Partitioned GPUs): {'; '.join(sliced)}.")
+    return [*lines, ""]
+
+
+def _parts(count: int, gpus: int) -> str:
+    """ "16 (on 4 GPUs)", or an em dash for none."""
+    return f"{count} (on {gpus} GPUs)" if count else "—"
+
+
+CAPACITY_HEAD = ["Cluster", "Environment", "GPUs", "Time-sliced shares", "MIG slices", "Committed", "Headroom", "Capacity cost / month"]
+
+
+def _capacity_row(c: ClusterCapacity, currency: str) -> list[str]:
+    shares, slices = _parts(c.shares, c.shared_gpus), _parts(c.mig_slices, c.mig_gpus)
+    return [c.name, c.environment, str(c.gpus), shares, slices, str(c.committed), str(c.headroom), _money(c.monthly_cost, currency)]
 
 
 def report_markdown(report: Report) -> str:
     cur = report.currency
     lines = [f"# GPU fleet report: {report.fleet}", "", "## Capacity and committed quotas", ""]
-    lines += ["| Cluster | Environment | GPUs | Committed | Headroom | Capacity cost / month |", "|---|---|---:|---:|---:|---:|"]
+    lines += ["| " + " | ".join(CAPACITY_HEAD) + " |", "|---|---|" + "---:|" * (len(CAPACITY_HEAD) - 2)]
+    lines += ["| " + " | ".join(_capacity_row(c, cur)) + " |" for c in report.clusters]
+    total = {key: sum(getattr(c, key) for c in report.clusters) for key in ("gpus", "shares", "mig_slices", "committed", "headroom")}
     lines += [
-        f"| {c.name} | {c.environment} | {c.gpus} | {c.committed} | {c.headroom} | {_money(c.monthly_cost, cur)} |" for c in report.clusters
+        f"| **fleet** | | **{total['gpus']}** | **{total['shares']}** | **{total['mig_slices']}** | **{total['committed']}** "
+        f"| **{total['headroom']}** | |",
+        "",
     ]
-    total_gpus = sum(c.gpus for c in report.clusters)
-    total_committed = sum(c.committed for c in report.clusters)
-    lines += [f"| **fleet** | | **{total_gpus}** | **{total_committed}** | **{total_gpus - total_committed}** | |", ""]
     lines += _sliced_note(report)
     lines += [
         "## GPUs held by team",
@@ -111,7 +132,7 @@ def report_markdown(report: Report) -> str:
     lines += ["", "## Fleet compatibility matrix", "", "| Component | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     lines += [f"| {title} | " + " | ".join(values) + " |" for title, values in report.matrix]
     if report.unpriced:
-        lines += ["", f"No price for: {', '.join(report.unpriced)} (add them under pricing.gpuHour)."]
+        lines += ["", f"No price for: {', '.join(report.unpriced)} (add them under pricing.gpuHour, or pricing.nodeHour per node)."]
     return "\n".join(lines) + "\n"
 
 
@@ -127,6 +148,11 @@ def report_json(report: Report) -> str:
                     "name": c.name,
                     "environment": c.environment,
                     "gpus": c.gpus,
+                    "gpuResource": c.gpu_units,
+                    "sharedGpus": c.shared_gpus,
+                    "shares": c.shares,
+                    "migGpus": c.mig_gpus,
+                    "migSlices": c.mig_slices,
                     "committed": c.committed,
                     "headroom": c.headroom,
                     "monthlyCost": c.monthly_cost,
@@ -209,20 +235,20 @@ def report_json(report: Report) -> str:
 
 def _capacity_chart(report: Report) -> str:
     """Horizontal bars: each cluster's GPUs, committed quota drawn over them."""
-    widest = max((max(c.gpus, c.committed) for c in report.clusters), default=1) or 1
+    widest = max((max(c.gpu_units, c.committed) for c in report.clusters), default=1) or 1
     row, left, width = 34, 190, 520
     label = "GPU capacity and committed quota per cluster"
     size = f'width="{left + width + 120}" height="{row * len(report.clusters) + 20}"'
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{label}" {size}>']
     for i, c in enumerate(report.clusters):
         y = 10 + i * row
-        cap, com = width * c.gpus / widest, width * c.committed / widest
-        colour = "#c0392b" if c.committed > c.gpus else "#2e86c1"
+        cap, com = width * c.gpu_units / widest, width * c.committed / widest
+        colour = "#c0392b" if c.committed > c.gpu_units else "#2e86c1"
         parts += [
             f'<text x="0" y="{y + 17}" font-size="13">{html.escape(c.name)}</text>',
-            f'<rect x="{left}" y="{y}" width="{cap:.1f}" height="24" fill="#d6eaf8"><title>{c.gpus} GPUs</title></rect>',
+            f'<rect x="{left}" y="{y}" width="{cap:.1f}" height="24" fill="#d6eaf8"><title>{c.gpu_units} nvidia.com/gpu</title></rect>',
             f'<rect x="{left}" y="{y + 6}" width="{com:.1f}" height="12" fill="{colour}"><title>{c.committed} committed</title></rect>',
-            f'<text x="{left + max(cap, com) + 8:.1f}" y="{y + 17}" font-size="12">{c.committed} / {c.gpus}</text>',
+            f'<text x="{left + max(cap, com) + 8:.1f}" y="{y + 17}" font-size="12">{c.committed} / {c.gpu_units}</text>',
         ]
     parts.append("</svg>")
     return "".join(parts)
@@ -236,10 +262,7 @@ def report_html(report: Report) -> str:
 
     cur = report.currency
     names = [c.name for c in report.clusters]
-    capacity = table(
-        ["Cluster", "Environment", "GPUs", "Committed", "Headroom", "Capacity cost / month"],
-        [[c.name, c.environment, str(c.gpus), str(c.committed), str(c.headroom), _money(c.monthly_cost, cur)] for c in report.clusters],
-    )
+    capacity = table(CAPACITY_HEAD, [_capacity_row(c, cur) for c in report.clusters])
     teams = table(
         ["Team", "Cost centre", *names, "GPUs", "Cost / month"],
         [
@@ -265,7 +288,7 @@ def report_html(report: Report) -> str:
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title><style>{style}</style></head>'
         f"<body><h1>{title}</h1><h2>Capacity and committed quotas</h2>{_capacity_chart(report)}"
-        "<p>Light bar: GPUs the node pools can grow to. Dark bar: GPUs committed to teams (red when above capacity).</p>"
+        "<p>Light bar: nvidia.com/gpu the node pools can grow to. Dark bar: nvidia.com/gpu committed to teams (red when above).</p>"
         f"{capacity}{''.join(f'<p>{html.escape(line)}</p>' for line in _sliced_note(report) if line)}"
         f"<h2>GPUs held by team</h2>{teams}<h2>Sharing GPUs</h2>{sharing}<h2>Fleet compatibility matrix</h2>{matrix}</body></html>\n"
     )

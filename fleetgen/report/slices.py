@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fleetgen.checks.capacity import HOURS_PER_MONTH, gpu_hour_price
 from fleetgen.compat.partitioning import describe, pool_yield, share_of_gpu
 from fleetgen.model import Cluster, Fleet, NodePool
 from fleetgen.model.partitioning import slice_resource
-
-HOURS_PER_MONTH = 730
 
 
 @dataclass(frozen=True)
@@ -34,7 +33,7 @@ class TeamSlices:
 
 def unit_price(fleet: Fleet, pool: NodePool, resource: str) -> float | None:
     """One unit of `resource` of the pool for one hour: the GPU-hour times the unit's share of its GPU."""
-    price = fleet.pricing.gpu_hour.get(pool.vm_size)
+    price = gpu_hour_price(fleet, pool)
     return None if price is None else price * float(share_of_gpu(pool, resource))
 
 

@@ -42,10 +42,13 @@ class FleetDiff:
         return not self.clusters and not self.changes
 
 
-def diff_fleets(base_render: Rendered, head_render: Rendered, base_name: str, head_name: str) -> FleetDiff:
-    """Summary, approvals (by the base's rules, so a change cannot relax its own gate) and per-cluster objects."""
+def diff_fleets(
+    base_render: Rendered, head_render: Rendered, base_name: str, head_name: str, facts: tuple[bytes | None, bytes | None] = (None, None)
+) -> FleetDiff:
+    """Summary, approvals (by the base's rules, so a change cannot relax its own gate) and per-cluster objects;
+    `facts`: each side's own facts file (compatibility.factsFile), whose edits are changes too."""
     base, head = base_render.fleet, head_render.fleet
-    changes = policy_changes(base, head) + fleet_changes(base, head)
+    changes = policy_changes(base, head) + fleet_changes(base, head, facts)
     approvals = required_approvals(base, changes)
     old_index = {c.name: i for i, c in enumerate(base.clusters)}
     new_index = {c.name: i for i, c in enumerate(head.clusters)}
@@ -73,7 +76,7 @@ def change_path(change: Change, fleet: Fleet) -> FieldPath:
     if change.kind == "priority-class":
         names = [p.name for p in fleet.priority_classes]
         return ("priorityClasses", names.index(str(change.field))) if change.field in names else ("priorityClasses",)
-    if change.kind == "fleet" and change.field:
+    if change.kind in ("fleet", "pricing", "facts") and change.field:
         return tuple(change.field.split("."))
     if change.team is not None:
         teams = [t.name for t in fleet.teams]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fleetgen.model import ApprovalCondition, ApprovalRule, Fleet
-from fleetgen.review.changes import Change
+from fleetgen.review.changes import Change, ChangeKind
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Gate:
     name: str
     description: str
     approvers: tuple[str, ...]
-    kinds: frozenset[str] = frozenset()  # a built-in rule gates every change of these kinds
+    kinds: frozenset[ChangeKind] = frozenset()  # a built-in rule gates every change of these kinds
     rule: ApprovalRule | None = None  # a fleet rule
 
     @property
@@ -36,11 +36,12 @@ class Approval:
     changes: tuple[Change, ...]
 
 
-BUILTIN_RULES: tuple[tuple[str, str, frozenset[str]], ...] = (  # name, description, kinds of change
+BUILTIN_RULES: tuple[tuple[str, str, frozenset[ChangeKind]], ...] = (  # name, description, kinds of change
     (
         "fleetgen-gate",
-        "The approval rules, rollout policy, upgrade record, capacity overcommit and platform owners judge every later change",
-        frozenset({"policy", "upgrade"}),
+        "The approval rules, rollout policy, upgrade record, capacity overcommit, platform owners and the fleet's own "
+        "compatibility facts judge every later change",
+        frozenset({"policy", "upgrade", "facts"}),
     ),
     (
         "fleetgen-tenant-access",
@@ -67,6 +68,11 @@ def fleet_gate(rule: ApprovalRule) -> Gate:
 def matches(when: ApprovalCondition, change: Change) -> bool:
     if when.gpu_quota_at_least is not None:
         return change.gpus is not None and change.gpus >= when.gpu_quota_at_least
+    if when.added_gpus_at_least is not None:
+        return change.added_gpus >= when.added_gpus_at_least
+    if when.added_monthly_cost_at_least is not None:  # an unpriced addition matches: a missing price never skips the gate
+        adds = change.added_gpus > 0 or change.added_cost is None or change.added_cost > 0
+        return adds and (change.added_cost is None or change.added_cost >= when.added_monthly_cost_at_least)
     if when.new_cluster:
         return change.kind == "cluster-added"
     if when.removed_cluster:

@@ -7,11 +7,24 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
-from fleetgen.errors import FieldPath
 from fleetgen.model import COMPONENTS, Cluster, Fleet, Queue, Quota, Team
+from fleetgen.model.partitioning import slice_resource
+from fleetgen.model.sharing import FlavorResources
+from fleetgen.review.capacity_changes import (
+    cluster_capacity,
+    facts_changes,
+    pool_changes,
+    pricing_changes,
+    quota_gpus,
+    raised_gpus,
+    show_gpus,
+    slice_quota_changes,
+)
+from fleetgen.review.change import Change as Change  # re-exported: the gate and the outputs import it from here
+from fleetgen.review.change import ChangeKind as ChangeKind
 
 QUOTA_FIELDS = (
     ("requests", "gpu", "nvidia.com/gpu quota"),
@@ -23,28 +36,12 @@ QUOTA_FIELDS = (
 )
 
 
-@dataclass(frozen=True)
-class Change:
-    """One change of the fleet; `kind` says what sort, the other fields what the gate needs."""
-
-    kind: str  # cluster-added, cluster-removed, cluster, versions, node-pool, queue, team-added, team-removed,
-    # team-renamed, team, placement-added, placement-removed, quota, priority-class, fleet; policy, upgrade,
-    # upgrade-wave, access, access-narrowed (policy_changes.py)
-    text: str
-    cluster: str | None = None
-    team: str | None = None
-    field: str | None = None
-    old: str | None = None
-    new: str | None = None
-    production: bool = False
-    gpus: int | None = None  # GPUs a team gains the right to on a cluster (new team, placement or raised quota)
-    warning: str | None = None  # what to watch for when it is applied
-    path: FieldPath | None = None  # where it stands in the head's fleet.yaml, when the fields above do not say
-
-
-def fleet_changes(base: Fleet, head: Fleet) -> list[Change]:
+def fleet_changes(base: Fleet, head: Fleet, facts: tuple[bytes | None, bytes | None] = (None, None)) -> list[Change]:
+    """Every change from `base` to `head`; `facts`: the bytes of each side's facts file, when it names one."""
     return [
         *_fleet_settings(base, head),
+        *facts_changes(base, head, facts),
+        *pricing_changes(base, head),
         *_priority_classes(base, head),
         *_clusters(base, head),
         *_teams(base, head),
@@ -67,7 +64,7 @@ def _show(value: Any) -> str:
     return "none" if value is None else str(value)
 
 
-def _attribute_changes(kind: str, subject: str, old: Any, new: Any, attrs: Any = None, **context: Any) -> Iterator[Change]:
+def _attribute_changes(kind: ChangeKind, subject: str, old: Any, new: Any, attrs: Any = None, **context: Any) -> Iterator[Change]:
     """One change per attribute that differs: "<subject> <attr> <old> -> <new>" (subject "" for a bare field path)."""
     for attr in attrs if attrs is not None else type(new).model_fields:
         x, y = getattr(old, attr), getattr(new, attr)
@@ -110,12 +107,14 @@ def _clusters(base: Fleet, head: Fleet) -> Iterator[Change]:
         )
     for name in [c.name for c in head.clusters if c.name not in old]:
         cluster = new[name]
-        gpus = sum(p.max_nodes * p.gpus_per_node for p in cluster.node_pools)
+        gpus, cost = cluster_capacity(head, cluster)
         yield Change(
             "cluster-added",
             f"cluster {name} added ({cluster.environment}, {cluster.region}, {gpus} GPUs)",
             cluster=name,
             production=cluster.environment == "production",
+            added_gpus=gpus,
+            added_cost=cost,
         )
     for name in [c.name for c in head.clusters if c.name in old]:
         yield from _cluster(base, old[name], head, new[name])
@@ -131,21 +130,7 @@ def _cluster(base: Fleet, a: Cluster, head: Fleet, b: Cluster) -> Iterator[Chang
     if was != now:
         text = f"cluster {b.name}: GPU Operator {was} -> {now}"
         yield Change("versions", text, cluster=b.name, field="gpuOperator", old=was, new=now, production=production)
-    pools_a, pools_b = {p.name: p for p in a.node_pools}, {p.name: p for p in b.node_pools}
-    for pool in pools_a.keys() - pools_b.keys():
-        yield Change("node-pool", f"cluster {b.name}: node pool {pool} removed", cluster=b.name, field=pool, production=production)
-    for pool in [p for p in pools_b if p not in pools_a]:
-        p = pools_b[pool]
-        yield Change(
-            "node-pool",
-            f"cluster {b.name}: node pool {pool} added ({p.max_nodes} x {p.gpus_per_node} {p.gpu_model})",
-            cluster=b.name,
-            field=pool,
-            production=production,
-        )
-    for pool in [p for p in pools_b if p in pools_a and pools_a[p] != pools_b[p]]:
-        subject = f"cluster {b.name}: node pool {pool}"
-        yield from _attribute_changes("node-pool", subject, pools_a[pool], pools_b[pool], cluster=b.name, field=pool, production=production)
+    yield from pool_changes(base, a, head, b, production)
     queues_a, queues_b = {q.name: q for q in a.queues}, {q.name: q for q in b.queues}
     for queue in sorted(queues_a.keys() | queues_b.keys()):
         if queues_a.get(queue) != queues_b.get(queue):
@@ -169,21 +154,31 @@ def _sharing(fleet: Fleet, cluster: Cluster, a: Queue, b: Queue, production: boo
     for field, who, verb, unset, was_unset, where in phrases:
         limits_a, limits_b = getattr(a, field), getattr(b, field)
         for flavor in sorted(limits_a.keys() | limits_b.keys()):
-            old, new = (limits[flavor].gpu if flavor in limits else None for limits in (limits_a, limits_b))
-            if old == new:
-                continue
-            model = pools[flavor].gpu_model if flavor in pools else "GPU"
-            now = f"{verb} {new} {model}s" if new is not None else unset
-            was = old if old is not None else was_unset
-            yield Change(
-                "queue",
-                f"cluster {cluster.name}: {who} {now} of {flavor}{where} (was {was})",
-                cluster=cluster.name,
-                field=b.name,
-                old=_show(old),
-                new=_show(new),
-                production=production,
-            )
+            named = {n for limits in (limits_a, limits_b) if flavor in limits for n in limits[flavor].slices}
+            for unit in ("gpu", *sorted(named)):  # whole GPUs, then each slice or share the entry names
+                old, new = (_amount(limits.get(flavor), unit) for limits in (limits_a, limits_b))
+                if old == new:
+                    continue
+                model = pools[flavor].gpu_model if flavor in pools else "GPU"
+                what = f"{model}s" if unit == "gpu" else f"{model} {unit}"
+                now = f"{verb} {new} {what}" if new is not None else unset
+                was = old if old is not None else was_unset
+                yield Change(
+                    "queue",
+                    f"cluster {cluster.name}: {who} {now} of {flavor}{where} (was {was})",
+                    cluster=cluster.name,
+                    field=b.name,
+                    old=_show(old),
+                    new=_show(new),
+                    production=production,
+                )
+
+
+def _amount(entry: FlavorResources | None, unit: str) -> int | None:
+    """A queue entry's whole GPUs ("gpu") or one slice ("mig-1g.10gb"); None when it does not say."""
+    if entry is None:
+        return None
+    return entry.gpu if unit == "gpu" else entry.slices.get(unit)
 
 
 def _volcano(a: Cluster, b: Cluster, production: bool) -> Iterator[Change]:
@@ -234,7 +229,7 @@ def _teams(base: Fleet, head: Fleet) -> Iterator[Change]:
             )
             yield from _team(base, was, head, team)
         else:
-            gpus = max((team.quota_on(c).requests.gpu or 0 for c in team.clusters), default=0)
+            gpus = max((quota_gpus(head, team, c) for c in team.clusters), default=Fraction(0))
             yield Change("team-added", f"team {team.name} added on {_clusters_text(team.clusters)}", team=team.name, gpus=gpus)
     for team in head.teams:
         if team.name in old:
@@ -259,17 +254,20 @@ def _team(base: Fleet, a: Team, head: Fleet, b: Team) -> Iterator[Change]:
         )
     for cluster in b.clusters:
         if cluster not in a.clusters:
-            gpus = b.quota_on(cluster).requests.gpu
+            gpus = quota_gpus(head, b, cluster)
+            requests = b.quota_on(cluster).requests
+            slices = "".join(f", {slice_resource(n)} {c}" for n, c in sorted(requests.slices.items()))
             yield Change(
                 "placement-added",
-                f"team {b.name} added to {cluster} (nvidia.com/gpu quota {_show(gpus)})",
+                f"team {b.name} added to {cluster} (nvidia.com/gpu quota {_show(requests.gpu)}{slices}; {show_gpus(gpus)} GPU-equivalents)",
                 team=b.name,
                 cluster=cluster,
                 production=_is_production(head, cluster),
                 gpus=gpus,
             )
             continue
-        yield from _quota_changes(head, b, cluster, a.quota_on(cluster), b.quota_on(cluster))
+        raised = raised_gpus(base, head, b, cluster, a)
+        yield from _quota_changes(head, b, cluster, a.quota_on(cluster), b.quota_on(cluster), raised)
         queue_a, queue_b = _queue(base, a, cluster), _queue(head, b, cluster)
         if queue_a != queue_b:
             yield Change(
@@ -297,12 +295,12 @@ def _is_production(fleet: Fleet, cluster: str) -> bool:
     return any(c.name == cluster and c.environment == "production" for c in fleet.clusters)
 
 
-def _quota_changes(fleet: Fleet, team: Team, cluster: str, old: Quota, new: Quota) -> Iterator[Change]:
+def _quota_changes(fleet: Fleet, team: Team, cluster: str, old: Quota, new: Quota, raised: Fraction | None) -> Iterator[Change]:
+    """Each quota that differs; GPU and slice quotas carry the GPU-equivalents they raise the team's quota to."""
     production = _is_production(fleet, cluster)
     for scope, field, label in QUOTA_FIELDS:
         x, y = getattr(getattr(old, scope), field), getattr(getattr(new, scope), field)
         if x != y:
-            raised_gpus = (scope, field) == ("requests", "gpu") and (y or 0) > (x or 0)
             yield Change(
                 "quota",
                 f"team {team.name}: {label} on {cluster} {_show(x)} -> {_show(y)}",
@@ -312,8 +310,9 @@ def _quota_changes(fleet: Fleet, team: Team, cluster: str, old: Quota, new: Quot
                 old=_show(x),
                 new=_show(y),
                 production=production,
-                gpus=y if raised_gpus else None,
+                gpus=raised if (scope, field) == ("requests", "gpu") else None,
             )
+    yield from slice_quota_changes(team, cluster, old, new, raised, production)
     if old.pods != new.pods:
         yield Change(
             "quota",

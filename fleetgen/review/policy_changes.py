@@ -14,7 +14,7 @@ from typing import Any
 
 from fleetgen.model import ApprovalRule, Fleet, Upgrade
 from fleetgen.model.tenancy import PSA_ORDER, Access, default_access
-from fleetgen.review.changes import Change
+from fleetgen.review.changes import Change, ChangeKind
 
 
 def policy_changes(base: Fleet, head: Fleet) -> list[Change]:
@@ -186,10 +186,10 @@ def _grants_text(grants: set[tuple[str, str, str]]) -> str:
     return "; ".join(f"{r} ({', '.join(v)})" for r, v in by.items())
 
 
-def _gains(before: Access, after: Access) -> Iterator[tuple[str, str, str, str, str]]:
+def _gains(before: Access, after: Access) -> Iterator[tuple[ChangeKind, str, str, str, str]]:
     """(kind, field, what, before, after) of each way `after` differs from `before`; kind `access` for a gain."""
 
-    def kind(gained: bool) -> str:
+    def kind(gained: bool) -> ChangeKind:
         return "access" if gained else "access-narrowed"
 
     if before.priority_classes != after.priority_classes:

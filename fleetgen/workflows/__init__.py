@@ -251,13 +251,27 @@ def cluster_evidence(live: tuple[str, ...], contexts: tuple[str, ...]) -> dict[s
     return out
 
 
+def _facts_at(fleet_file: Path, fleet: Fleet, ref: str | None) -> bytes | None:
+    """The bytes of the facts file `fleet` names, at `ref` (the working tree without one); None when it names none or
+    the file is not there (validate reports a missing file; the diff shows the name change)."""
+    name = fleet.compatibility.facts_file
+    if name is None:
+        return None
+    path = fleet_file.parent / name
+    try:
+        return read_at(path, ref) if ref else read_fleet_bytes(path)
+    except InputError:
+        return None
+
+
 def review(fleet: Path, base_ref: str, head_ref: str | None, live: tuple[str, ...] = ()) -> Review:
     """What a change to FLEET does to each cluster, and the approvals it needs (`diff`)."""
     cache = Cache.for_user()
     base = _revision(read_at(fleet, base_ref), f"{fleet.name}@{base_ref}", cache)
     head_name = f"{fleet.name}@{head_ref}" if head_ref else fleet.name
     head = _revision(read_at(fleet, head_ref) if head_ref else read_fleet_bytes(fleet), head_name, cache, base.rendered)
-    result = diff_fleets(base.rendered, head.rendered, base_ref, head_ref or "working tree")
+    facts = (_facts_at(fleet, base.fleet, base_ref), _facts_at(fleet, head.fleet, head_ref))
+    result = diff_fleets(base.rendered, head.rendered, base_ref, head_ref or "working tree", facts)
     impacts = {
         cluster: quota_impacts(head.rendered.keyed(cluster_index(head.fleet, cluster, f"--live {cluster}")), objects)
         for cluster, objects in cluster_dumps(live).items()
