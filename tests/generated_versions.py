@@ -62,7 +62,7 @@ def _fleet(environments: list[str], sets: list[int], pools: list[int], pairs: in
     version_sets = {f"set-{i}": ROWS[i] for i in used}
     clusters: list[dict[str, Any]] = []
     for n, name in enumerate(names):
-        pool = {"name": "gpu", **POOLS[pools[n]], "maxNodes": 2, "labels": {"accelerator": POOLS[pools[n]]["gpuModel"].lower()}}
+        pool = {"name": "gpu", **POOLS[pools[n]], "maxNodes": 2, "scaling": "spot", "labels": {"accelerator": POOLS[pools[n]]["gpuModel"].lower()}}
         cluster: dict[str, Any] = {
             "name": name,
             "region": "eastus" if n % 2 == 0 else "westeurope",
@@ -91,11 +91,13 @@ def _fleet(environments: list[str], sets: list[int], pools: list[int], pairs: in
 @st.composite
 def version_fleets(draw: st.DrawFn) -> VersionFleet:
     """1 to 6 clusters over dev, staging and production (several a stage), up to two DR pairs among the
-    production clusters, each cluster on one of up to three version sets with their own operator pins."""
+    production clusters, dev and staging clusters each on one of up to three version sets with their own operator
+    pins, production on one of them."""
     count = draw(st.integers(1, 6))
     environments = draw(st.lists(st.sampled_from(STAGES), min_size=count, max_size=count))
     chosen = draw(st.lists(st.integers(0, len(ROWS) - 1), min_size=1, max_size=3, unique=True))
-    sets = draw(st.lists(st.sampled_from(chosen), min_size=count, max_size=count))
+    production_set = draw(st.sampled_from(chosen))  # validate: production clusters run identical versions
+    sets = [production_set if env == "production" else draw(st.sampled_from(chosen)) for env in environments]
     pools = draw(st.lists(st.integers(0, len(POOLS) - 1), min_size=count, max_size=count))
     return _fleet(environments, sets, pools, draw(st.integers(0, 2)), draw(st.integers(1, 3)))
 
