@@ -62,7 +62,13 @@ def _fleet(environments: list[str], sets: list[int], pools: list[int], pairs: in
     version_sets = {f"set-{i}": ROWS[i] for i in used}
     clusters: list[dict[str, Any]] = []
     for n, name in enumerate(names):
-        pool = {"name": "gpu", **POOLS[pools[n]], "maxNodes": 2, "scaling": "spot", "labels": {"accelerator": POOLS[pools[n]]["gpuModel"].lower()}}
+        pool = {
+            "name": "gpu",
+            **POOLS[pools[n]],
+            "maxNodes": 2,
+            "scaling": "spot",
+            "labels": {"accelerator": POOLS[pools[n]]["gpuModel"].lower()},
+        }
         cluster: dict[str, Any] = {
             "name": name,
             "region": "eastus" if n % 2 == 0 else "westeurope",

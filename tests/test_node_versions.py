@@ -17,6 +17,7 @@ from fleetgen.live.node_checks import judge_nodes
 from fleetgen.live.node_versions import kubelet_version, runtime_version
 from fleetgen.live.nodes import nodes_in
 from fleetgen.model import Version
+from fleetgen.upgrade.evidence import progress
 
 FLEET = load_fleet_text(EXAMPLE.read_bytes()).fleet
 DEV = next(c for c in FLEET.clusters if c.name == "dev-eastus")  # Kubernetes 1.30.1, containerd 1.7, CUDA 12.6
@@ -100,3 +101,12 @@ def test_a_pre_release_is_never_read_as_the_release(release: tuple[int, int, int
 @given(release=RELEASES, build=st.sampled_from([".0", "-dirty", "+", "-eks", "-gke", "+k3s", "-custom-1"]))
 def test_a_kubelet_build_no_distribution_writes_is_not_read(release: tuple[int, int, int], build: str) -> None:
     assert kubelet_version("v" + ".".join(map(str, release)) + build) is None
+
+
+def test_a_wave_waits_on_a_node_it_cannot_verify_and_says_which() -> None:
+    objects = nodes_dump(FLEET, "dev-eastus")["items"]
+    node = gpu_nodes({"items": objects})[0]
+    node["status"]["nodeInfo"]["kubeletVersion"] = "v1.30.1-custom"
+    report = progress(DEV, {"kubernetes": Version("1.30.1")}, objects)
+    assert not report.done and report.unreadable == (node["metadata"]["name"],)
+    assert f"cannot verify node {node['metadata']['name']}: a version it reports cannot be read" in report.text

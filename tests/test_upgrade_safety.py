@@ -143,3 +143,12 @@ def test_every_patch_the_facts_name_is_of_its_own_minor() -> None:
     rows = facts().kubernetes_releases
     assert all(row.patch is None or (row.patch.minor == row.kubernetes.minor and len(row.patch.parts) == 3) for row in rows)
     assert sum(row.patch is not None for row in rows) >= len(rows) - 2  # only minors newer than the data's patches lack one
+
+
+def test_verify_through_a_context_sees_the_nodes_now_so_an_earlier_at_is_refused(tmp_path: Path, cli_run: Run) -> None:
+    (tmp_path / "fleet.yaml").write_text(TEXT)
+    done = cli_run("upgrade", "verify", "--wave", "1", "--context", "dev-eastus=dev", "--at", "2025-01-01T00:00Z", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        2,
+        "fleetgen: --at: with --context the nodes are seen now; --at names when a --live dump was taken\n",
+    )

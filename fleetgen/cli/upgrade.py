@@ -8,6 +8,7 @@ import click
 
 from fleetgen import workflows
 from fleetgen.checks.load import load_fleet
+from fleetgen.checks.record_times import CLOCK_SKEW
 from fleetgen.cli.common import cluster_contexts_option, cluster_dumps_option, console, fleet_argument, reports_errors
 from fleetgen.errors import InputError
 from fleetgen.upgrade.apply import apply_wave
@@ -116,7 +117,10 @@ def upgrade_apply(
 def upgrade_verify(fleet: Path, number: int, live: tuple[str, ...], contexts: tuple[str, ...], at: str | None) -> None:
     """Record in FLEET that a wave is done: every GPU node of its clusters runs its versions. Its soak starts then."""
     loaded = load_fleet(fleet)
-    moment = recorded_moment(at, "--at", utc_now())
+    now = utc_now()
+    moment = recorded_moment(at, "--at", now)
+    if contexts and moment < now - CLOCK_SKEW:  # the nodes are read now: an earlier time would shorten the soak
+        raise InputError("--at: with --context the nodes are seen now; --at names when a --live dump was taken")
     edited, soak = verify_wave(loaded, number, workflows.cluster_evidence(live, contexts), moment)
     console().err(workflows.write_validated(fleet, edited, render=False))
     console().out(soak)
