@@ -153,6 +153,7 @@ def test_the_plan_is_byte_identical_under_several_hash_seeds(tmp_path: Path, gen
     assert len(outputs) == 1 and outputs.pop().startswith("exit 0\n")
 
 
+@pytest.mark.slow
 @FAST
 @given(
     generated=version_fleets(),

@@ -42,6 +42,7 @@ def plan_cli(text: str, folder: Path, seed: int, *args: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_the_plan_is_the_same_under_every_hash_seed_and_dev_goes_first(tmp_path: Path) -> None:
     outputs = {plan_cli(DEV_PINNED, tmp_path, seed, "--set", "driver=560.35.03") for seed in (0, 1, 2, 3)}
     assert len(outputs) == 1
