@@ -234,7 +234,7 @@ DISTRIBUTIONS = {
 def on_distribution(dump: dict[str, Any], distribution: str, kubernetes: str, containerd: str) -> dict[str, Any]:
     """`dump` with every Node's kubelet and runtime versions written as `distribution` writes them."""
     kubelet, runtime = DISTRIBUTIONS[distribution]
-    for item in dump["items"]:
+    for item in (o for o in dump["items"] if o["kind"] == "Node"):
         info = item["status"]["nodeInfo"]
         info["kubeletVersion"] = info["kubeProxyVersion"] = kubelet.format(k=kubernetes)
         info["containerRuntimeVersion"] = runtime.format(c=containerd)

@@ -4,7 +4,8 @@ DR pairs, version sets with their own GPU Operator pins and Kubernetes patches, 
 Each property is one promise: a plan rolls every phase out dev -> staging -> production canary -> production with DR
 halves apart, whatever the steps carry; it is a pure function of fleet.yaml and the request, under any hash seed; no
 component moves down without --allow-downgrade; Kubernetes crosses minors one at a time at real patches; and no time
-the caller gives starts a wave before the previous one has soaked.
+the caller gives starts a wave before the previous one has soaked; a wave is verified on the nodes of every
+distribution (EKS, GKE, k3s, RKE2, OpenShift, AKS).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pytest
 from generated_versions import TARGETS, VersionFleet, _fleet, targets, version_fleets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from node_dumps import wave_evidence
+from node_dumps import DISTRIBUTIONS, evidence_of, on_distribution, wave_evidence
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import InputError
@@ -190,3 +191,30 @@ def test_no_time_the_caller_gives_starts_a_wave_before_the_soak_ends(
         assert at < soak_end, refused.findings  # refused for the soak, or the window: never past its end
         return
     assert at >= soak_end and at <= now + datetime.timedelta(minutes=5) and "overrideSoak" not in applied
+
+
+@pytest.mark.slow
+@FAST
+@given(generated=version_fleets(), target=st.sampled_from(["1.30.5", "1.31.2"]), distribution=st.sampled_from(sorted(DISTRIBUTIONS)))
+def test_a_kubernetes_wave_is_verified_on_every_distribution_s_nodes(generated: VersionFleet, target: str, distribution: str) -> None:
+    """The wave's nodes report its Kubernetes as their distribution writes it: done; one patch behind: not done, and
+    never a node that cannot be verified."""
+    loaded = load_fleet_text(generated.text.encode())
+    try:
+        wave1 = load_fleet_text(apply_wave(loaded, 1, {"kubernetes": Version(target)}, AT).encode())
+    except PlanRefused:
+        return  # a downgrade, or nothing to move
+    assert wave1.fleet.upgrade is not None
+    wave = wave1.fleet.upgrade.waves[0]
+    reached = str(wave.step["kubernetes"])
+    major, minor, patch = (reached.split(".") + ["0"])[:3]
+    for kubelet, done in ((reached, True), (f"{major}.{minor}.{int(patch) + 1}", False)):
+        evidence = {
+            name: on_distribution({"items": evidence_of(wave1.fleet, name)}, distribution, kubelet, "1.7.15")["items"]
+            for name in wave.clusters
+        }
+        try:
+            verify_wave(wave1, 1, evidence, AT + H)
+            assert done
+        except PlanRefused as refused:
+            assert not done and "cannot verify" not in refused.findings[0].message, refused.findings
