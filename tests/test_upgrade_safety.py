@@ -153,3 +153,11 @@ def test_verify_through_a_context_sees_the_nodes_now_so_an_earlier_at_is_refused
         2,
         "fleetgen: --at: with --context the nodes are seen now; --at names when a --live dump was taken\n",
     )
+
+
+def test_a_wave_is_never_recorded_before_the_one_it_follows_even_with_an_override() -> None:
+    plannable = replace_once(TEXT, "gpuOperator: {version: v24.3.0}", "gpuOperator: {enabled: false}")
+    wave1 = apply_wave(load_fleet_text(plannable.encode()), 1, {"driver": Version("560.35.03")}, NOW)
+    with pytest.raises(PlanRefused) as caught:
+        apply_wave(load_fleet_text(wave1.encode()), 2, None, NOW - datetime.timedelta(hours=1), override_soak="urgent")
+    assert [f.message for f in caught.value.findings] == ["--at 2026-11-24T08:00:00Z is before wave 1 was applied (2026-11-24T09:00:00Z)"]
