@@ -52,7 +52,12 @@ class VersionFleet:
     rows: dict[str, dict[str, str]]  # cluster -> the versions it runs (gpuOperator only where its set pins one)
 
 
-def _fleet(environments: list[str], sets: list[int], pools: list[int], pairs: int, wave_size: int) -> VersionFleet:
+OWN_PIN = "v24.6.1"  # a cluster's own platform.gpuOperator.version: it lists 550.90.07 and 560.35.03
+
+
+def _fleet(
+    environments: list[str], sets: list[int], pools: list[int], pairs: int, wave_size: int, pins: list[bool] | None = None
+) -> VersionFleet:
     names = [f"{env}-{n}" for n, env in enumerate(environments)]
     production = [name for name, env in zip(names, environments, strict=True) if env == "production"]
     partners: dict[str, str] = {}
@@ -78,6 +83,8 @@ def _fleet(environments: list[str], sets: list[int], pools: list[int], pairs: in
         }
         if name in partners:
             cluster["drPartner"] = partners[name]
+        if pins and pins[n] and environments[n] != "production" and ROWS[sets[n]]["driver"] == "550.90.07":
+            cluster["platform"] = {"gpuOperator": {"version": OWN_PIN}}
         clusters.append(cluster)
     fleet = {
         "apiVersion": "fleetgen/v1alpha1",
@@ -90,7 +97,10 @@ def _fleet(environments: list[str], sets: list[int], pools: list[int], pairs: in
         "rollout": {"maxWaveSize": wave_size},
         "clusters": clusters,
     }
-    rows = {name: {**{"gpuOperator": "v24.3.0"}, **ROWS[sets[n]]} for n, name in enumerate(names)}
+    rows = {
+        name: {"gpuOperator": "platform" in cluster and OWN_PIN or "v24.3.0", **ROWS[sets[n]]}
+        for n, (name, cluster) in enumerate(zip(names, clusters, strict=True))
+    }
     return VersionFleet(yaml.safe_dump(fleet, sort_keys=False), dict(zip(names, environments, strict=True)), partners, rows)
 
 
@@ -98,14 +108,15 @@ def _fleet(environments: list[str], sets: list[int], pools: list[int], pairs: in
 def version_fleets(draw: st.DrawFn) -> VersionFleet:
     """1 to 6 clusters over dev, staging and production (several a stage), up to two DR pairs among the
     production clusters, dev and staging clusters each on one of up to three version sets with their own operator
-    pins, production on one of them."""
+    pins, production on one of them; some dev and staging clusters pin their own GPU Operator release."""
     count = draw(st.integers(1, 6))
     environments = draw(st.lists(st.sampled_from(STAGES), min_size=count, max_size=count))
     chosen = draw(st.lists(st.integers(0, len(ROWS) - 1), min_size=1, max_size=3, unique=True))
     production_set = draw(st.sampled_from(chosen))  # validate: production clusters run identical versions
     sets = [production_set if env == "production" else draw(st.sampled_from(chosen)) for env in environments]
     pools = draw(st.lists(st.integers(0, len(POOLS) - 1), min_size=count, max_size=count))
-    return _fleet(environments, sets, pools, draw(st.integers(0, 2)), draw(st.integers(1, 3)))
+    pins = draw(st.lists(st.booleans(), min_size=count, max_size=count))
+    return _fleet(environments, sets, pools, draw(st.integers(0, 2)), draw(st.integers(1, 3)), pins)
 
 
 def targets() -> st.SearchStrategy[dict[str, str]]:
