@@ -28,7 +28,17 @@ PRODUCTS = {
     ("A100", "Standard_ND96asr_v4"): ("NVIDIA-A100-SXM4-40GB", "40960", "ampere", "8", "0"),
     ("H100", "Standard_ND96isr_H100_v5"): ("NVIDIA-H100-80GB-HBM3", "81559", "hopper", "9", "0"),
 }
-CUDA_OF_DRIVER = {"550": "12.4", "555": "12.5", "560": "12.6", "565": "12.7", "570": "12.8", "575": "12.9", "580": "13.0"}
+CUDA_OF_DRIVER = {
+    "520": "11.8",
+    "535": "12.2",
+    "550": "12.4",
+    "555": "12.5",
+    "560": "12.6",
+    "565": "12.7",
+    "570": "12.8",
+    "575": "12.9",
+    "580": "13.0",
+}
 
 
 def gfd_labels(driver: str) -> dict[str, str]:
@@ -206,3 +216,26 @@ def evidence_files(folder: Path, fleet: Fleet, number: int) -> list[str]:
         path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objects}))
         args += ["--live", f"{name}={path}"]
     return args
+
+
+# How each distribution's Nodes write their versions (status.nodeInfo), for Kubernetes K and containerd C: EKS
+# (Bottlerocket and AL2023 alike), GKE, k3s and RKE2 (whose containerd is k3s' build), OpenShift (CRI-O, not
+# containerd), AKS as node() writes it. Forms as `kubectl get nodes -o yaml` shows them on each.
+DISTRIBUTIONS = {
+    "aks": ("v{k}", "containerd://{c}-1"),
+    "eks": ("v{k}-eks-a737599", "containerd://{c}"),
+    "gke": ("v{k}-gke.1156000", "containerd://{c}"),
+    "k3s": ("v{k}+k3s1", "containerd://{c}-k3s1"),
+    "rke2": ("v{k}+rke2r1", "containerd://{c}-k3s1"),
+    "openshift": ("v{k}+4fab27b", "cri-o://1.27.1-6.rhaos4.14.git38e9d75.el9"),
+}
+
+
+def on_distribution(dump: dict[str, Any], distribution: str, kubernetes: str, containerd: str) -> dict[str, Any]:
+    """`dump` with every Node's kubelet and runtime versions written as `distribution` writes them."""
+    kubelet, runtime = DISTRIBUTIONS[distribution]
+    for item in (o for o in dump["items"] if o["kind"] == "Node"):
+        info = item["status"]["nodeInfo"]
+        info["kubeletVersion"] = info["kubeProxyVersion"] = kubelet.format(k=kubernetes)
+        info["containerRuntimeVersion"] = runtime.format(c=containerd)
+    return dump

@@ -67,10 +67,10 @@ def test_cuda_bump_implies_a_driver_bump_first_and_images_move_together() -> Non
 
 def test_kubernetes_moves_one_minor_at_a_time_and_dev_stays_within_one_minor() -> None:
     plan = plan_upgrade(EXAMPLE_FLEET, {"kubernetes": Version("1.31.2")})
-    assert waves_of(plan) == [
-        ("kubernetes 1.30", "production canary", ("training-eastus",)),
-        ("kubernetes 1.30", "production", ("prod-inference-eastus",)),
-        ("kubernetes 1.30", "production", ("prod-inference-westeu",)),
+    assert waves_of(plan) == [  # 1.30 is crossed at the patch release the facts name (its final one), never a bare minor
+        ("kubernetes 1.30.14", "production canary", ("training-eastus",)),
+        ("kubernetes 1.30.14", "production", ("prod-inference-eastus",)),
+        ("kubernetes 1.30.14", "production", ("prod-inference-westeu",)),
         ("kubernetes 1.31.2", "canary (dev)", ("dev-eastus",)),
         ("kubernetes 1.31.2", "production canary", ("training-eastus",)),
         ("kubernetes 1.31.2", "production", ("prod-inference-eastus",)),

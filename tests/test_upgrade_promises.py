@@ -319,7 +319,8 @@ def test_a_reverted_wave_is_still_caught_before_the_soak_gate(wave1: str) -> Non
 
 def test_status_end_to_end_after_the_last_wave(tmp_path: Path, cli_run: Run) -> None:
     (tmp_path / "fleet.yaml").write_text(PLANNABLE)
-    for number, at in ((1, "2026-11-24T09:00Z"), (2, "2026-11-26T09:00Z"), (3, "2026-11-28T09:00Z"), (4, "2026-11-30T09:00Z")):
+    # a year back: apply and verify refuse a time later than now
+    for number, at in ((1, "2025-11-24T09:00Z"), (2, "2025-11-26T09:00Z"), (3, "2025-11-28T09:00Z"), (4, "2025-11-30T09:00Z")):
         args = (
             ["--set", "driver=560.35.03"]
             if number == 1
@@ -331,8 +332,8 @@ def test_status_end_to_end_after_the_last_wave(tmp_path: Path, cli_run: Run) -> 
         done = cli_run("upgrade", "verify", "--wave", str(number), *evidence_files(tmp_path, fleet, number), "--at", at)
         assert done.returncode == 0, done.stderr
     assert "prod-2024q4-w2" not in (tmp_path / "fleet.yaml").read_text()
-    status = cli_run("upgrade", "status", "--now", "2026-12-01T09:00Z")
-    assert "closed 2026-11-30 09:00 UTC, interim version sets folded back" in status.stdout
+    status = cli_run("upgrade", "status", "--now", "2025-12-01T09:00Z")
+    assert "closed 2025-11-30 09:00 UTC, interim version sets folded back" in status.stdout
 
 
 def test_override_soak_on_the_real_cli_is_recorded_and_shown_by_status_and_diff(repo: Path, cli_run: Run) -> None:

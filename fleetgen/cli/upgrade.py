@@ -8,10 +8,11 @@ import click
 
 from fleetgen import workflows
 from fleetgen.checks.load import load_fleet
+from fleetgen.checks.record_times import CLOCK_SKEW
 from fleetgen.cli.common import cluster_contexts_option, cluster_dumps_option, console, fleet_argument, reports_errors
 from fleetgen.errors import InputError
 from fleetgen.upgrade.apply import apply_wave
-from fleetgen.upgrade.arguments import override_reason, parse_moment, requested_image, requested_versions
+from fleetgen.upgrade.arguments import override_reason, parse_moment, recorded_moment, requested_image, requested_versions
 from fleetgen.upgrade.moments import utc_now
 from fleetgen.upgrade.output import plan_json, plan_markdown, plan_text, status_text
 from fleetgen.upgrade.plan import plan_upgrade
@@ -27,7 +28,9 @@ set_option = click.option(
 )
 to_option = click.option("--to", default=None, metavar="VERSION_SET", help="Move every cluster to the versions of this version set.")
 downgrade_option = click.option(
-    "--allow-downgrade", is_flag=True, help="Plan a target below a cluster's current version (refused otherwise; never Kubernetes)."
+    "--allow-downgrade",
+    is_flag=True,
+    help="Plan a target below a cluster's current version, a Kubernetes patch included (refused otherwise; never a Kubernetes minor).",
 )
 
 
@@ -61,7 +64,9 @@ def upgrade_plan(fleet: Path, sets: tuple[str, ...], to: str | None, start: str 
 @click.option("--wave", "number", type=int, required=True, help="The wave to write into fleet.yaml.")
 @set_option
 @to_option
-@click.option("--at", default=None, help="When the wave is applied (UTC; default now); status counts its soak from here.")
+@click.option(
+    "--at", default=None, help="When the wave is applied (UTC; default now; never later than now); status counts its soak from here."
+)
 @click.option("--no-render", is_flag=True, help="Only rewrite fleet.yaml; do not render the tree.")
 @downgrade_option
 @cluster_dumps_option("the previous wave's clusters: their Nodes (kubectl get nodes -o yaml), the evidence it is done")
@@ -91,7 +96,7 @@ def upgrade_apply(
     verified, outside rollout windows and inside freezes."""
     loaded = load_fleet(fleet)
     requested = requested_versions(loaded.fleet, sets, to) or None
-    moment = parse_moment(at, "--at") or utc_now()
+    moment = recorded_moment(at, "--at", utc_now())
     reason = override_reason(override_soak)
     evidence = workflows.cluster_evidence(live, contexts) if number > 1 and reason is None else {}
     edited = apply_wave(
@@ -105,12 +110,17 @@ def upgrade_apply(
 @click.option("--wave", "number", type=int, required=True, help="The applied wave whose clusters' nodes to check.")
 @cluster_dumps_option("for each of the wave's clusters: its Nodes (kubectl get nodes,configmaps -A -o yaml)")
 @cluster_contexts_option("for each of the wave's clusters")
-@click.option("--at", default=None, help="When the nodes were seen done (UTC; default now); the wave's soak starts here.")
+@click.option(
+    "--at", default=None, help="When the nodes were seen done (UTC; default now; never later than now); the wave's soak starts here."
+)
 @reports_errors
 def upgrade_verify(fleet: Path, number: int, live: tuple[str, ...], contexts: tuple[str, ...], at: str | None) -> None:
     """Record in FLEET that a wave is done: every GPU node of its clusters runs its versions. Its soak starts then."""
     loaded = load_fleet(fleet)
-    moment = parse_moment(at, "--at") or utc_now()
+    now = utc_now()
+    moment = recorded_moment(at, "--at", now)
+    if contexts and moment < now - CLOCK_SKEW:  # the nodes are read now: an earlier time would shorten the soak
+        raise InputError("--at: with --context the nodes are seen now; --at names when a --live dump was taken")
     edited, soak = verify_wave(loaded, number, workflows.cluster_evidence(live, contexts), moment)
     console().err(workflows.write_validated(fleet, edited, render=False))
     console().out(soak)

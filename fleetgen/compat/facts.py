@@ -73,6 +73,9 @@ class ContainerdRelease(Row):
 class KubernetesRelease(Row):
     kubernetes: Version
     end_of_life: datetime.date
+    patch: Version | None = None
+    """A released patch of this minor (upstream's final one once the minor is out of support): the version an
+    upgrade that crosses the minor passes through. A minor without one cannot be crossed by a plan."""
 
 
 class RemovedApi(Row):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from fleetgen.compat import Facts, version_set_problems
 from fleetgen.compat.gpu_operator import image_driver
 from fleetgen.errors import Severity
+from fleetgen.live.node_versions import runtime_version
 from fleetgen.live.nodes import (
     DEPLOY_DRIVER_LABEL,
     DRIVER_LABEL,
@@ -36,7 +37,7 @@ class NodeFinding:
     pool: str  # "" for nodes of no pool
     nodes: tuple[str, ...]  # () for a finding about the pool as a whole
     message: str
-    kind: str = ""  # what it is about: size, gpus, taint, version, gpu, upgrade, matrix, ready, pool
+    kind: str = ""  # what it is about: size, gpus, taint, version, unverified, gpu, upgrade, matrix, ready, pool
 
     @property
     def text(self) -> str:
@@ -44,7 +45,8 @@ class NodeFinding:
         names = ", ".join(self.nodes[:SHOWN_NODES]) + (
             f" and {len(self.nodes) - SHOWN_NODES} more" if len(self.nodes) > SHOWN_NODES else ""
         )
-        return f"{where}: {self.message}" + (f" ({names})" if names else "")
+        named = len(self.nodes) == 1 and f"node {self.nodes[0]}" in self.message  # "cannot verify node X" names it already
+        return f"{where}: {self.message}" + (f" ({names})" if names and not named else "")
 
 
 @dataclass(frozen=True)
@@ -134,13 +136,29 @@ def node_problems(
     yield from _matrix(node, pool, row, data)
 
 
+def _shown(text: str | None) -> str:
+    return "none" if text is None else repr(text) if len(text) <= 60 else repr(text[:57]) + "..."
+
+
 def _versions(node: NodeFacts, row: VersionSet) -> Iterator[tuple[Severity, str, str]]:
-    if node.kubelet is None:
-        yield Severity.WARNING, "version", "no status.nodeInfo.kubeletVersion"
+    if node.kubelet is None:  # what it runs is unknown: never a pass (live/node_versions.py reads every distribution's form)
+        yield (
+            Severity.ERROR,
+            "unverified",
+            f"cannot verify node {node.name}: status.nodeInfo.kubeletVersion {_shown(node.kubelet_text)} is not a version fleetgen reads",
+        )
     elif not covers(node.kubelet, row.kubernetes):
         yield Severity.ERROR, "version", f"kubelet {node.kubelet}, the version set says Kubernetes {row.kubernetes}"
-    if node.containerd is None:
-        yield Severity.ERROR, "version", f"container runtime {node.runtime or 'unknown'}, the version set says containerd {row.containerd}"
+    runtime = runtime_version(node.runtime)
+    if runtime is None:
+        yield (
+            Severity.ERROR,
+            "unverified",
+            f"cannot verify node {node.name}: status.nodeInfo.containerRuntimeVersion {_shown(node.runtime)} "
+            "is not a version fleetgen reads",
+        )
+    elif node.containerd is None:
+        yield Severity.ERROR, "version", f"container runtime {node.runtime}, the version set says containerd {row.containerd}"
     elif not covers(node.containerd, row.containerd):
         yield Severity.ERROR, "version", f"containerd {node.containerd}, the version set says {row.containerd}"
     if node.driver is None:

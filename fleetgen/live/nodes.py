@@ -14,10 +14,10 @@ Nodes are matched to node pools by the pool's labels (the most specific pool win
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from fleetgen.live.node_versions import kubelet_version, runtime_version
 from fleetgen.model import GPU_RESOURCE, Cluster, NodePool, Quantity, Version
 
 DRIVER_LABEL = "nvidia.com/cuda.driver-version"
@@ -39,13 +39,14 @@ class NodeFacts:
     labels: dict[str, str]
     taints: tuple[tuple[str, str, str], ...]  # (key, value, effect)
     gpus: int | None  # allocatable nvidia.com/gpu
-    kubelet: Version | None
+    kubelet: Version | None  # the upstream release in kubeletVersion (node_versions.py); None when it cannot be read
     runtime: str | None  # containerRuntimeVersion as written, e.g. containerd://1.7.15-1
     driver: Version | None
     cuda: Version | None  # the newest CUDA the driver runs
     product: str | None
     upgrade_state: str | None
     ready: bool
+    kubelet_text: str | None = None  # kubeletVersion as written, e.g. v1.30.1-eks-a737599
 
     @property
     def has_gpus(self) -> bool:
@@ -53,9 +54,9 @@ class NodeFacts:
 
     @property
     def containerd(self) -> Version | None:
-        """containerd's version from `containerd://1.7.15-1` (a distribution's suffix dropped); None for another runtime."""
-        match = re.fullmatch(r"containerd://v?(\d+(?:\.\d+){0,3})(?:[-+~].*)?", self.runtime or "")
-        return Version(match.group(1)) if match else None
+        """containerd's version from `containerd://1.7.15-1` (a distribution's build dropped); None for another runtime."""
+        runtime = runtime_version(self.runtime)
+        return runtime.version if runtime is not None and runtime.name == "containerd" else None
 
     @property
     def image(self) -> str | None:
@@ -115,19 +116,20 @@ def node_facts(node: dict[str, Any]) -> NodeFacts:
     info = _map(status.get("nodeInfo"))
     conditions = _list(status.get("conditions"))
     ready = any(isinstance(c, dict) and c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-    runtime = info.get("containerRuntimeVersion")
+    runtime, kubelet = info.get("containerRuntimeVersion"), info.get("kubeletVersion")
     return NodeFacts(
         name=str(meta.get("name", "")),
         labels=labels,
         taints=taints,
         gpus=_gpus(_map(status.get("allocatable"))),
-        kubelet=_version(info.get("kubeletVersion")),
+        kubelet=kubelet_version(kubelet),
         runtime=runtime if isinstance(runtime, str) else None,
         driver=_labelled_version(labels, DRIVER_LABEL, OLD_DRIVER_LABEL),
         cuda=_labelled_version(labels, CUDA_LABEL, OLD_CUDA_LABEL),
         product=labels.get(PRODUCT_LABEL),
         upgrade_state=labels.get(UPGRADE_STATE_LABEL),
         ready=ready,
+        kubelet_text=kubelet if isinstance(kubelet, str) else None,
     )
 
 

@@ -287,7 +287,8 @@ class Quantity:
 
 @total_ordering
 class Version:
-    """A dotted version (1.29.4, 550.54.15, 12.4) compared part by part, kept as written."""
+    """A dotted version (1.29.4, 550.54.15, 12.4) compared part by part, kept as written. Missing parts count as
+    zeros: 1.30 is 1.30.0 (a Kubernetes target written either way is the same release, and never a downgrade)."""
 
     __slots__ = ("text", "parts")
 
@@ -312,14 +313,22 @@ class Version:
         major, minor = (*self.parts, 0)[:2]
         return (major, minor)
 
+    @property
+    def key(self) -> tuple[int, ...]:
+        """The parts without trailing zeros: what equality, order and hashing compare."""
+        parts = self.parts
+        while parts and parts[-1] == 0:
+            parts = parts[:-1]
+        return parts
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Version) and self.parts == other.parts
+        return isinstance(other, Version) and self.key == other.key
 
     def __lt__(self, other: Version) -> bool:
-        return self.parts < other.parts
+        return self.key < other.key
 
     def __hash__(self) -> int:
-        return hash(self.parts)
+        return hash(self.key)
 
     def __str__(self) -> str:
         return self.text

@@ -93,6 +93,9 @@ def apply_wave(
     if missing:
         raise PlanRefused([f"wave {missing[0]} is not in fleet.yaml yet: apply and merge it before wave {number}"])
     _check_earlier_waves_hold(fleet, record, number)
+    before = record.waves[number - 2].applied_at if number > 1 else None
+    if before is not None and as_utc(at) < as_utc(before):  # even with an override: the record keeps time in order
+        raise PlanRefused([f"--at {timestamp(at)} is before wave {number - 1} was applied ({timestamp(before)})"])
     override = wave_gate(fleet, record, number, at, override_soak, evidence)
 
     document = RoundTrip(loaded.source.text)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import datetime
 
+from fleetgen.checks.record_times import CLOCK_SKEW, ahead_of
 from fleetgen.errors import InputError
 from fleetgen.model import UPGRADE_COMPONENTS, Fleet, Version
-from fleetgen.upgrade.moments import RANGE, as_utc
+from fleetgen.upgrade.moments import RANGE, as_utc, readable, when
 from fleetgen.upgrade.plan import versions_of
 
 MAX_TEXT = 200  # longer option values are refused before anything parses them
@@ -39,6 +40,18 @@ def parse_moment(text: str | None, option: str) -> datetime.datetime | None:
         return as_utc(moment)
     except InputError:
         raise InputError(f"{option} {_shown(text)}: outside {RANGE}") from None
+
+
+def recorded_moment(text: str | None, option: str, now: datetime.datetime) -> datetime.datetime:
+    """`upgrade apply --at`, `upgrade verify --at`: when the wave was applied or seen done, `now` when not given. The
+    soak gate counts from these times, so one later than now (beyond the clock-skew allowance) is refused."""
+    moment = parse_moment(text, option) or now
+    if ahead_of(moment, now):
+        raise InputError(
+            f"{option} {when(moment)} is later than now ({when(now)}) by more than the {readable(CLOCK_SKEW)} clock-skew "
+            "allowance: fleet.yaml records when a wave happened, and the soak counts from it"
+        )
+    return moment
 
 
 def requested_versions(fleet: Fleet, sets: tuple[str, ...], to: str | None) -> dict[str, Version]:

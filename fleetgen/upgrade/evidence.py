@@ -56,6 +56,7 @@ class Progress:
     upgrading: tuple[tuple[str, str], ...]  # (node, upgrade state) of a driver upgrade under way
     images: tuple[str, ...] = ()  # image versions the synced ConfigMap does not have yet: "cuda 12.4 live, 12.6 wanted"
     node_image: str | None = None  # the node image wanted where node images carry the driver
+    unreadable: tuple[str, ...] = ()  # GPU nodes a wanted version of which cannot be read (live/node_versions.py)
 
     @property
     def on_nodes(self) -> tuple[tuple[str, Version], ...]:
@@ -75,6 +76,7 @@ class Progress:
             parts.append(
                 f"{len(self.on_target)} of {len(self.nodes)} GPU nodes on {versions}" if self.nodes else "no GPU nodes in the evidence"
             )
+        parts += [f"cannot verify node {name}: a version it reports cannot be read" for name in self.unreadable]
         if self.failed:
             parts.append("driver upgrade failed on " + ", ".join(self.failed))
         if self.upgrading:
@@ -98,6 +100,7 @@ def progress(cluster: Cluster, wanted: dict[str, Version], objects: list[dict[st
         if all((v := node_version(n, c)) is not None and covers(v, want) for c, want in node_wanted)
         and (node_image is None or n.image in (None, node_image))
     )
+    unreadable = tuple(n.name for n in gpu_nodes if any(node_version(n, c) is None for c, _ in node_wanted))
     failed = tuple(n.name for n in gpu_nodes if n.upgrade_state == UPGRADE_FAILED)
     upgrading = tuple((n.name, str(n.upgrade_state)) for n in gpu_nodes if n.upgrade_state not in (None, "", UPGRADE_DONE, UPGRADE_FAILED))
     images: list[str] = []
@@ -116,4 +119,5 @@ def progress(cluster: Cluster, wanted: dict[str, Version], objects: list[dict[st
         upgrading,
         tuple(images),
         node_image,
+        unreadable,
     )

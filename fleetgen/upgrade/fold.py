@@ -31,7 +31,7 @@ def is_interim(name: str, sets: dict[str, Any], record: Upgrade) -> bool:
 
 
 def _row(versions: dict[str, Version]) -> Row:
-    return tuple(versions[c].parts if c in versions else () for c in UPGRADE_COMPONENTS)
+    return tuple(versions[c].key if c in versions else () for c in UPGRADE_COMPONENTS)
 
 
 def folds(rows: dict[str, dict[str, Version]], record: Upgrade) -> dict[str, str]:

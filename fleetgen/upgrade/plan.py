@@ -78,8 +78,12 @@ def step_label(step: Step) -> str:
     return ", ".join(f"{component} {component_text(component, version)}" for component, version in step)
 
 
-def cluster_steps(current: dict[str, Version], target: dict[str, Version]) -> tuple[list[Step], list[str]]:
-    """The steps from `current` to `target`, and the reasons any target is out of reach."""
+def cluster_steps(
+    current: dict[str, Version], target: dict[str, Version], data: Facts | None = None, *, allow_downgrade: bool = False
+) -> tuple[list[Step], list[str]]:
+    """The steps from `current` to `target`, and the reasons any target is out of reach. Kubernetes moves one minor a
+    step, through the patch release the facts name for each minor it crosses; it never goes down a minor, and down a
+    patch only with `allow_downgrade`."""
     steps: list[Step] = []
     refused: list[str] = []
     for stage in STAGES:
@@ -91,11 +95,33 @@ def cluster_steps(current: dict[str, Version], target: dict[str, Version]) -> tu
             if want.minor < have.minor:
                 refused.append(f"Kubernetes cannot be downgraded ({have} -> {want})")
                 continue
-            major, minor = have.minor
-            for between in range(minor + 1, want.minor[1]):  # one minor at a time (version-skew policy)
-                steps.append((("kubernetes", Version(f"{major}.{between}")),))
+            if want < have and not allow_downgrade:
+                refused.append(f"kubernetes {have} -> {want} is a downgrade; give --allow-downgrade to plan it")
+                continue
+            passing, reasons = _minors_between(have, want, data or facts())
+            refused += reasons
+            steps += [(("kubernetes", patch),) for patch in passing]
         steps.append(moves)
     return steps, refused
+
+
+def _minors_between(have: Version, want: Version, data: Facts) -> tuple[list[Version], list[str]]:
+    """The patch release of each minor strictly between `have` and `want` (the version-skew policy: one minor at a
+    time), from the facts' kubernetesReleases; a minor the facts name no patch of is a reason to refuse."""
+    patches = {row.kubernetes.minor: row.patch for row in data.kubernetes_releases}
+    major, minor = have.minor
+    passing: list[Version] = []
+    refused: list[str] = []
+    for between in range(minor + 1, want.minor[1]):
+        patch = patches.get((major, between))
+        if patch is None:
+            refused.append(
+                f"Kubernetes {major}.{between} lies between {have} and {want}, and the compatibility facts name no patch "
+                "release of it to pass through (kubernetesReleases[].patch: add it in the fleet's facts file)"
+            )
+        else:
+            passing.append(patch)
+    return passing, refused
 
 
 def plan_upgrade(
@@ -126,14 +152,14 @@ def plan_upgrade(
     for cluster in fleet.clusters:
         current = cluster_versions(fleet, cluster)
         wanted = _wanted(current, target, completed.implied_parts)
-        steps, reasons = cluster_steps(current, wanted)
+        steps, reasons = cluster_steps(current, wanted, data, allow_downgrade=allow_downgrade)
         refused += [f"{cluster.name}: {r}" for r in reasons]
         if not allow_downgrade:
             refused += [
                 f"{cluster.name}: {c} {component_text(c, current[c])} -> {component_text(c, wanted[c])} is a downgrade; "
                 "give --allow-downgrade to plan it"
                 for c in wanted
-                if c != "kubernetes" and wanted[c] < current[c]
+                if c != "kubernetes" and wanted[c] < current[c]  # cluster_steps judges Kubernetes
             ]
         gpus = frozenset(p.gpu_model for p in cluster.node_pools if p.gpu_model)  # CPU-only pools have none
         state = dict(current)
@@ -204,13 +230,29 @@ def beyond_the_data(target: dict[str, Version], data: Facts | None = None) -> li
     return [f"Kubernetes {shown}: fleetgen's compatibility data knows Kubernetes up to {newest[0]}.{newest[1]}; update fleetgen first"]
 
 
+def _phase(step: Step) -> tuple[int, tuple[int, ...]]:
+    """What a step does, whatever else it carries: its group in STAGES and, for Kubernetes, the minor it reaches. A
+    driver step that also moves the GPU Operator (where the cluster's release lacks the driver) is the same phase as
+    one that does not, so the driver rolls out dev first on every cluster."""
+    group = next(i for i, stage in enumerate(STAGES) if step[0][0] in stage)
+    components = dict(step)
+    return group, components["kubernetes"].minor if "kubernetes" in components else ()
+
+
+def _step_order(step: Step) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    return tuple((UPGRADE_COMPONENTS.index(component), version.key) for component, version in step)
+
+
 def _waves(fleet: Fleet, per_cluster: dict[str, list[Step]]) -> list[Wave]:
-    phases = sorted({s for steps in per_cluster.values() for s in steps}, key=lambda s: (UPGRADE_COMPONENTS.index(s[0][0]), s[0][1]))
+    """Phase by phase, the stages in order (dev, staging, production canary, production); a stage whose clusters
+    take different steps of one phase is one wave per step. Only sorted values decide: no set order, no hash seed."""
     waves: list[Wave] = []
-    for phase in phases:
-        moving = [c for c in fleet.clusters if phase in per_cluster[c.name]]
+    for phase in sorted({_phase(s) for steps in per_cluster.values() for s in steps}):
+        step_of = {name: s for name, steps in per_cluster.items() for s in steps if _phase(s) == phase}
+        moving = [c for c in fleet.clusters if c.name in step_of]
         for stage, names in stages_of(fleet, moving, fleet.rollout.max_wave_size):
-            waves.append(Wave(len(waves) + 1, phase, stage, tuple(names)))
+            for step in sorted({step_of[n] for n in names}, key=_step_order):
+                waves.append(Wave(len(waves) + 1, step, stage, tuple(n for n in names if step_of[n] == step)))
     return waves
 
 

@@ -12,6 +12,7 @@ cel.py) and the Go validation rules of api_rules.yaml (api_rules.py), compiled o
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import importlib.util
 import json
@@ -25,6 +26,7 @@ from typing import Any
 import jsonschema_rs
 
 from fleetgen.checks.load import LoadedFleet
+from fleetgen.checks.record_times import future_records
 from fleetgen.compat import removed_api
 from fleetgen.compat.chart_kinds import unknown_chart_findings
 from fleetgen.compat.gpu_operator import driver_findings
@@ -280,8 +282,10 @@ def check_loaded(
     strict: bool = False,
     fail_on: Severity = Severity.ERROR,
     known: ClusterVerdicts | None = None,
+    now: datetime.datetime | None = None,
 ) -> list[Finding]:
-    """The model's warnings and the rendered objects' problems, placed and sorted; raises on failure."""
+    """The model's warnings and the rendered objects' problems, placed and sorted; raises on failure. With `now`,
+    also an upgrade record time later than now (checks/record_times.py)."""
     # A cluster with a kept verdict passed reconcile in the run that kept it (verdicts are saved only
     # after a pass), and what reconcile reads of it (its folder, its teams' bases) is in its fingerprint.
     fresh = [i for i, f in enumerate(rendered.fingerprints) if known.get(f) is None] if known is not None else None
@@ -290,6 +294,7 @@ def check_loaded(
     gitops = reconcile_findings(rendered.fleet, planned, fresh) + driver_findings(rendered.fleet)  # reconcile.py, compat/gpu_operator.py
     gitops += unknown_chart_findings(rendered.fleet)  # compat/chart_kinds.py: the platform AppProject's kinds
     gitops += validate_hub(rendered, schemas, strict)
+    gitops += future_records(loaded.fleet, now) if now is not None else []
     problems = [loaded.source.place(f) for f in validate_rendered(rendered, schemas, strict=strict, known=known) + gitops]
     findings = sorted([*loaded.warnings, *problems], key=lambda f: (f.location, f.dotted_path, f.message))
     failing = {Severity.ERROR} if fail_on is Severity.ERROR else {Severity.ERROR, Severity.WARNING}

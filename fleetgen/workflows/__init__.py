@@ -38,6 +38,7 @@ from fleetgen.review import FleetDiff, diff_fleets
 from fleetgen.review.freshness import Discrepancy, check_tree
 from fleetgen.source.git_revision import read_at
 from fleetgen.source.reader import read_fleet_bytes
+from fleetgen.upgrade.moments import utc_now
 from fleetgen.validation.crd_schemas import read_crds
 from fleetgen.validation.rendered_objects import Schemas, check_loaded
 from fleetgen.validation.verdicts import ClusterVerdicts, FleetVerdicts
@@ -105,7 +106,7 @@ def checked(
     own_facts = loaded.fleet.compatibility.facts_file is not None
     alone = cache is not None and not own_facts and not schemas.warns_once
     known = ClusterVerdicts(cache, schemas.digest, options.strict) if cache is not None and alone else None
-    findings = check_loaded(loaded, schemas, rendered, strict=options.strict, fail_on=options.fail_on, known=known)
+    findings = check_loaded(loaded, schemas, rendered, strict=options.strict, fail_on=options.fail_on, known=known, now=utc_now())
     if known is not None:
         known.save()  # only after a pass: a failing fleet is judged afresh next time
     return Checked(loaded, rendered, findings, cache)
