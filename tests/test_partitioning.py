@@ -32,6 +32,7 @@ from fleetgen.validation.rendered_objects import Schemas, validate_rendered
 CASES = REPO / "tests" / "cases"
 T4 = CASES / "timesliced-t4-dev"
 MIG = CASES / "mig-a100-inference"
+MULTIKUEUE = CASES / "multikueue-two-models"  # its own tests: tests/test_multikueue.py
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
@@ -39,7 +40,7 @@ def _files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("case", [T4, MIG], ids=lambda p: p.name)
+@pytest.mark.parametrize("case", [T4, MIG, MULTIKUEUE], ids=lambda p: p.name)
 def test_golden_tree(case: Path, tmp_path: Path, cli_run: Run) -> None:
     if os.environ.get("FLEETGEN_REGENERATE"):
         done = cli_run("render", "fleet.yaml", "--out", "expected", cwd=case)
@@ -326,7 +327,7 @@ def test_the_report_counts_a_partitioned_pools_queue_quota_in_what_it_yields(cli
     assert [(f["flavor"], f["nominalGpus"]) for f in shared] == [("t4-shared", 0), ("a10g-shared", 4)]  # as the ClusterQueue states
 
 
-@pytest.mark.parametrize("case", [T4, MIG], ids=lambda p: p.name)
+@pytest.mark.parametrize("case", [T4, MIG, MULTIKUEUE], ids=lambda p: p.name)
 def test_the_reports_slices_are_in_its_schema_which_refuses_a_missing_or_mistyped_entry(case: Path, cli_run: Run) -> None:
     schema = json.loads((REPO / "schemas" / "output" / "report.schema.json").read_text())
     done = cli_run("report", str(case / "fleet.yaml"), "--format", "json")
