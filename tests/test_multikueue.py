@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_helm_charts as charts
 import yaml
 from conftest import REPO, findings_of, line_of, replace_once
 from hypothesis import given, settings
@@ -391,3 +392,79 @@ def test_the_code_uses_the_facts_it_cites() -> None:
     assert facts["dispatchers"]["value"] == model.DISPATCHERS
     assert facts["quotaAutomation"]["value"] == str(checks.QUOTA_AUTOMATION)
     assert facts["workerOrder"]["value"] == str(checks.CONFIG_ORDER)
+
+
+helm = charts.helm  # the session fixture that runs the real `helm template` on the vendored charts
+
+
+def test_the_pinned_kueue_chart_takes_the_managers_multikueue_settings(helm: Any) -> None:
+    fleet = _load(TEXT)
+    index = [c.name for c in fleet.clusters].index("dispatch-eastus")
+    folder, namespace, values = charts._rendered_values(fleet, index)["kueue"]
+    objects = helm(folder, charts.RELEASES["kueue"], namespace, values, "1.35.2")
+    assert charts._landed("kueue", values, objects, charts.RELEASES["kueue"]) == []
+    config = yaml.safe_load(charts.one(objects, "ConfigMap", "kueue-manager-config")["data"]["controller_manager_config.yaml"])
+    assert config["multiKueue"]["dispatcherName"] == "kueue.x-k8s.io/multikueue-dispatcher-incremental"
+    assert config["integrations"]["frameworks"] == ["batch/job"]  # every worker serves it: kubernetes-sigs/kueue#12400
+    served = {
+        (c["spec"]["names"]["kind"], v["name"])
+        for c in objects
+        if c["kind"] == "CustomResourceDefinition"
+        for v in c["spec"]["versions"]
+        if v.get("served")
+    }
+    assert {("MultiKueueCluster", "v1beta2"), ("MultiKueueConfig", "v1beta2"), ("AdmissionCheck", "v1beta2")} <= served
+    worker = [c.name for c in fleet.clusters].index("training-eastus")
+    worker_config = yaml.safe_load(charts._rendered_values(fleet, worker)["kueue"][2]["managerConfig"]["controllerManagerConfigYaml"])
+    assert "multiKueue" not in worker_config and "jobset.x-k8s.io/jobset" in worker_config["integrations"]["frameworks"]
+
+
+def _job(cli_run: Run, tmp_path: Path, *args: str, text: str = TEXT) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "fleet.yaml").write_text(text)
+    base = ["job", "new", "--fleet", str(tmp_path / "fleet.yaml"), "--name", "train", "--image", "registry.example.com/t:v1"]
+    return cli_run(*base, *args, cwd=tmp_path)
+
+
+def test_job_new_fleet_wide_queues_on_the_manager_and_fits_every_worker_it_names(tmp_path: Path, cli_run: Run) -> None:
+    done = _job(cli_run, tmp_path, "--team", "vision", "--fleet-wide", "--gpus", "8")
+    assert done.returncode == 0, done.stderr
+    [job] = list(yaml.safe_load_all(done.stdout))
+    assert job["metadata"]["namespace"] == "team-vision"
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-vision-queue"  # the same LocalQueue on every worker
+    assert job["spec"]["suspend"] is True
+    pod = job["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"accelerator": "nvidia-a100"}  # both workers' A100 pools carry it
+    assert "dispatched to a worker that admits it (training-westus2, training-eastus)" in done.stderr
+    fleet = _load(TEXT)
+    requests = pod["containers"][0]["resources"]["requests"]
+    # a whole A100 node after the system reserve fits on both workers; the same pod is sent to either
+    assert requests["nvidia.com/gpu"] == 8 and requests["cpu"] == 93 and requests["memory"] == "846Gi"
+    assert fleet.multi_kueue is not None
+
+
+def test_job_new_fleet_wide_refuses_what_no_worker_could_admit(tmp_path: Path, cli_run: Run) -> None:
+    # 16 H100s in one pod: training-eastus's H100 nodes have 8 each
+    done = _job(cli_run, tmp_path, "--team", "llm", "--fleet-wide", "--gpus", "16")
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        "fleetgen: no worker of fleet-h100 could admit it (training-eastus: H100 nodes on training-eastus have at most 8"
+    )
+    # llm's quota is 16 GPUs on each worker: 3 nodes x 8 is above it everywhere
+    done = _job(cli_run, tmp_path, "--team", "llm", "--fleet-wide", "--gpus", "8", "--nodes", "3")
+    assert done.returncode == 1 and "team llm's GPU quota on training-eastus is 16" in done.stderr
+    done = _job(cli_run, tmp_path, "--team", "llm", "--fleet-wide", "--gpus", "8", "--gpu-model", "A100")
+    assert done.returncode == 1 and "dispatches H100 GPUs, not A100" in done.stderr
+    done = _job(cli_run, tmp_path, "--team", "llm", "--fleet-wide", "--gpus", "1", "--kind", "inference", "--tier", "batch")
+    assert done.returncode == 1 and "dispatches Jobs" in done.stderr
+    done = _job(cli_run, tmp_path, "--team", "llm", "--fleet-wide", "--cluster", "training-eastus", "--gpus", "1")
+    assert done.returncode == 2 and "leave out --cluster training-eastus" in done.stderr
+
+
+def test_job_new_fleet_wide_drops_a_worker_that_cannot_hold_the_pod(tmp_path: Path, cli_run: Run) -> None:
+    # vision may use only 8 GPUs on training-westus2 and 16 on training-eastus: two 8-GPU pods fit only on eastus
+    text = replace_once(TEXT, "training-eastus: {requests: {gpu: 8}}", "training-eastus: {requests: {gpu: 16, cpu: 188, memory: 1700Gi}}")
+    done = _job(cli_run, tmp_path, "--team", "vision", "--fleet-wide", "--gpus", "8", "--nodes", "2", text=text)
+    assert done.returncode == 0, done.stderr
+    assert "(training-eastus)" in done.stderr
+    job, service = list(yaml.safe_load_all(done.stdout))
+    assert job["spec"]["completions"] == 2 and service["kind"] == "Service"
