@@ -468,3 +468,35 @@ def test_job_new_fleet_wide_drops_a_worker_that_cannot_hold_the_pod(tmp_path: Pa
     assert "(training-eastus)" in done.stderr
     job, service = list(yaml.safe_load_all(done.stdout))
     assert job["spec"]["completions"] == 2 and service["kind"] == "Service"
+
+
+def test_adding_or_removing_a_worker_is_a_capacity_change_the_gate_judges() -> None:
+    from fleetgen.review import diff_fleets
+
+    rule = "approvals:\n  - {name: big-gpu, when: {gpuQuotaAtLeast: 40}, approvers: [gpu-committee]}\nteams:\n"
+    base = replace_once(TEXT, "teams:\n", rule)
+    base = replace_once(base, "workers: [training-westus2, training-eastus]}", "workers: [training-westus2]}")
+    head = replace_once(base, "workers: [training-westus2]}", "workers: [training-westus2, training-eastus]}")
+
+    def review(old: str, new: str) -> tuple[dict[str, list[str]], list[str]]:
+        diff = diff_fleets(Rendered(_load(old)), Rendered(_load(new)), "base", "head")
+        return {a.rule.name: [c.text for c in a.changes] for a in diff.approvals}, [c.text for c in diff.changes]
+
+    gated, _ = review(base, head)
+    assert "team vision: A100 GPUs across the fleet through fleet-a100 24 -> 40 (worker training-eastus added)" in gated["big-gpu"]
+    gated, changes = review(head, base)
+    assert "team vision: A100 GPUs across the fleet through fleet-a100 40 -> 24 (worker training-eastus removed)" in changes
+    assert "big-gpu" not in gated  # less capacity needs no committee (vision keeps its namespace on training-eastus, listed there)
+    # a worker only the queue put the team on: the team's namespace leaves it, which the removal rule gates
+    lone = replace_once(base, "workers: [training-westus2]}", "workers: [training-eastus]}")
+    lone = replace_once(lone, "      training-eastus: {requests: {gpu: 8}}   # listed: its values there are its own\n", "")
+    both = replace_once(
+        lone, "gpuModel: A100, workers: [training-eastus]}", "gpuModel: A100, workers: [training-eastus, training-westus2]}"
+    )
+    lone = replace_once(
+        lone,
+        "    training-westus2:\n      kubeconfig: {secret: westus2-kubeconfig}",
+        "    training-eastus:\n      kubeconfig: {secret: eastus}",
+    )
+    gated, _ = review(both, lone)
+    assert "team vision removed from training-westus2" in gated["fleetgen-removal"]
