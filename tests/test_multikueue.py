@@ -9,6 +9,7 @@ every worker.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,7 @@ import yaml
 from conftest import REPO, findings_of, line_of, replace_once
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from stored_series import kueue_target
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import Severity
@@ -500,3 +502,112 @@ def test_adding_or_removing_a_worker_is_a_capacity_change_the_gate_judges() -> N
     )
     gated, _ = review(both, lone)
     assert "team vision removed from training-westus2" in gated["fleetgen-removal"]
+
+
+PROMTOOL = shutil.which("promtool")
+
+
+def _selector(labels: dict[str, str]) -> str:
+    return labels["__name__"] + "{" + ", ".join(f'{k}="{v}"' for k, v in sorted(labels.items()) if k != "__name__") + "}"
+
+
+def _counter(per_minute: int, minutes: int = 120) -> str:
+    return f"0+{per_minute}x{minutes}"
+
+
+def _manager_alerts(tmp_path: Path, counters: dict[tuple[str, str, str, str], int]) -> tuple[list[dict[str, Any]], Any]:
+    """The manager's rendered MultiKueue rules, and the Kueue target their series are stored through."""
+    fleet = _load(TEXT)
+    index = [c.name for c in fleet.clusters].index("dispatch-eastus")
+    objects = [m.body for m in cluster_objects(fleet, index)]
+    [rule] = [o for o in objects if o["kind"] == "PrometheusRule" and o["metadata"]["name"] == "fleetgen-multikueue-alerts"]
+    kueue = fleet.platform_of(fleet.clusters[index]).kueue
+    target = kueue_target(objects, dict(fleet.alerts.rule_labels), kueue.namespace, kueue.chart, kueue.version)
+    assert target is not None  # fleetgen's ServiceMonitor scrapes the manager's Kueue
+    series = [
+        {"series": _selector(target.series(metric, {"cluster_queue": q, "cluster": w, "replica_role": role})), "values": _counter(rate)}
+        for (metric, q, w, role), rate in counters.items()
+    ]
+    return rule["spec"]["groups"], series
+
+
+def _promtool(
+    tmp_path: Path, groups: list[dict[str, Any]], series: list[dict[str, Any]], alert: str, expected: list[dict[str, Any]]
+) -> None:
+    assert PROMTOOL, "promtool is not installed (.ci/run installs it with Debian's prometheus package)"
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
+    test = {
+        "interval": "1m",
+        "input_series": series,
+        "alert_rule_test": [{"eval_time": "100m", "alertname": alert, "exp_alerts": expected}],
+    }
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": [test]}))
+    done = subprocess.run([PROMTOOL, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+D, A = "multikueue_workloads_dispatched_total", "multikueue_workloads_admitted_total"
+WEST, EAST = "training-westus2", "training-eastus"
+
+
+def _labels(groups: list[dict[str, Any]], alert: str, worker: str) -> dict[str, str]:
+    rules = [r for g in groups for r in g["rules"] if r["alert"] == alert and r["labels"].get("worker", worker) == worker]
+    return {**rules[0]["labels"], "cluster_queue": "fleet-a100", "worker": worker}
+
+
+def test_promtool_a_worker_sent_workloads_that_admits_none(tmp_path: Path) -> None:
+    alert = "MultiKueueWorkloadsNotAdmitted"
+    sick = {(D, "fleet-a100", WEST, "leader"): 1, (A, "fleet-a100", WEST, "leader"): 1, (D, "fleet-a100", EAST, "leader"): 1}
+    groups, series = _manager_alerts(tmp_path, sick)
+    summary = {"summary": "A MultiKueue worker was sent over 5 workloads in the last hour and admitted none"}
+    _promtool(tmp_path, groups, series, alert, [{"exp_labels": _labels(groups, alert, EAST), "exp_annotations": summary}])
+    healthy = {**sick, (A, "fleet-a100", EAST, "leader"): 1}
+    _promtool(tmp_path, *_manager_alerts(tmp_path, healthy), alert, [])
+    few = {**sick, (D, "fleet-a100", EAST, "leader"): 0}  # nothing sent there: nothing to admit
+    _promtool(tmp_path, *_manager_alerts(tmp_path, few), alert, [])
+    follower = {**sick, (A, "fleet-a100", EAST, "leader"): 1, (A, "fleet-a100", EAST, "follower"): 0}  # HA: only the leader counts
+    _promtool(tmp_path, *_manager_alerts(tmp_path, follower), alert, [])
+
+
+def test_promtool_a_worker_that_gets_none_of_its_queues_workloads_is_not_active(tmp_path: Path) -> None:
+    alert = "MultiKueueWorkerNotActive"
+    lost = {(D, "fleet-a100", WEST, "leader"): 1, (D, "fleet-a100", EAST, "leader"): 0}
+    groups, series = _manager_alerts(tmp_path, lost)
+    [rule] = [
+        r
+        for g in groups
+        for r in g["rules"]
+        if r["alert"] == alert and (r["labels"]["cluster_queue"], r["labels"]["worker"]) == ("fleet-a100", EAST)
+    ]
+    expected = {"exp_labels": rule["labels"], "exp_annotations": rule["annotations"]}
+    _promtool(tmp_path, groups, series, alert, [expected])
+    _promtool(tmp_path, *_manager_alerts(tmp_path, {**lost, (D, "fleet-a100", EAST, "leader"): 1}), alert, [])
+    idle = {(D, "fleet-a100", WEST, "leader"): 0, (D, "fleet-a100", EAST, "leader"): 0}  # a quiet queue says nothing of its workers
+    _promtool(tmp_path, *_manager_alerts(tmp_path, idle), alert, [])
+
+
+def test_the_manager_alone_gets_the_multikueue_alerts_and_promtool_loads_them(tmp_path: Path) -> None:
+    fleet = _load(TEXT)
+    names = {
+        c.name: {b["metadata"]["name"] for b in (m.body for m in cluster_objects(fleet, i)) if b["kind"] == "PrometheusRule"}
+        for i, c in enumerate(fleet.clusters)
+    }
+    assert "fleetgen-multikueue-alerts" in names["dispatch-eastus"]
+    assert all("fleetgen-multikueue-alerts" not in found for name, found in names.items() if name != "dispatch-eastus")
+    groups, _ = _manager_alerts(tmp_path, {})
+    workers = sorted((r["labels"]["cluster_queue"], r["labels"]["worker"]) for g in groups for r in g["rules"] if "worker" in r["labels"])
+    assert workers == [("fleet-a100", EAST), ("fleet-a100", WEST), ("fleet-h100", EAST)]  # Incremental: the first 3 of each queue
+    assert PROMTOOL
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}))
+    done = subprocess.run([PROMTOOL, "check", "rules", "rules.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    off = replace_once(TEXT, "multiKueue:\n", "alerts: {rules: {multikueueWorkerInactive: {enabled: false}}}\nmultiKueue:\n")
+    index = [c.name for c in fleet.clusters].index("dispatch-eastus")
+    rules = [
+        r["alert"]
+        for b in (m.body for m in cluster_objects(_load(off), index))
+        if b["kind"] == "PrometheusRule"
+        for g in b["spec"]["groups"]
+        for r in g["rules"]
+    ]
+    assert "MultiKueueWorkerNotActive" not in rules and "MultiKueueWorkloadsNotAdmitted" in rules
