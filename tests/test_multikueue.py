@@ -611,3 +611,24 @@ def test_the_manager_alone_gets_the_multikueue_alerts_and_promtool_loads_them(tm
         for r in g["rules"]
     ]
     assert "MultiKueueWorkerNotActive" not in rules and "MultiKueueWorkloadsNotAdmitted" in rules
+
+
+def test_the_report_shows_what_each_team_can_get_across_the_workers(tmp_path: Path, cli_run: Run) -> None:
+    import json
+
+    import jsonschema
+
+    (tmp_path / "fleet.yaml").write_text(TEXT)
+    done = cli_run("report", "fleet.yaml", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    jsonschema.validate(data, json.loads((REPO / "schemas" / "output" / "report.schema.json").read_text()))
+    a100 = next(q for q in data["fleetQueues"] if q["queue"] == "fleet-a100")
+    assert a100["workers"] == [{"cluster": WEST, "gpus": 24}, {"cluster": EAST, "gpus": 16}] and a100["gpus"] == 40
+    assert a100["teams"] == [{"team": "vision", "gpus": 16}]  # its 8-GPU quota on each worker, not the 40 the queue has
+    raised = replace_once(TEXT, "training-eastus: {requests: {gpu: 8}}", "training-eastus: {requests: {gpu: 30}}")
+    (tmp_path / "fleet.yaml").write_text(raised)
+    data = json.loads(cli_run("report", "fleet.yaml", "--format", "json", cwd=tmp_path).stdout)
+    assert next(q for q in data["fleetQueues"] if q["queue"] == "fleet-a100")["teams"] == [{"team": "vision", "gpus": 24}]  # 8 + 16
+    markdown = (CASE / "expected" / "FLEET.md").read_text()
+    assert "| fleet-a100 | A100 | training-westus2 24, training-eastus 16 | 40 | vision 16 |" in markdown

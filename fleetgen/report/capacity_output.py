@@ -6,6 +6,7 @@ import html
 import json
 
 from fleetgen.report.capacity import HOURS_PER_MONTH, FlavorShare, Holding, Report
+from fleetgen.report.fleet_queues import fleet_queues_json, fleet_queues_markdown
 from fleetgen.report.slices import slices_markdown
 
 
@@ -108,6 +109,7 @@ def report_markdown(report: Report) -> str:
         lines.append(f"| {team.team} | {team.cost_center} | {cells} | {team.gpus} | {_money(team.monthly_cost, cur)} |")
     lines += slices_markdown(report.pool_slices, report.team_slices, cur)
     lines += _sharing_markdown(report)
+    lines += fleet_queues_markdown(report.fleet_queues)
     lines += ["", "## Fleet compatibility matrix", "", "| Component | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     lines += [f"| {title} | " + " | ".join(values) + " |" for title, values in report.matrix]
     if report.unpriced:
@@ -164,6 +166,7 @@ def report_json(report: Report) -> str:
                     for t in report.team_slices
                 ],
             },
+            **({"fleetQueues": fleet_queues_json(report.fleet_queues)} if report.fleet_queues else {}),
             "queues": [
                 {
                     "cluster": q.cluster,
