@@ -632,3 +632,47 @@ def test_the_report_shows_what_each_team_can_get_across_the_workers(tmp_path: Pa
     assert next(q for q in data["fleetQueues"] if q["queue"] == "fleet-a100")["teams"] == [{"team": "vision", "gpus": 24}]  # 8 + 16
     markdown = (CASE / "expected" / "FLEET.md").read_text()
     assert "| fleet-a100 | A100 | training-westus2 24, training-eastus 16 | 40 | vision 16 |" in markdown
+
+
+@pytest.mark.parametrize("engine", ["flux", "argocd"])
+def test_drift_knows_the_multikueue_objects(engine: str) -> None:
+    from gitops_dumps import cluster_dump
+
+    from fleetgen.live.state import compare
+
+    loaded = load_fleet_text(TEXT.encode())
+    for cluster in ("dispatch-eastus", "training-eastus"):
+        index = [c.name for c in loaded.fleet.clusters].index(cluster)
+        rendered = Rendered(loaded.fleet, loaded.source.file).keyed(index, with_entry_point=False)
+        dump = cluster_dump(list(rendered.values()), engine)
+        drift = compare(rendered, dump["items"])
+        assert list(drift.missing + drift.extra + drift.changed) == [], cluster
+    config = next(
+        o for o in dump_manager(loaded, engine)["items"] if o["kind"] == "MultiKueueConfig" and o["metadata"]["name"] == "fleet-a100"
+    )
+    assert config["spec"]["clusters"] == [WEST, EAST]
+
+
+def dump_manager(loaded: Any, engine: str) -> dict[str, Any]:
+    from gitops_dumps import cluster_dump
+
+    index = [c.name for c in loaded.fleet.clusters].index("dispatch-eastus")
+    return cluster_dump(list(Rendered(loaded.fleet, loaded.source.file).keyed(index, with_entry_point=False).values()), engine)
+
+
+def test_drift_reports_a_reordered_worker_list_and_a_lost_kubeconfig_secret_name() -> None:
+    from fleetgen.live.state import compare
+    from fleetgen.review.object_diff import show
+
+    loaded = load_fleet_text(TEXT.encode())
+    index = [c.name for c in loaded.fleet.clusters].index("dispatch-eastus")
+    rendered = Rendered(loaded.fleet, loaded.source.file).keyed(index, with_entry_point=False)
+    dump = dump_manager(loaded, "flux")
+    config = next(o for o in dump["items"] if o["kind"] == "MultiKueueConfig" and o["metadata"]["name"] == "fleet-a100")
+    config["spec"]["clusters"] = [EAST, WEST]  # someone put eastus first by hand: Incremental now tries it first
+    cluster = next(o for o in dump["items"] if o["kind"] == "MultiKueueCluster" and o["metadata"]["name"] == WEST)
+    cluster["spec"]["clusterSource"]["kubeConfig"]["location"] = "old-secret"
+    drift = compare(rendered, dump["items"])
+    found = sorted((o.title, [f"{f.path}: {show(f.old)} -> {show(f.new)}" for f in o.fields]) for o in drift.changed)
+    assert [title for title, _ in found] == ["MultiKueueCluster training-westus2", "MultiKueueConfig fleet-a100"]
+    assert found[0][1] == ["spec.clusterSource.kubeConfig.location: westus2-kubeconfig -> old-secret"]
