@@ -676,3 +676,22 @@ def test_drift_reports_a_reordered_worker_list_and_a_lost_kubeconfig_secret_name
     found = sorted((o.title, [f"{f.path}: {show(f.old)} -> {show(f.new)}" for f in o.fields]) for o in drift.changed)
     assert [title for title, _ in found] == ["MultiKueueCluster training-westus2", "MultiKueueConfig fleet-a100"]
     assert found[0][1] == ["spec.clusterSource.kubeConfig.location: westus2-kubeconfig -> old-secret"]
+
+
+def test_import_turns_a_rendered_multikueue_tree_back_into_the_section(tmp_path: Path) -> None:
+    from fleetgen.importer.imported import Given
+    from fleetgen.importer.run import import_repository
+
+    shutil.copytree(CASE / "expected", tmp_path / "repo")
+    result = import_repository(tmp_path / "repo", Given())
+    assert result.unreproduced == []  # every manager and worker object, the manager's account on each worker included
+    assert not any(kind in f.title for f in result.unmodelled for kind in ("MultiKueue", "AdmissionCheck", "multikueue-manager"))
+    imported = yaml.safe_load(result.text)["multiKueue"]
+    original = yaml.safe_load(TEXT)["multiKueue"]
+    assert imported["manager"] == original["manager"]
+    assert sorted(imported["queues"], key=lambda q: q["name"]) == sorted(original["queues"], key=lambda q: q["name"])
+    assert imported["workers"] == original["workers"]
+    # the dispatcher is in the manager's Kueue configuration, which this tree installs through its platform folder, not the cluster's
+    assert "dispatcher" not in imported
+    clusters = {c["name"]: c for c in yaml.safe_load(result.text)["clusters"]}
+    assert [p["name"] for p in clusters["dispatch-eastus"]["nodePools"]] == ["system"]  # the manager's flavors are the section's
