@@ -695,3 +695,30 @@ def test_import_turns_a_rendered_multikueue_tree_back_into_the_section(tmp_path:
     assert "dispatcher" not in imported
     clusters = {c["name"]: c for c in yaml.safe_load(result.text)["clusters"]}
     assert [p["name"] for p in clusters["dispatch-eastus"]["nodePools"]] == ["system"]  # the manager's flavors are the section's
+
+
+def test_an_external_secret_writes_the_kubeconfig_secret_and_a_path_needs_none() -> None:
+    external = "kubeconfig: {externalSecret: {store: vault, key: multikueue/westus2, property: kubeconfig}}"
+    text = replace_once(TEXT, "kubeconfig: {secret: westus2-kubeconfig}", external)
+    manager = _objects(_load(text), "dispatch-eastus")
+    secret = manager[("ExternalSecret", "kueue-system", "multikueue-training-westus2")]
+    assert secret["spec"] == {
+        "refreshInterval": "1h",
+        "secretStoreRef": {"name": "vault", "kind": "ClusterSecretStore"},
+        "target": {"name": "multikueue-training-westus2", "creationPolicy": "Owner"},
+        "data": [{"secretKey": "kubeconfig", "remoteRef": {"key": "multikueue/westus2", "property": "kubeconfig"}}],
+    }
+    source = manager[("MultiKueueCluster", "", WEST)]["spec"]["clusterSource"]["kubeConfig"]
+    assert source == {"locationType": "Secret", "location": "multikueue-training-westus2"}
+    # External Secrets' CRD is not fleetgen's: validate says the kind has no schema rather than passing it unseen
+    found = validate_rendered(Rendered(_load(text)), Schemas())
+    assert any("no schema for external-secrets.io/v1 ExternalSecret" in f.message and f.severity is Severity.WARNING for f in found)
+    path = replace_once(TEXT, "kubeconfig: {secret: westus2-kubeconfig}", "kubeconfig: {path: /etc/multikueue/kubeconfigs/westus2}")
+    manager = _objects(_load(path), "dispatch-eastus")
+    assert manager[("MultiKueueCluster", "", WEST)]["spec"]["clusterSource"]["kubeConfig"] == {
+        "locationType": "Path",
+        "location": "/etc/multikueue/kubeconfigs/westus2",
+    }
+    both = replace_once(TEXT, "kubeconfig: {secret: westus2-kubeconfig}", "kubeconfig: {secret: a, path: /etc/multikueue/kubeconfigs/a}")
+    [found] = _errors(both, "either path")
+    assert found.startswith(f"{_at(both, 'kubeconfig: {secret: a', 'kubeconfig')}: multiKueue.workers.training-westus2.kubeconfig: ")
