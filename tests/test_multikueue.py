@@ -722,3 +722,36 @@ def test_an_external_secret_writes_the_kubeconfig_secret_and_a_path_needs_none()
     both = replace_once(TEXT, "kubeconfig: {secret: westus2-kubeconfig}", "kubeconfig: {secret: a, path: /etc/multikueue/kubeconfigs/a}")
     [found] = _errors(both, "either path")
     assert found.startswith(f"{_at(both, 'kubeconfig: {secret: a', 'kubeconfig')}: multiKueue.workers.training-westus2.kubeconfig: ")
+
+
+def test_a_hub_rolls_the_manager_out_after_its_workers(crd_schemas: CRDs) -> None:
+    import jsonschema
+
+    from fleetgen.render.argocd import application_set
+
+    text = replace_once(TEXT, "engine: flux", "engine: argocd, argocd: {mode: hub, progressiveSync: true}")
+    # a dev worker and a staging manager: without MultiKueue the manager's wave would come before a production worker's
+    text = replace_once(
+        text,
+        "  - name: dispatch-eastus\n    region: eastus\n    environment: production",
+        "  - name: dispatch-eastus\n    region: eastus\n    environment: staging",
+    )
+    fleet = _load(text)
+    body = application_set(fleet)
+    jsonschema.Draft7Validator(crd_schemas[("argoproj.io/v1alpha1", "ApplicationSet")]).validate(body)
+    steps = body["spec"]["strategy"]["rollingSync"]["steps"]
+    waves = {e["cluster"]: int(e["wave"]) for e in body["spec"]["generators"][0]["list"]["elements"]}
+
+    def step_of(cluster: str) -> int:
+        labels = {"fleetgen/cluster": cluster, "fleetgen/rollout-wave": str(waves[cluster])}
+        matching = [
+            n
+            for n, step in enumerate(steps)
+            if all((labels.get(e["key"]) in e["values"]) == (e["operator"] == "In") for e in step["matchExpressions"])
+        ]
+        assert len(matching) == 1, (cluster, matching)
+        return matching[0]
+
+    assert waves["dispatch-eastus"] < max(waves[EAST], waves[WEST])  # staging rolls out before production
+    assert step_of("dispatch-eastus") > max(step_of(EAST), step_of(WEST))
+    assert step_of("dispatch-eastus") == len(steps) - 1
