@@ -123,9 +123,11 @@ def _pooled(names: list[str], clusters: list[dict[str, object]], teams: list[dic
             del placements[manager]
         for worker in queue["workers"]:  # type: ignore[attr-defined]
             placements.setdefault(worker, None)
-    return {"multiKueue": {"manager": manager, "queues": queues}, "capacity": {"gpuOvercommit": 100.0}} if on else {
-        "capacity": {"gpuOvercommit": 100.0}
-    }
+    return (
+        {"multiKueue": {"manager": manager, "queues": queues}, "capacity": {"gpuOvercommit": 100.0}}
+        if on
+        else {"capacity": {"gpuOvercommit": 100.0}}
+    )
 
 
 def size_arguments(description: str) -> argparse.Namespace:
