@@ -373,6 +373,33 @@ def test_every_team_on_the_manager_finds_its_queue_on_every_worker(text: str) ->
         assert {r["name"]: r["nominalQuota"] for r in flavor["resources"]}["nvidia.com/gpu"] == gpus
 
 
+@settings(deadline=None)
+@given(multikueue_fleets(), st.data())
+def test_a_worker_list_that_names_the_manager_or_a_cluster_twice_is_refused_at_that_entry(text: str, data: st.DataObject) -> None:
+    """Whatever the fleet, the manager or a repeated worker put anywhere in a listed queue is one error at that entry."""
+    fleet = _load(text)
+    assert fleet.multi_kueue is not None
+    listed = [(q, queue) for q, queue in enumerate(fleet.multi_kueue.queues) if queue.workers]
+    if not listed:
+        return
+    q, queue = data.draw(st.sampled_from(listed))
+    workers = list(queue.workers or ())
+    at = data.draw(st.integers(0, len(workers)))
+    intruder = data.draw(st.sampled_from(["manager", *workers]))
+    written = f"workers: [{', '.join(workers)}]"
+    changed = workers[:at] + [intruder] + workers[at:]
+    line = next(n for n, row in enumerate(text.splitlines(), start=1) if f"name: {queue.name}," in row)
+    edited = text.replace(
+        f"name: {queue.name}, gpuModel: {queue.gpu_model}, {written}",
+        f"name: {queue.name}, gpuModel: {queue.gpu_model}, workers: [{', '.join(changed)}]",
+    )
+    found = _errors(edited)
+    index = at if intruder == "manager" else max(at, workers.index(intruder) + (1 if at <= workers.index(intruder) else 0))
+    assert len(found) == 1, found
+    assert found[0].startswith(f"{line}:"), found
+    assert f"multiKueue.queues[{q}].workers[{index}]: " in found[0], (changed, found)
+
+
 @pytest.mark.parametrize("engine", ["flux", "argocd"])
 def test_render_is_the_same_twice(engine: str) -> None:
     text = TEXT if engine == "flux" else replace_once(TEXT, "engine: flux", "engine: argocd")
