@@ -657,6 +657,8 @@ def test_the_report_shows_what_each_team_can_get_across_the_workers(tmp_path: Pa
     (tmp_path / "fleet.yaml").write_text(raised)
     data = json.loads(cli_run("report", "fleet.yaml", "--format", "json", cwd=tmp_path).stdout)
     assert next(q for q in data["fleetQueues"] if q["queue"] == "fleet-a100")["teams"] == [{"team": "vision", "gpus": 24}]  # 8 + 16
+    page = cli_run("report", "fleet.yaml", "--format", "html", cwd=tmp_path).stdout
+    assert "<td>fleet-a100</td><td>A100</td><td>training-westus2 24, training-eastus 16</td><td>40</td><td>vision 24</td>" in page
     markdown = (CASE / "expected" / "FLEET.md").read_text()
     assert "| fleet-a100 | A100 | training-westus2 24, training-eastus 16 | 40 | vision 16 |" in markdown
 

@@ -6,7 +6,7 @@ import html
 import json
 
 from fleetgen.report.capacity import HOURS_PER_MONTH, FlavorShare, Holding, Report
-from fleetgen.report.fleet_queues import fleet_queues_json, fleet_queues_markdown
+from fleetgen.report.fleet_queues import FLEET_QUEUES_HEAD, fleet_queues_json, fleet_queues_markdown, fleet_queues_rows
 from fleetgen.report.slices import slices_markdown
 
 
@@ -261,6 +261,8 @@ def report_html(report: Report) -> str:
     sharing = table(SHARING_HEAD, _sharing_rows(report)) + (f"<ul>{sentences}</ul>" if sentences else "")
     if report.volcano:
         sharing += table(VOLCANO_HEAD, _volcano_rows(report))
+    if report.fleet_queues:
+        sharing += "<h3>Fleet-wide queues (MultiKueue)</h3>" + table(FLEET_QUEUES_HEAD, fleet_queues_rows(report.fleet_queues))
     title = html.escape(f"GPU fleet report: {report.fleet}")
     style = (
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px}"

@@ -47,17 +47,23 @@ def fleet_queues(fleet: Fleet) -> tuple[FleetQueue, ...]:
     return tuple(out)
 
 
+FLEET_QUEUES_HEAD = ["Queue", "GPU model", "Workers", "GPUs", "Teams (GPUs each can get)"]
+
+
+def fleet_queues_rows(queues: tuple[FleetQueue, ...]) -> list[list[str]]:
+    return [
+        [q.queue, q.gpu_model, ", ".join(f"{w} {g}" for w, g in q.workers), str(q.gpus), ", ".join(f"{t} {g}" for t, g in q.teams) or "—"]
+        for q in queues
+    ]
+
+
 def fleet_queues_markdown(queues: tuple[FleetQueue, ...]) -> list[str]:
     if not queues:
         return []
     lines = ["", "## Fleet-wide queues (MultiKueue)", ""]
     lines += [f"Teams submit on {queues[0].manager}; each queue sends a job to a worker that admits it, in this order.", ""]
-    lines += ["| Queue | GPU model | Workers | GPUs | Teams (GPUs each can get) |", "|---|---|---|---:|---|"]
-    for q in queues:
-        workers = ", ".join(f"{w} {g}" for w, g in q.workers)
-        teams = ", ".join(f"{t} {g}" for t, g in q.teams) or "—"
-        lines.append(f"| {q.queue} | {q.gpu_model} | {workers} | {q.gpus} | {teams} |")
-    return lines
+    lines += ["| " + " | ".join(FLEET_QUEUES_HEAD) + " |", "|---|---|---|---:|---|"]
+    return lines + ["| " + " | ".join(row) + " |" for row in fleet_queues_rows(queues)]
 
 
 def fleet_queues_json(queues: tuple[FleetQueue, ...]) -> list[dict[str, Any]]:
