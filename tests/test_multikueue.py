@@ -308,7 +308,7 @@ def multikueue_fleets(draw: st.DrawFn) -> str:
     for t in range(draw(st.integers(1, 3))):
         queue = draw(st.sampled_from(queues)).split("name: ")[1].split(",")[0]
         teams.append(
-            f"  - {{name: t{t}, group: g{t}, costCenter: cc-{t}, project: p{t}, quota: {{requests: {{cpu: 8, memory: 64Gi, gpu: 1}}}}, "
+            f"  - {{name: t{t}, group: g{t}, costCenter: cc-{t}, project: p{t}, quota: {{requests: {{cpu: 190, memory: 1800Gi, gpu: 16}}}}, "
             f"clusters: {{manager: {{queue: {queue}}}}}}}"
         )
     return "\n".join(
@@ -398,6 +398,47 @@ def test_a_worker_list_that_names_the_manager_or_a_cluster_twice_is_refused_at_t
     assert len(found) == 1, found
     assert found[0].startswith(f"{line}:"), found
     assert f"multiKueue.queues[{q}].workers[{index}]: " in found[0], (changed, found)
+
+
+@settings(deadline=None)
+@given(multikueue_fleets(), st.data())
+def test_a_fleet_wide_job_lands_only_where_a_worker_admits_it(text: str, data: st.DataObject) -> None:
+    """job new on the manager is refused exactly when every worker of the team's queue refuses the same ask, and
+    each worker it names admits the very pod it writes."""
+    from dataclasses import replace
+
+    from fleetgen.errors import RefusedAsk
+    from fleetgen.model import Quantity
+    from fleetgen.model.multikueue import queue_workers
+    from fleetgen.render.job_dispatch import resolve_anywhere
+    from fleetgen.render.job_target import Ask, Target, resolve
+
+    fleet = _load(text)
+    assert fleet.multi_kueue is not None
+    team = data.draw(st.sampled_from(fleet.teams))
+    gpus, nodes = data.draw(st.integers(1, 9)), data.draw(st.integers(1, 3))
+    ask = Ask(team.name, "manager", "train", "registry.example.com/t:v1", gpus, nodes)
+    queue = next(q for q in fleet.multi_kueue.queues if q.name == team.queue_on(fleet.clusters[0]))
+    workers = queue_workers(fleet.multi_kueue, fleet.clusters)[queue.name]
+
+    def on(worker: str, asked: Ask) -> Target | None:
+        try:
+            return resolve(fleet, replace(asked, cluster=worker, gpu_model=queue.gpu_model), nodes, gang=False)
+        except RefusedAsk:
+            return None
+
+    try:
+        target = resolve_anywhere(fleet, ask, nodes, gang=False)
+    except RefusedAsk as refused:
+        assert all(on(w, ask) is None for w in workers), str(refused)
+        return
+    assert target.cluster.name == "manager" and target.workers and set(target.workers) <= set(workers)
+    pod = target.pod
+    sized = replace(ask, cpu=Quantity(f"{int(pod.cpu * 1000)}m"), memory=Quantity(str(int(pod.memory))))
+    for worker in target.workers:
+        admitted = on(worker, sized)
+        assert admitted is not None and (admitted.pod.cpu, admitted.pod.memory) == (pod.cpu, pod.memory), worker
+    assert [w for w in workers if on(w, sized) is not None] == list(target.workers)  # in dispatch order, none left out
 
 
 @pytest.mark.parametrize("engine", ["flux", "argocd"])
