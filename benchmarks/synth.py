@@ -28,7 +28,13 @@ def _a100_pool(kind: str, nodes: int, taints: list[dict[str, str]] | None = None
     return pool
 
 
-def synthetic_fleet(clusters: int, teams: int, clusters_per_team: int) -> str:
+MULTIKUEUE_WORKERS = 20  # a MultiKueueConfig lists at most 20 workers: one manager queue per 20
+
+
+def synthetic_fleet(clusters: int, teams: int, clusters_per_team: int, multikueue: bool | None = None) -> str:
+    """multikueue None: the benchmark fleet. False or True: the first cluster is a MultiKueue manager whose teams are
+    on every worker of their queue (listed, so that both fleets hold the same placements), with (True) or without
+    (False) the multiKueue section and the teams' namespaces on the manager: the pair the MultiKueue benchmark compares."""
     per_cluster = -(-teams * clusters_per_team // clusters)  # teams landing on one cluster, rounded up
     nodes = max(1, -(-per_cluster * 2 // 8))  # enough 8-GPU nodes for 2 GPUs a team
     names = [f"c{i:04d}-{'dev' if i % 10 == 0 else 'prod'}" for i in range(clusters)]
@@ -72,6 +78,9 @@ def synthetic_fleet(clusters: int, teams: int, clusters_per_team: int) -> str:
                 "allowedIngressNamespaces": ["monitoring"],
             }
         )
+    extra: dict[str, object] = {}
+    if multikueue is not None:
+        extra = _pooled(names, fleet_clusters, fleet_teams, multikueue)
     fleet = {
         "apiVersion": "fleetgen/v1alpha1",
         "kind": "Fleet",
@@ -87,8 +96,38 @@ def synthetic_fleet(clusters: int, teams: int, clusters_per_team: int) -> str:
         ],
         "clusters": fleet_clusters,
         "teams": fleet_teams,
+        **extra,
     }
     return yaml.safe_dump(fleet, sort_keys=False, width=1000)
+
+
+def _pooled(names: list[str], clusters: list[dict[str, object]], teams: list[dict[str, object]], on: bool) -> dict[str, object]:
+    """names[0] becomes a manager without GPUs; its teams submit to one of its queues and are on that queue's workers
+    (without MultiKueue they are on the same workers, and not on the manager)."""
+    manager = names[0]
+    clusters[0]["nodePools"] = [
+        {"name": "system", "vmSize": "Standard_D8s_v5", "gpusPerNode": 0, "cpuPerNode": 7, "memoryPerNode": "28Gi", "maxNodes": 3}
+        | {"scaling": "on-demand", "labels": {"pool": "system"}}
+    ]
+    clusters[0].pop("drPartner", None)
+    workers = names[1:]
+    chunks = [workers[i : i + MULTIKUEUE_WORKERS] for i in range(0, len(workers), MULTIKUEUE_WORKERS)]
+    queues = [{"name": f"fleet-a100-{k}", "gpuModel": "A100", "workers": chunk} for k, chunk in enumerate(chunks)]
+    placed = [t for t in teams if manager in t["clusters"]]  # type: ignore[operator]
+    for n, team in enumerate(placed):
+        queue = queues[n % len(queues)]
+        placements: dict[str, object] = team["clusters"]  # type: ignore[assignment]
+        if on:
+            placements[manager] = {"queue": queue["name"]}
+        else:  # without MultiKueue nothing submits on the manager, which has no GPUs
+            del placements[manager]
+        for worker in queue["workers"]:  # type: ignore[attr-defined]
+            placements.setdefault(worker, None)
+    return (
+        {"multiKueue": {"manager": manager, "queues": queues}, "capacity": {"gpuOvercommit": 100.0}}
+        if on
+        else {"capacity": {"gpuOvercommit": 100.0}}
+    )
 
 
 def size_arguments(description: str) -> argparse.Namespace:

@@ -31,6 +31,7 @@ from fleetgen.validation.rendered_objects import Schemas, validate_rendered
 CASES = REPO / "tests" / "cases"
 T4 = CASES / "timesliced-t4-dev"
 MIG = CASES / "mig-a100-inference"
+MULTIKUEUE = CASES / "multikueue-two-models"  # its own tests: tests/test_multikueue.py
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
@@ -38,7 +39,7 @@ def _files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("case", [T4, MIG], ids=lambda p: p.name)
+@pytest.mark.parametrize("case", [T4, MIG, MULTIKUEUE], ids=lambda p: p.name)
 def test_golden_tree(case: Path, tmp_path: Path, cli_run: Run, regenerate: bool) -> None:
     if regenerate:
         done = cli_run("render", "fleet.yaml", "--out", "expected", cwd=case)

@@ -41,7 +41,6 @@ if (mine) {
 _MERGE_BASE = 'base=$(git merge-base "origin/${{ github.base_ref }}" HEAD)'
 
 
-
 def workflow(install: str) -> dict[str, Any]:
     """The pull-request workflow; `install` is what pip installs (a git source, or `.` for this repository)."""
     return {

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 
 from fleetgen.checks.capacity import CAPACITY_CHECKS, pool_capacity
 from fleetgen.checks.entitlement import ENTITLEMENT_CHECKS
+from fleetgen.checks.multikueue import MULTIKUEUE_CHECKS
 from fleetgen.checks.partitioning import PARTITIONING_CHECKS
 from fleetgen.checks.placement import PLACEMENT_CHECKS
 from fleetgen.checks.platform import PLATFORM_CHECKS
@@ -19,6 +20,7 @@ from fleetgen.compat import Facts, check_compatibility, check_fleet_policy
 from fleetgen.compat.partitioning import per_gpu
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import GPU_RESOURCE, Fleet, NodePool, Quota
+from fleetgen.model.multikueue import dispatching_queues
 from fleetgen.model.sharing import TRAINING
 
 Check = Callable[[Fleet], Iterator[Finding]]
@@ -56,7 +58,7 @@ def check_references(fleet: Fleet) -> Iterator[Finding]:
             if name not in clusters:
                 yield Finding(here + ("clusters", name), f"unknown cluster {name!r}{_known(clusters)}")
             elif placement and placement.queue:
-                queues = {q.name for q in clusters[name].queues}
+                queues = {q.name for q in clusters[name].queues} | dispatching_queues(fleet.multi_kueue, name)
                 if placement.queue not in queues:
                     yield Finding(
                         here + ("clusters", name, "queue"),
@@ -149,7 +151,10 @@ def check_gpu_capacity(fleet: Fleet) -> Iterator[Finding]:
         counted = [p for p in cluster.node_pools if GPU_RESOURCE in per_gpu(p)]  # a MIG pool of mig-* slices yields none
         gpus = sum(pool_capacity(p).units.get(GPU_RESOURCE, 0) for p in counted)  # what Kubernetes counts: replicas of shared GPUs
         allowed = gpus * ratio
-        held = [(t, team.name, team.quota_on(cluster.name).requests.gpu or 0) for t, team in fleet.placements[cluster.name]]
+        # a team on a MultiKueue manager queue runs nothing there: its jobs wait suspended, the workers' quotas count
+        dispatching = dispatching_queues(fleet.multi_kueue, cluster.name)
+        on = [(t, team) for t, team in fleet.placements[cluster.name] if team.queue_on(cluster) not in dispatching]
+        held = [(t, team.name, team.quota_on(cluster.name).requests.gpu or 0) for t, team in on]
         total = sum(gpu for _, _, gpu in held)
         if total <= allowed:
             continue
@@ -214,6 +219,7 @@ CHECKS: tuple[Check, ...] = (
     *TENANCY_CHECKS,
     *PARTITIONING_CHECKS,
     *CAPACITY_CHECKS,
+    *MULTIKUEUE_CHECKS,
 )
 
 

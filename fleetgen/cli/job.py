@@ -36,7 +36,12 @@ def job() -> None:
 )
 @click.option("--fleet", default="fleet.yaml", show_default=True, type=click.Path(dir_okay=False, path_type=Path), help="The fleet file.")
 @click.option("--team", required=True, help="The team that runs the job (its namespace, queue and quota).")
-@click.option("--cluster", required=True, help="The cluster to run on; the team must be placed there.")
+@click.option("--cluster", default=None, help="The cluster to run on; the team must be placed there.")
+@click.option(
+    "--fleet-wide",
+    is_flag=True,
+    help="Submit to the MultiKueue manager (fleet.yaml multiKueue): its queue sends the Job to a worker that admits it.",
+)
 @click.option("--name", required=True, help="Name of the Job or Deployment.")
 @click.option("--image", required=True, help="Container image.")
 @click.option(
@@ -75,7 +80,8 @@ def job() -> None:
 def job_new(
     fleet: Path,
     team: str,
-    cluster: str,
+    cluster: str | None,
+    fleet_wide: bool,
     name: str,
     image: str,
     gpus: int | None,
@@ -116,8 +122,9 @@ def job_new(
         raise InputError("--gpus 0: a CPU-only pod asks for no --gpu-slice")
     sizes = {"cpu": _quantity("--cpu", cpu), "memory": _quantity("--memory", memory)}
     count = 1 if gpus is None else gpus
-    ask = Ask(team, cluster, name, image, count, nodes, gpu_model, priority, _command(command_line), **sizes, gpu_slice=gpu_slice)
     loaded = load_fleet(fleet)
+    cluster = _cluster(loaded.fleet, cluster, fleet_wide)
+    ask = Ask(team, cluster, name, image, count, nodes, gpu_model, priority, _command(command_line), **sizes, gpu_slice=gpu_slice)
     selector: dict[str, str] = {}
     if endpoint is not None:
         tier, selector = _endpoint_tier(loaded.fleet, team, cluster, endpoint, tier)
@@ -167,6 +174,19 @@ def _serving(
         raise InputError(f"--tier {tier}: not a tier of fleet.yaml ({', '.join(tiers)})")
     given_paths = {key: _http_path("--" + key.replace("_", "-"), value) for key, value in paths.items() if value is not None}
     return Serving(tier, _seconds(load_time or "5m"), port or 8080, replicas or 2, selector=selector, **given_paths)
+
+
+def _cluster(fleet: Fleet, cluster: str | None, fleet_wide: bool) -> str:
+    """--cluster, or with --fleet-wide the MultiKueue manager (`--fleet` names the fleet file, hence the longer flag)."""
+    if not fleet_wide:
+        if cluster is None:
+            raise InputError("--cluster: the cluster to run on (or --fleet-wide for the MultiKueue manager's queue)")
+        return cluster
+    if fleet.multi_kueue is None:
+        raise InputError("--fleet-wide: the fleet has no multiKueue section; name a --cluster")
+    if cluster is not None and cluster != fleet.multi_kueue.manager:
+        raise InputError(f"--fleet-wide submits on the manager, {fleet.multi_kueue.manager}; leave out --cluster {cluster}")
+    return fleet.multi_kueue.manager
 
 
 def _http_path(flag: str, text: str) -> str:

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from fleetgen.errors import FieldPath
 from fleetgen.importer.imported import Given, Imported, mode, number, or_placeholder
+from fleetgen.importer.multikueue import dispatching, multikueue_section
 from fleetgen.importer.recognise import ClusterView
 from fleetgen.importer.teams import naming as team_naming
 from fleetgen.importer.teams import team as team_of
@@ -72,7 +73,9 @@ def infer(views: list[ClusterView], given: Given) -> Imported:
     classes = [p["name"] for p in doc["priorityClasses"]]
     doc["teams"] = [team_of(out, t, name, views, doc["clusters"], naming, classes) for t, name in enumerate(teams)]
     doc["tenancy"] = _tenancy(out, doc["teams"])
-    order = ["apiVersion", "kind", "metadata", "gitops", "versionSets", "priorityClasses", "naming", "clusters", "tenancy", "teams"]
+    doc["multiKueue"] = multikueue_section(out, views) or {}
+    order = ["apiVersion", "kind", "metadata", "gitops", "versionSets", "priorityClasses", "naming", "clusters", "multiKueue", "tenancy"]
+    order += ["teams"]
     out.document = {k: doc[k] for k in order if k in doc and doc[k] not in ([], {})}
     return out
 
@@ -211,8 +214,11 @@ def _cluster(out: Imported, c: int, view: ClusterView, facts: dict[str, str], ve
     cluster["versionSet"] = version_set
     if facts.get("dr-partner"):
         cluster["drPartner"] = facts["dr-partner"]
-    queues = [b.body for b in view.cluster_wide["ClusterQueue"]]
-    flavors = {b.body["metadata"]["name"]: b for b in view.cluster_wide["ResourceFlavor"]}
+    dispatched, manager_flavors = dispatching(view)  # MultiKueue's: the multiKueue section's (importer/multikueue.py)
+    queues = [b.body for b in view.cluster_wide["ClusterQueue"] if b.body not in dispatched]
+    flavors = {
+        b.body["metadata"]["name"]: b for b in view.cluster_wide["ResourceFlavor"] if b.body["metadata"]["name"] not in manager_flavors
+    }
     order = [f.get("name") for q in queues for g in (q.get("spec") or {}).get("resourceGroups") or [] for f in g.get("flavors") or []]
     pool_names = list(dict.fromkeys([n for n in order if n in flavors] + sorted(flavors)))
     pools = [_pool(out, here + ("nodePools", p), flavors[n], facts, queues, hint) for p, n in enumerate(pool_names)]

@@ -16,6 +16,9 @@ from fleetgen.importer.build import Built
 FLEET_INFO = ("ConfigMap", "kube-public", "fleet-info")
 TEAM_KINDS = ("Role", "RoleBinding", "ResourceQuota", "NetworkPolicy", "LocalQueue")
 CLUSTER_KINDS = ("PriorityClass", "ResourceFlavor", "ClusterQueue")
+MULTIKUEUE_KINDS = ("AdmissionCheck", "MultiKueueConfig", "MultiKueueCluster")  # the manager's (importer/multikueue.py)
+MANAGER_ACCOUNT_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Secret")  # a worker's, for the manager
+MANAGER_ACCOUNT = "multikueue-manager"
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class ClusterView:
     cluster_wide: dict[str, list[Built]] = field(default_factory=lambda: {k: [] for k in CLUSTER_KINDS})
     unmodelled: list[Unmodelled] = field(default_factory=list)
     modelled: list[Built] = field(default_factory=list)  # every object import turned into fleet.yaml
+    multikueue: list[Built] = field(default_factory=list)  # MultiKueue's objects, and a worker's account for the manager
 
 
 def _key(body: dict[str, Any]) -> tuple[str, str, str]:
@@ -84,6 +88,9 @@ def recognise(cluster: str, objects: list[Built]) -> ClusterView:
             view.modelled.append(obj)
         elif kind in CLUSTER_KINDS and not namespace:
             view.cluster_wide[kind].append(obj)
+            view.modelled.append(obj)
+        elif kind in MULTIKUEUE_KINDS or (kind in MANAGER_ACCOUNT_KINDS and name == MANAGER_ACCOUNT):
+            view.multikueue.append(obj)
             view.modelled.append(obj)
         else:
             later.append(obj)

@@ -30,6 +30,13 @@ MODELLED_KINDS = (
     "ResourceFlavor",
     "ClusterQueue",
     "LocalQueue",
+    "AdmissionCheck",  # MultiKueue's, and the worker's account for the manager (importer/multikueue.py)
+    "MultiKueueConfig",
+    "MultiKueueCluster",
+    "ServiceAccount",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Secret",
 )
 FLEET_INFO = ObjectKey("ConfigMap", "kube-public", "fleet-info")
 
@@ -72,6 +79,8 @@ def _view(body: dict[str, Any]) -> dict[str, Any]:
         preemption.setdefault("withinClusterQueue", "Never")
         preemption.setdefault("reclaimWithinCohort", "Never")
         return spec
+    if kind in ("ClusterRole", "ServiceAccount", "ClusterRoleBinding", "Secret"):
+        return {k: v for k, v in body.items() if k not in ("apiVersion", "kind", "metadata")}
     if kind == "ConfigMap":
         return {"data": {str(k): str(v) for k, v in (body.get("data") or {}).items()}}
     if kind == "NetworkPolicy":

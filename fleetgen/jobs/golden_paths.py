@@ -18,8 +18,9 @@ from fractions import Fraction
 from typing import Any
 
 from fleetgen.errors import InputError, Severity
+from fleetgen.jobs.job_dispatch import resolve_anywhere
 from fleetgen.jobs.job_pod import cost_labels, memory_text, pod_spec, shm_size, topology_request
-from fleetgen.jobs.job_target import Ask, Target, resolve
+from fleetgen.jobs.job_target import Ask, Target
 from fleetgen.jobs.serving import Serving, server_container, serving_objects, serving_warnings
 from fleetgen.model import Fleet
 from fleetgen.model.sharing import GPU, TRAINING
@@ -48,7 +49,7 @@ def job_objects(fleet: Fleet, ask: Ask, schemas: Schemas, serving: Serving | Non
     _check_names(ask)
     pods = serving.replicas if serving else ask.nodes
     purpose = serving.tier if serving else TRAINING
-    target = resolve(fleet, ask, pods, gang=serving is None and ask.nodes > 1, queued=serving is None, purpose=purpose)
+    target = resolve_anywhere(fleet, ask, pods, gang=serving is None and ask.nodes > 1, queued=serving is None, purpose=purpose)
     if shm is not None and shm > target.pod.memory:
         memory = memory_text(target.pod.memory)
         raise InputError(f"--shm {memory_text(shm)}: at most the pod's memory ({memory}), which /dev/shm counts against")
@@ -75,6 +76,8 @@ def job_objects(fleet: Fleet, ask: Ask, schemas: Schemas, serving: Serving | Non
         what = f"{ask.gpus} {target.gpu_model} GPU(s)" if target.gpu_model else "CPU only"
     also = ", ".join(f"{o['kind']} {o['metadata']['name']}" for o in objects[1:])
     summary = f"{objects[0]['kind']} {target.team.namespace}/{ask.name} on {target.cluster.name}: {pods} pod(s) x {what}, {where}{priority}"
+    if target.workers:
+        summary += f", dispatched to a worker that admits it ({', '.join(target.workers)})"
     return Built(objects, summary + (f"; with {also}" if also else ""), warnings)
 
 

@@ -59,6 +59,7 @@ class Target:
     volcano: bool
     priority: PriorityClass | None
     pod: PodSize
+    workers: tuple[str, ...] = ()  # a MultiKueue manager's Job: the workers that could run it (jobs/job_dispatch.py)
 
 
 @dataclass(frozen=True)

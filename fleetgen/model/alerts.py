@@ -19,6 +19,8 @@ AlertName = Literal[
     "gpuEccErrors",
     "nodePoolUtilization",
     "kueuePendingWorkloads",
+    "multikueueNotAdmitted",
+    "multikueueWorkerInactive",
 ]
 TeamAlertName = Literal["gpuUnderutilized", "gpuMemoryFull", "quotaConsumption"]
 

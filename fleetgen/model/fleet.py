@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from fleetgen.errors import FieldPath, InputError
 from fleetgen.model.alerts import Alerts
@@ -19,6 +19,7 @@ from fleetgen.model.approvals import ApprovalRule
 from fleetgen.model.argocd import ArgoCd
 from fleetgen.model.cluster import Cluster, VersionSet
 from fleetgen.model.compat import Compatibility
+from fleetgen.model.multikueue import MultiKueue, on_workers
 from fleetgen.model.naming import Naming, ObjectNames, name_source, names_of
 from fleetgen.model.platform import Platform, cluster_platform
 from fleetgen.model.rollout import Rollout, Upgrade
@@ -144,6 +145,16 @@ class Fleet(Spec):
     upgrade: Upgrade | None = None
     """The upgrade in progress, as `fleetgen upgrade apply` records it."""
     compatibility: Compatibility = Field(default_factory=Compatibility, description="Compatibility facts of the fleet's own.")
+    multi_kueue: MultiKueue | None = None
+    """MultiKueue: a manager cluster whose queues dispatch jobs to worker clusters (see the README's MultiKueue section)."""
+
+    @model_validator(mode="after")
+    def _manager_teams_are_on_workers(self) -> Fleet:
+        # A team submitting to a manager queue needs its namespace and LocalQueue on every worker of that queue:
+        # fleetgen places it there itself, so the two sides cannot fall out of step.
+        if self.multi_kueue is not None:
+            object.__setattr__(self, "teams", on_workers(self.multi_kueue, self.clusters, self.teams))
+        return self
 
     @property
     def platform_owners(self) -> tuple[str, ...]:

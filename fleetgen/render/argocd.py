@@ -23,9 +23,11 @@ from __future__ import annotations
 from typing import Any
 
 from fleetgen.model import Fleet
+from fleetgen.model.multikueue import queue_workers
 from fleetgen.render import provenance as prov
 from fleetgen.render.argocd_apps import (
     ARGOCD_NS,
+    CLUSTER_LABEL,
     IN_CLUSTER,
     PLATFORM_FOLDER,
     SYNC_WAVE,
@@ -186,12 +188,26 @@ def application_set(fleet: Fleet) -> dict[str, Any]:
     metadata = {k: v for k, v in template["metadata"].items() if k != "namespace"}  # generated in the ApplicationSet's namespace
     spec: dict[str, Any] = {"generators": [{"list": {"elements": elements}}]}
     if fleet.gitops.argocd.progressive_sync:
-        steps = [
-            {"matchExpressions": [{"key": WAVE_LABEL, "operator": "In", "values": [str(wave)]}]} for wave in sorted(set(waves.values()))
-        ]
-        spec["strategy"] = {"type": "RollingSync", "rollingSync": {"steps": steps}}
+        spec["strategy"] = {"type": "RollingSync", "rollingSync": {"steps": rolling_steps(fleet, waves)}}
     spec["template"] = {"metadata": metadata, "spec": template["spec"]}
     return k8s_object(APPLICATION_API, "ApplicationSet", fleet.metadata.name, fleet_labels(fleet), namespace=ARGOCD_NS, spec=spec)
+
+
+def rolling_steps(fleet: Fleet, waves: dict[str, int]) -> list[dict[str, Any]]:
+    """One RollingSync step per rollout wave. A MultiKueue manager's root syncs in a step of its own after the
+    last wave that holds one of its workers (or its own): its queues dispatch only where the workers' namespaces,
+    LocalQueues and the manager's account already are."""
+    steps = [[{"key": WAVE_LABEL, "operator": "In", "values": [str(wave)]}] for wave in sorted(set(waves.values()))]
+    mk = fleet.multi_kueue
+    if mk is None or mk.manager not in waves:
+        return [{"matchExpressions": step} for step in steps]
+    workers = {w for names in queue_workers(mk, fleet.clusters).values() for w in names if w in waves}
+    last = max(waves[name] for name in (*workers, mk.manager))
+    others = {"key": CLUSTER_LABEL, "operator": "NotIn", "values": [mk.manager]}
+    out = [{"matchExpressions": [*step, others]} for step in steps]
+    after = sorted(set(waves.values())).index(last) + 1
+    out.insert(after, {"matchExpressions": [{"key": CLUSTER_LABEL, "operator": "In", "values": [mk.manager]}]})
+    return out
 
 
 def hub_bootstrap(fleet: Fleet) -> list[Manifest]:

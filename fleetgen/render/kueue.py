@@ -121,7 +121,7 @@ def topologies(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder = NO
     return out
 
 
-def _text(resource: str, value: Fraction) -> int | str:
+def amount_text(resource: str, value: Fraction) -> int | str:
     """A computed amount as Kubernetes writes it: whole CPUs or millicores, memory in the largest binary unit that divides it."""
     if resource == "memory":
         whole = int(value)  # bytes, rounded down
@@ -186,7 +186,7 @@ def _flavor_quota(pool: NodePool, queue: Queue | None = None, resources_of: list
             full = {"cpu": pool.cpu_per_node * pool.max_nodes, "memory": pool.memory_per_node * pool.max_nodes}
             value = quantity_value(full[resource])
         else:
-            value = stated if stated is not None else _text(resource, nominal(pool, given, resource))
+            value = stated if stated is not None else amount_text(resource, nominal(pool, given, resource))
         entry: dict[str, Any] = {"name": resource, "nominalQuota": value}
         if queue:
             entry |= _limits(resource, pool.name, queue.borrowing_limit, queue.lending_limit)

@@ -48,6 +48,8 @@ POD_FRAMEWORKS = ("pod", "deployment", "statefulset", "leaderworkerset.x-k8s.io/
 FAIR_SHARING_STRATEGIES = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
 DISABLE_WAIT_GATE = "DisableWaitForPodsReady"  # Kueue 0.19 and 0.20: waitForPodsReady is on unless this gate is set
 WAIT_ON_BY_DEFAULT = Version("0.19")
+PATH_VALIDATION_GATE, PATH_VALIDATION = "MultiKueueKubeConfigPathValidation", Version("0.19")  # alpha, off by default
+QUOTA_AUTOMATION_GATE, QUOTA_AUTOMATION = "MultiKueueManagerQuotaAutomation", Version("0.18")  # alpha, off by default
 
 # The pinned chart's default controllerManagerConfigYaml, without its integrations (fleetgen's own).
 CHART_DEFAULT: dict[str, Any] = {
@@ -80,7 +82,12 @@ def team_namespaces(fleet: Fleet) -> dict[str, Any]:
 
 
 def frameworks(fleet: Fleet, index: int, kueue: Kueue) -> list[str]:
-    """The job integrations Kueue manages on the cluster (see the module's note on Volcano)."""
+    """The job integrations Kueue manages on the cluster (see the module's note on Volcano). On a MultiKueue manager
+    only batch Jobs: the manager dispatches only to workers that serve every kind it manages (kubernetes-sigs/kueue#12400),
+    and `job new --fleet` writes Jobs."""
+    mk = fleet.multi_kueue
+    if mk is not None and fleet.clusters[index].name == mk.manager:
+        return [JOB_FRAMEWORKS[0]]
     volcano_pods_held = fleet.clusters[index].volcano is not None and kueue.manage_jobs_without_queue_name
     return list(JOB_FRAMEWORKS) + ([] if volcano_pods_held else list(POD_FRAMEWORKS))
 
@@ -103,10 +110,25 @@ def configuration(fleet: Fleet, index: int, kueue: Kueue) -> dict[str, Any]:
         config["waitForPodsReady"] = {"timeout": wait.timeout, "blockAdmission": wait.block_admission}
     elif _release(kueue.version) >= WAIT_ON_BY_DEFAULT.minor:
         config["featureGates"] = {DISABLE_WAIT_GATE: True}
+    config |= multikueue_settings(fleet, index, kueue, config.get("featureGates", {}))
     if fair_sharing_on(fleet, index, kueue):
         config["fairSharing"] = {"preemptionStrategies": list(FAIR_SHARING_STRATEGIES)}
     config["integrations"] = {"frameworks": frameworks(fleet, index, kueue)}
     return config
+
+
+def multikueue_settings(fleet: Fleet, index: int, kueue: Kueue, gates: dict[str, bool]) -> dict[str, Any]:
+    """On the MultiKueue manager: the dispatcher, and the feature gates of what its queues use (Path kubeconfigs
+    only under /etc/multikueue/kubeconfigs/ from Kueue 0.19, quota automation from 0.18; checks refuse older pins)."""
+    mk = fleet.multi_kueue
+    if mk is None or fleet.clusters[index].name != mk.manager:
+        return {}
+    gates = dict(gates)
+    if _release(kueue.version) >= PATH_VALIDATION.minor:
+        gates[PATH_VALIDATION_GATE] = True
+    if any(q.quota_management == "Automated" for q in mk.queues):
+        gates[QUOTA_AUTOMATION_GATE] = True
+    return {"featureGates": dict(sorted(gates.items())), "multiKueue": {"dispatcherName": mk.dispatcher_name()}}
 
 
 def _release(version: str) -> tuple[int, int]:

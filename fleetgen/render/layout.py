@@ -16,7 +16,7 @@ from typing import Any
 from fleetgen.errors import FieldPath
 from fleetgen.model import Cluster, Fleet, Queue, Quota, Team
 from fleetgen.model.platform import GpuOperator
-from fleetgen.render import cluster_info, dcgm_metrics, kueue_monitor, observability, slo
+from fleetgen.render import cluster_info, dcgm_metrics, kueue_monitor, multikueue, multikueue_alerts, observability, slo
 from fleetgen.render import kueue as kueue_objects
 from fleetgen.render import limit_range as limit_ranges
 from fleetgen.render import provenance as prov
@@ -96,6 +96,8 @@ LOCAL_FILES: tuple[tuple[str, Callable[..., list[Manifest]]], ...] = (  # (fleet
             + kueue_objects.cohorts(f, f.clusters[i], ("clusters", i), why)
             + kueue_objects.cluster_queues(f, f.clusters[i], ("clusters", i), why)
             + volcano_objects.volcano_queues(f, f.clusters[i], ("clusters", i), why)
+            + multikueue.manager_objects(f, f.clusters[i], why)
+            + multikueue.worker_objects(f, f.clusters[i], why)
         ),
     ),
     (
@@ -103,6 +105,7 @@ LOCAL_FILES: tuple[tuple[str, Callable[..., list[Manifest]]], ...] = (  # (fleet
         lambda f, i, why=NOWHERE: (
             observability.prometheus_rule(f, i, why)
             + slo.prometheus_rule(f, i, why)
+            + multikueue_alerts.prometheus_rule(f, i, why)
             + kueue_monitor.service_monitor(f, i, why)
             + [dcgm_metrics.metrics_config_map(f, addon, at, why) for name, addon, at in add_ons(f, i) if isinstance(addon, GpuOperator)]
             + observability.overview_dashboard(f, i, why)

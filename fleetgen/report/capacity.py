@@ -19,6 +19,7 @@ from fleetgen.compat.partitioning import nominal, per_gpu
 from fleetgen.model import Cluster, Fleet, NodePool
 from fleetgen.model.sharing import GPU
 from fleetgen.render.volcano import queue_name
+from fleetgen.report.fleet_queues import FleetQueue, fleet_queues
 from fleetgen.report.slices import PoolSlices, TeamSlices, average_price, pool_slices, team_slices
 
 COMPONENT_TITLES = {
@@ -156,6 +157,7 @@ class Report:
     volcano: tuple[VolcanoShare, ...] = ()
     pool_slices: tuple[PoolSlices, ...] = ()
     team_slices: tuple[TeamSlices, ...] = ()
+    fleet_queues: tuple[FleetQueue, ...] = ()  # MultiKueue's manager queues (fleet_queues.py)
 
 
 def _price(fleet: Fleet, cluster: Cluster, queue: str | None) -> float | None:
@@ -281,4 +283,5 @@ def build_report(fleet: Fleet) -> Report:
         volcano,
         pool_slices(fleet),
         sliced,
+        fleet_queues(fleet),
     )

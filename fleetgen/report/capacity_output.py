@@ -7,6 +7,7 @@ import json
 
 from fleetgen.checks.capacity import HOURS_PER_MONTH
 from fleetgen.report.capacity import ClusterCapacity, FlavorShare, Holding, Report
+from fleetgen.report.fleet_queues import FLEET_QUEUES_HEAD, fleet_queues_json, fleet_queues_markdown, fleet_queues_rows
 from fleetgen.report.slices import slices_markdown
 
 
@@ -129,6 +130,7 @@ def report_markdown(report: Report) -> str:
         lines.append(f"| {team.team} | {team.cost_center} | {cells} | {team.gpus} | {_money(team.monthly_cost, cur)} |")
     lines += slices_markdown(report.pool_slices, report.team_slices, cur)
     lines += _sharing_markdown(report)
+    lines += fleet_queues_markdown(report.fleet_queues)
     lines += ["", "## Fleet compatibility matrix", "", "| Component | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     lines += [f"| {title} | " + " | ".join(values) + " |" for title, values in report.matrix]
     if report.unpriced:
@@ -190,6 +192,7 @@ def report_json(report: Report) -> str:
                     for t in report.team_slices
                 ],
             },
+            **({"fleetQueues": fleet_queues_json(report.fleet_queues)} if report.fleet_queues else {}),
             "queues": [
                 {
                     "cluster": q.cluster,
@@ -281,6 +284,8 @@ def report_html(report: Report) -> str:
     sharing = table(SHARING_HEAD, _sharing_rows(report)) + (f"<ul>{sentences}</ul>" if sentences else "")
     if report.volcano:
         sharing += table(VOLCANO_HEAD, _volcano_rows(report))
+    if report.fleet_queues:
+        sharing += "<h3>Fleet-wide queues (MultiKueue)</h3>" + table(FLEET_QUEUES_HEAD, fleet_queues_rows(report.fleet_queues))
     title = html.escape(f"GPU fleet report: {report.fleet}")
     style = (
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px}"

@@ -1,0 +1,100 @@
+"""Import MultiKueue: the manager is the cluster with MultiKueueConfigs; each ClusterQueue a MultiKueue
+AdmissionCheck gates becomes a manager queue (its workers from the MultiKueueConfig, its GPU model from its
+flavor's fleetgen/gpu-model label), not a queue of the manager's own, and its flavor no node pool; each
+MultiKueueCluster's kubeconfig Secret (or path) becomes the worker's `kubeconfig`; the dispatcher comes from the
+manager's Kueue configuration. A worker's account for the manager is fleetgen's (render/multikueue.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from fleetgen.importer.addons import installs
+from fleetgen.importer.imported import Imported, or_placeholder
+from fleetgen.importer.recognise import ClusterView
+from fleetgen.model.multikueue import DISPATCHERS
+
+CONTROLLER = "kueue.x-k8s.io/multikueue"
+
+
+def _of(view: ClusterView, kind: str) -> dict[str, dict[str, Any]]:
+    return {b.body["metadata"]["name"]: b.body for b in view.multikueue if b.body.get("kind") == kind}
+
+
+def _spec(body: dict[str, Any]) -> dict[str, Any]:
+    spec = body.get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def dispatching(view: ClusterView) -> tuple[list[dict[str, Any]], set[str]]:
+    """The view's ClusterQueues a MultiKueue AdmissionCheck gates, and the flavors only they use."""
+    checks = {name for name, body in _of(view, "AdmissionCheck").items() if _spec(body).get("controllerName") == CONTROLLER}
+    queues: list[dict[str, Any]] = []
+    others: list[dict[str, Any]] = []
+    for built in view.cluster_wide["ClusterQueue"]:
+        named = (_spec(built.body).get("admissionChecksStrategy") or {}).get("admissionChecks") or []
+        (queues if any(c.get("name") in checks for c in named) else others).append(built.body)
+
+    def flavors(bodies: list[dict[str, Any]]) -> set[str]:
+        return {f.get("name") for q in bodies for g in _spec(q).get("resourceGroups") or [] for f in g.get("flavors") or []}
+
+    return queues, flavors(queues) - flavors(others)
+
+
+def multikueue_section(out: Imported, views: list[ClusterView]) -> dict[str, Any] | None:
+    managers = [v for v in views if _of(v, "MultiKueueConfig")]
+    if not managers:
+        return None
+    view = managers[0]
+    checks, configs = _of(view, "AdmissionCheck"), _of(view, "MultiKueueConfig")
+    flavors = {b.body["metadata"]["name"]: b.body for b in view.cluster_wide["ResourceFlavor"]}
+    queues = []
+    for q, body in enumerate(dispatching(view)[0]):
+        at = ("multiKueue", "queues", q)
+        check = next(c["name"] for c in _spec(body)["admissionChecksStrategy"]["admissionChecks"] if c.get("name") in checks)
+        config = configs.get(((_spec(checks[check]).get("parameters")) or {}).get("name", ""), {})
+        flavor = next((f.get("name") for g in _spec(body).get("resourceGroups") or [] for f in g.get("flavors") or []), "")
+        model = ((flavors.get(flavor) or {}).get("metadata") or {}).get("labels", {}).get("fleetgen/gpu-model")
+        queue: dict[str, Any] = {
+            "name": body["metadata"]["name"],
+            "gpuModel": or_placeholder(out, at + ("gpuModel",), model, "A100", f"GPU model of {flavor} unknown: the workers' pools"),
+            "workers": list(_spec(config).get("clusters") or []),
+        }
+        if _spec(config).get("quotaManagement") == "Automated":
+            queue["quotaManagement"] = "Automated"
+        queues.append(queue)
+    section: dict[str, Any] = {"manager": view.name}
+    dispatcher = _dispatcher(view)
+    if dispatcher in DISPATCHERS.values():
+        name = next(k for k, v in DISPATCHERS.items() if v == dispatcher)
+        if name != "AllAtOnce":
+            section["dispatcher"] = name
+    elif dispatcher:
+        section |= {"dispatcher": "External", "externalDispatcher": dispatcher}
+    section["queues"] = queues
+    workers = {}
+    for name, body in sorted(_of(view, "MultiKueueCluster").items()):
+        kubeconfig = (_spec(body).get("clusterSource") or {}).get("kubeConfig") or {}
+        location = str(kubeconfig.get("location", ""))
+        if kubeconfig.get("locationType") == "Path":
+            workers[name] = {"kubeconfig": {"path": location}}
+        elif location and location != f"multikueue-{name}":
+            workers[name] = {"kubeconfig": {"secret": location}}
+    if workers:
+        section["workers"] = workers
+    found = "its Kueue configuration" if dispatcher else "AllAtOnce: the repository does not install the manager's Kueue"
+    out.notes[("multiKueue",)] = f"from {view.multikueue[0].file}; the dispatcher: {found}"
+    return section
+
+
+def _dispatcher(view: ClusterView) -> str:
+    kueue = installs(view.modelled).get("kueue")
+    text = ((kueue.values.get("managerConfig") or {}) if kueue else {}).get("controllerManagerConfigYaml")
+    if not isinstance(text, str):
+        return ""
+    try:
+        config = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return ""
+    return str(((config or {}).get("multiKueue") or {}).get("dispatcherName") or "") if isinstance(config, dict) else ""
