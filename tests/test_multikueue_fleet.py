@@ -248,7 +248,7 @@ def test_drift_knows_the_multikueue_objects(engine: str) -> None:
     loaded = load_fleet_text(TEXT.encode())
     for cluster in ("dispatch-eastus", "training-eastus"):
         index = [c.name for c in loaded.fleet.clusters].index(cluster)
-        rendered = Rendered(loaded.fleet, loaded.source.file).keyed(index, with_entry_point=False)
+        rendered = Rendered(loaded.fleet).keyed(index, with_entry_point=False)
         dump = cluster_dump(list(rendered.values()), engine)
         drift = compare(rendered, dump["items"])
         assert list(drift.missing + drift.extra + drift.changed) == [], cluster
@@ -262,7 +262,7 @@ def dump_manager(loaded: Any, engine: str) -> dict[str, Any]:
     from gitops_dumps import cluster_dump
 
     index = [c.name for c in loaded.fleet.clusters].index("dispatch-eastus")
-    return cluster_dump(list(Rendered(loaded.fleet, loaded.source.file).keyed(index, with_entry_point=False).values()), engine)
+    return cluster_dump(list(Rendered(loaded.fleet).keyed(index, with_entry_point=False).values()), engine)
 
 
 def test_drift_reports_a_reordered_worker_list_and_a_lost_kubeconfig_secret_name() -> None:
@@ -271,7 +271,7 @@ def test_drift_reports_a_reordered_worker_list_and_a_lost_kubeconfig_secret_name
 
     loaded = load_fleet_text(TEXT.encode())
     index = [c.name for c in loaded.fleet.clusters].index("dispatch-eastus")
-    rendered = Rendered(loaded.fleet, loaded.source.file).keyed(index, with_entry_point=False)
+    rendered = Rendered(loaded.fleet).keyed(index, with_entry_point=False)
     dump = dump_manager(loaded, "flux")
     config = next(o for o in dump["items"] if o["kind"] == "MultiKueueConfig" and o["metadata"]["name"] == "fleet-a100")
     config["spec"]["clusters"] = [EAST, WEST]  # someone put eastus first by hand: Incremental now tries it first
