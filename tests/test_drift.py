@@ -32,7 +32,7 @@ VARIANTS = {  # engine, tracking, server-side apply
 
 def rendered_dev(index: int = DEV) -> dict[ObjectKey, dict[str, Any]]:
     loaded = load_fleet_text(EXAMPLE.read_bytes())
-    return Rendered(loaded.fleet, loaded.source.file).keyed(index, with_entry_point=False)
+    return Rendered(loaded.fleet, loaded.source.file).keyed(index)
 
 
 def dump_of(variant: str, index: int = DEV) -> dict[str, Any]:
@@ -63,7 +63,7 @@ def test_a_faithful_dump_of_a_synced_cluster_shows_no_drift(tmp_path: Path, cli_
     assert "globalDefault" not in item(dump, "PriorityClass", "production-inference")  # false is left out
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
     (tmp_path / "live.yaml").write_text(yaml.safe_dump(dump))
-    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml")
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml", "--against", "fleet.yaml")
     assert (done.returncode, done.stdout, done.stderr) == (0, "dev-eastus: no drift\n", "")
 
 
@@ -199,7 +199,7 @@ def test_a_planted_change_through_the_real_drift_command(tmp_path: Path, cli_run
     _quota(dump)["status"]["used"]["requests.nvidia.com/gpu"] = "3"  # above the 2 the render (and the cluster) has
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
     (tmp_path / "live.yaml").write_text(yaml.safe_dump(dump))
-    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml")
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml", "--against", "fleet.yaml")
     assert done.returncode == 1, done.stderr
     assert done.stdout.splitlines() == [
         "dev-eastus: 0 missing, 0 extra, 1 changed",

@@ -63,11 +63,27 @@ def diff(fleet: Path, base_ref: str, head_ref: str | None, fmt: str, live: tuple
     help="`kubectl get ... -o yaml` output: a file or folder.",
 )
 @click.option("--context", default=None, help="Read the live objects through kubectl with this kubeconfig context instead.")
+@click.option(
+    "--against",
+    type=click.Choice(workflows.AGAINST),
+    default="committed",
+    show_default=True,
+    help="Compare with the tree committed at the revision the cluster is synced to, or with a fresh render of FLEET.",
+)
+@click.option(
+    "--ref",
+    default=None,
+    metavar="REV",
+    help="The revision the cluster is synced to, when its engine objects do not say (default: HEAD).",
+)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="How drift is printed.")
 @reports_errors
-def drift(fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None, fmt: str) -> None:
-    """Compare CLUSTER's live objects with the render of FLEET; exit 1 on drift."""
-    result = workflows.drift(fleet, cluster, live, context)
+def drift(fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None, against: str, ref: str | None, fmt: str) -> None:
+    """Compare CLUSTER's live objects with what Git holds for it (or the render of FLEET); exit 1 on drift.
+
+    The revision is the one the cluster's engine records (Flux's Kustomization status.lastAppliedRevision,
+    Argo CD's Application status.sync.revision), else --ref, else HEAD."""
+    result = workflows.drift(fleet, cluster, live, context, against, ref)
     if fmt == "json":
         console().out(drift_json(cluster, result))
     elif fmt == "github":

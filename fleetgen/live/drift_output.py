@@ -44,10 +44,11 @@ def nodes_summary(nodes: NodeEvidence) -> str:
 
 def drift_text(cluster: str, drift: Drift) -> str:
     nodes = drift.nodes
+    notes = ([f"  against {drift.against}"] if drift.against else []) + ([f"note: {drift.stale}"] if drift.stale else [])
     if not drift.found and not drift.impacts and not (nodes and nodes.findings):
-        return f"{cluster}: no drift" + (f" ({nodes_summary(nodes)})" if nodes else "")
+        return "\n".join([f"{cluster}: no drift" + (f" ({nodes_summary(nodes)})" if nodes else ""), *notes])
     head = f"{cluster}: {len(drift.missing)} missing, {len(drift.extra)} extra, {len(drift.changed)} changed"
-    lines = [head + (f"; {len(nodes.findings)} node finding(s)" if nodes and nodes.findings else "")]
+    lines = [head + (f"; {len(nodes.findings)} node finding(s)" if nodes and nodes.findings else ""), *notes]
     lines += object_lines(drift.missing + drift.extra + drift.changed)
     if nodes is not None:
         lines.append(nodes_summary(nodes))
@@ -73,6 +74,8 @@ def drift_json(cluster: str, drift: Drift) -> str:
             "version": 1,
             "cluster": cluster,
             "drift": drift.found,
+            "against": drift.against or None,
+            "stale": drift.stale or None,
             "missing": objects(drift.missing),
             "extra": objects(drift.extra),
             "changed": objects(drift.changed),

@@ -50,6 +50,8 @@ class Drift:
     changed: tuple[ObjectChange, ...]
     impacts: tuple[QuotaImpact, ...]
     nodes: NodeEvidence | None = None  # when the live objects hold the cluster's Nodes
+    against: str = ""  # what the live objects were compared with: "the tree committed at 1a2b3c4d5e6f (...)"
+    stale: str = ""  # one line when fleet.yaml (or this fleetgen) renders that tree differently: not drift
 
     @property
     def found(self) -> bool:

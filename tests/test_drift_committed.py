@@ -1,0 +1,190 @@
+"""Drift against what Git holds: a cluster is compared with the rendered tree committed at the revision its
+engine applied (Flux's lastAppliedRevision, Argo CD's sync revision), all of it: team and cluster objects,
+the platform folder's HelmReleases and their sources, and the engine's own entry objects.
+
+A fleet repository is committed with its rendered tree, fleet.yaml is then edited or fleetgen's render
+moves on, and the dumps (tests/gitops_dumps.py) are built from the committed tree with the real
+`kubectl kustomize`, as the engine builds it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import EXAMPLE, REPO, git, replace_once
+from gitops_dumps import cluster_dump
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+Build = Callable[[Path], list[dict[str, Any]]]
+TREE = ["base", "clusters", ".fleetgen-ledger", "FLEET.md"]
+
+
+@pytest.fixture
+def fleet_repo(tmp_path: Path) -> tuple[Path, str]:
+    """The example fleet and its committed rendered tree on main; (folder, commit)."""
+    folder = tmp_path / "fleet-config"
+    folder.mkdir()
+    shutil.copy(EXAMPLE, folder / "fleet.yaml")
+    for name in TREE:
+        source = REPO / name
+        shutil.copytree(source, folder / name) if source.is_dir() else shutil.copy(source, folder / name)
+    git(folder, "init", "-q", "-b", "main")
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "fleet and its render")
+    return folder, git(folder, "rev-parse", "HEAD").strip()
+
+
+def engine_built(kustomize: Build, folder: Path, cluster: str, synced: list[str]) -> list[dict[str, Any]]:
+    """What the engine applies to `cluster`: each folder it syncs on its own, built by kustomize."""
+    objects: list[dict[str, Any]] = []
+    for sub in synced:
+        objects += kustomize(folder / "clusters" / cluster / sub)
+    return objects
+
+
+def flux_dump(kustomize: Build, folder: Path, cluster: str, commit: str | None) -> dict[str, Any]:
+    """A Flux-synced cluster's dump of the committed tree; its Kustomizations record `commit` as applied."""
+    dump = cluster_dump(engine_built(kustomize, folder, cluster, ["", "platform", "flux-system"]), "flux")
+    for obj in dump["items"]:
+        if obj["kind"] == "Kustomization" and commit is not None:
+            obj["status"] = {"lastAppliedRevision": f"main@sha1:{commit}", "observedGeneration": 1}
+    return dump
+
+
+def write_dump(folder: Path, dump: dict[str, Any]) -> Path:
+    path = folder.parent / "live.yaml"
+    path.write_text(yaml.safe_dump(dump), encoding="utf-8")
+    return path
+
+
+def item(dump: dict[str, Any], kind: str, name: str) -> dict[str, Any]:
+    return next(o for o in dump["items"] if o["kind"] == kind and o["metadata"]["name"] == name)
+
+
+def test_a_dump_of_the_committed_tree_has_no_drift_even_after_fleet_yaml_moves_on(
+    fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run
+) -> None:
+    folder, commit = fleet_repo
+    dump = flux_dump(kustomize, folder, "training-eastus", commit)
+    kinds = {o["kind"] for o in dump["items"]}
+    assert {"HelmRelease", "OCIRepository", "HelmRepository", "GitRepository", "Kustomization", "ClusterQueue"} <= kinds
+    live = write_dump(folder, dump)
+    done = cli_run("drift", "--cluster", "training-eastus", "--live", str(live), cwd=folder)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines() == [
+        "training-eastus: no drift",
+        f"  against the tree committed at {commit[:12]} (Flux Kustomization flux-system/contoso-ai)",
+    ]
+    # fleet.yaml edited, not rendered: the cluster still runs the committed tree, which is not drift
+    text = (folder / "fleet.yaml").read_text(encoding="utf-8")
+    (folder / "fleet.yaml").write_text(replace_once(text, "costCenter: cc-1000", "costCenter: cc-2000"), encoding="utf-8")
+    done = cli_run("drift", "--cluster", "training-eastus", "--live", str(live), cwd=folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [head, against, note] = done.stdout.splitlines()
+    assert head == "training-eastus: no drift"
+    assert note.startswith("note: the committed tree is stale (") and note.endswith("); run fleetgen render")
+    # the old comparison, with a fresh render of fleet.yaml, sees the edit on every object
+    old = cli_run("drift", "--cluster", "training-eastus", "--live", str(live), "--against", "fleet.yaml", cwd=folder)
+    assert old.returncode == 1 and "metadata.labels.cost-center: cc-2000 -> cc-1000" in old.stdout
+
+
+def test_a_new_commit_the_engine_has_not_applied_is_not_drift(fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run) -> None:
+    folder, first = fleet_repo
+    text = (folder / "fleet.yaml").read_text(encoding="utf-8")
+    (folder / "fleet.yaml").write_text(replace_once(text, "costCenter: cc-1000", "costCenter: cc-2000"), encoding="utf-8")
+    assert cli_run("render", cwd=folder).returncode == 0
+    git(folder, "commit", "-qam", "cost center")
+    # the cluster still runs the first commit: its dump is built from that tree, and Flux says so
+    old_tree = folder.parent / "old"
+    git(folder, "worktree", "add", "-q", str(old_tree), first)
+    dump = flux_dump(kustomize, old_tree, "dev-eastus", first)
+    live = write_dump(folder, dump)
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(live), cwd=folder)
+    assert (done.returncode, done.stdout.splitlines()[0]) == (0, "dev-eastus: no drift"), done.stdout + done.stderr
+    assert f"committed at {first[:12]}" in done.stdout and "note:" in done.stdout  # HEAD's render differs from that tree
+    # without the engine's record (no status), HEAD is the reference: the cost center moved
+    for obj in dump["items"]:
+        if obj["kind"] == "Kustomization":
+            del obj["status"]
+    write_dump(folder, dump)
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(live), cwd=folder)
+    assert done.returncode == 1 and "(HEAD)" in done.stdout and "cost-center: cc-2000 -> cc-1000" in done.stdout
+    # and --ref names the revision the cluster runs
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(live), "--ref", first, cwd=folder)
+    assert (done.returncode, done.stdout.splitlines()[1]) == (0, f"  against the tree committed at {first[:12]} (--ref)")
+
+
+def test_a_hand_edited_helm_release_and_a_deleted_source_are_drift(fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run) -> None:
+    folder, commit = fleet_repo
+    dump = flux_dump(kustomize, folder, "training-eastus", commit)
+    operator = item(dump, "HelmRelease", "gpu-operator")
+    driver = operator["spec"]["values"]["driver"]["version"]
+    operator["spec"]["values"]["driver"]["version"] = "999.1.1"
+    dump["items"].remove(item(dump, "HelmRepository", "volcano"))
+    live = write_dump(folder, dump)
+    done = cli_run("drift", "--cluster", "training-eastus", "--live", str(live), cwd=folder)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines() == [
+        "training-eastus: 1 missing, 0 extra, 1 changed",
+        f"  against the tree committed at {commit[:12]} (Flux Kustomization flux-system/contoso-ai)",
+        "  - HelmRepository flux-system/volcano (missing)",
+        "  ~ HelmRelease flux-system/gpu-operator",
+        f"      spec.values.driver.version: {driver} -> 999.1.1",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        ({"lastAppliedRevision": "main@sha1:not-a-commit"}, "'main@sha1:not-a-commit', is not a git commit; give --ref REV"),
+        ({"lastAppliedRevision": "main@sha1:" + "ab" * 20}, "is not a commit of this repository; git fetch, or give --ref REV"),
+    ],
+)
+def test_a_revision_git_cannot_use_is_an_error_not_a_silent_head(
+    fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run, status: dict[str, str], message: str
+) -> None:
+    folder, commit = fleet_repo
+    dump = flux_dump(kustomize, folder, "dev-eastus", commit)
+    item(dump, "Kustomization", "contoso-ai")["status"] = status
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(write_dump(folder, dump)), cwd=folder)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("fleetgen: ") and message in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_outside_git_drift_says_how_to_compare_with_a_fresh_render(tmp_path: Path, cli_run: Run) -> None:
+    shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
+    (tmp_path / "live.yaml").write_text("apiVersion: v1\nkind: List\nitems: []\n", encoding="utf-8")
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml", env={"GIT_CEILING_DIRECTORIES": str(tmp_path.parent)})
+    assert done.returncode == 2 and "not in a git repository" in done.stderr and "--against fleet.yaml" in done.stderr
+
+
+def test_argo_cd_records_its_sync_revision_on_the_application(fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run) -> None:
+    folder, _ = fleet_repo
+    text = (folder / "fleet.yaml").read_text(encoding="utf-8")
+    argocd = "engine: argocd\n  argocd: {mode: in-cluster}\n  #"
+    (folder / "fleet.yaml").write_text(replace_once(text, "engine: flux ", argocd), encoding="utf-8")
+    assert cli_run("render", cwd=folder).returncode == 0
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "argo cd")
+    commit = git(folder, "rev-parse", "HEAD").strip()
+    cluster_folder = folder / "clusters" / "dev-eastus"
+    synced = ["", "platform", "argocd"] + [f"teams/{p.name}" for p in sorted((cluster_folder / "teams").iterdir())]
+    dump = cluster_dump(engine_built(kustomize, folder, "dev-eastus", synced), "argocd")
+    apps = [o for o in dump["items"] if o["kind"] == "Application"]
+    assert apps
+    for app in apps:
+        app["status"] = {"sync": {"status": "Synced", "revision": commit}}
+    # a later commit nobody synced: the Applications' revision still wins over HEAD
+    (folder / "README.md").write_text("fleet\n", encoding="utf-8")
+    git(folder, "add", "README.md")
+    git(folder, "commit", "-qm", "readme")
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(write_dump(folder, dump)), cwd=folder)
+    assert (done.returncode, done.stderr) == (0, ""), done.stdout
+    assert done.stdout.splitlines()[0] == "dev-eastus: no drift"
+    assert f"committed at {commit[:12]} (Argo CD Application argocd/contoso-ai-dev-eastus)" in done.stdout
