@@ -20,7 +20,8 @@ from fleetgen.authoring.scaffold import init_files, refuse_overwrites
 from fleetgen.cache import Cache
 from fleetgen.checks.load import LoadedFleet, load_fleet, load_fleet_text
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
-from fleetgen.live.committed import Revision, committed_tree, stale_paths, synced_revision
+from fleetgen.live.cluster_reader import ClusterRead, judged, merged, read_cluster
+from fleetgen.live.committed import Revision, committed_tree, on_cluster, stale_note, synced_revision
 from fleetgen.live.node_checks import judge_nodes
 from fleetgen.live.nodes import nodes_in
 from fleetgen.live.state import Drift, QuotaImpact, compare, live_from_context, quota_impacts, read_live, resources_of
@@ -283,7 +284,13 @@ AGAINST = ("committed", "fleet.yaml")  # drift's --against: the tree Git holds, 
 
 
 def drift(
-    fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None, against: str = "committed", ref: str | None = None
+    fleet: Path,
+    cluster: str,
+    live: tuple[Path, ...],
+    context: str | None,
+    against: str = "committed",
+    ref: str | None = None,
+    timeout: int = 30,
 ) -> Drift:
     """CLUSTER's live objects against the tree committed at the revision it is synced to, or the render of FLEET (`drift`)."""
     if bool(live) == bool(context):
@@ -291,35 +298,20 @@ def drift(
     loaded = load_fleet(fleet)
     index = cluster_index(loaded.fleet, cluster, f"--cluster {cluster}")
     rendered = Rendered(loaded.fleet, loaded.source.file)
-    expected = rendered.keyed(index)
+    expected = rendered.keyed(index) if against == "fleet.yaml" else {m.key: m.body for m in rendered.entry_point(index)}
+    read = ClusterRead(read_live(live)) if live else read_cluster(str(context), resources_of(expected), timeout)
     if against == "fleet.yaml":
-        objects = read_live(live) if live else live_from_context(str(context), resources_of(expected))
-        return _with_nodes(compare(expected, objects), loaded, index, objects)
-    entry = {m.key: m.body for m in rendered.entry_point(index)}
-    objects = read_live(live) if live else live_from_context(str(context), resources_of(entry))
-    recorded = synced_revision(objects, entry, cluster)
+        return _with_nodes(judged(compare(expected, read.objects), read, expected), loaded, index, read.objects)
+    recorded = synced_revision(read.objects, expected, cluster)
     revision = recorded or (Revision(ref, "--ref") if ref else Revision("HEAD", "HEAD"))
     committed = committed_tree(fleet, revision, cluster)
-    more = sorted(set(resources_of(committed.objects)) - set(resources_of(entry)))
+    more = sorted(set(resources_of(committed.objects)) - set(resources_of(expected)))
     if context and more:  # the kinds the committed tree holds, as the cluster serves them
-        objects += live_from_context(str(context), more)
+        read = merged(read, read_cluster(str(context), more, timeout))
     planned = files_of([*rendered.base_files, *rendered.cluster_plan(index)], loaded.source.file)
-    stale = stale_paths(planned, committed.files)
-    note = ""
-    if stale:
-        note = f"the committed tree is stale ({stale[0]}{f' and {len(stale) - 1} more' if len(stale) > 1 else ''}); run fleetgen render"
-    against_text = f"the tree committed at {committed.commit[:12]} ({revision.origin})"
-    expected = committed.objects
-    if loaded.fleet.gitops.engine == "argocd" and loaded.fleet.gitops.argocd.mode == "hub" and not _holds(objects, "Application"):
-        # a hub keeps the Applications; they are compared when the hub's dump is given too
-        expected = {k: v for k, v in expected.items() if not str(v.get("apiVersion", "")).startswith("argoproj.io/")}
-        against_text += "; the hub's Applications are not in the live objects, so not compared"
-    result = dataclasses.replace(compare(expected, objects), against=against_text, stale=note)
-    return _with_nodes(result, loaded, index, objects)
-
-
-def _holds(objects: list[dict[str, Any]], kind: str) -> bool:
-    return any(o.get("kind") == kind for o in objects)
+    expected, against_text = on_cluster(loaded.fleet, committed, revision, read.objects)
+    result = dataclasses.replace(compare(expected, read.objects), against=against_text, stale=stale_note(planned, committed.files))
+    return _with_nodes(judged(result, read, expected), loaded, index, read.objects)
 
 
 def _with_nodes(result: Drift, loaded: LoadedFleet, index: int, objects: list[dict[str, Any]]) -> Drift:

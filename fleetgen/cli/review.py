@@ -76,14 +76,25 @@ def diff(fleet: Path, base_ref: str, head_ref: str | None, fmt: str, live: tuple
     metavar="REV",
     help="The revision the cluster is synced to, when its engine objects do not say (default: HEAD).",
 )
+@click.option(
+    "--request-timeout",
+    "timeout",
+    type=click.IntRange(1, 600),
+    default=30,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --context: how long each kind's list may take; a kind that takes longer is reported as not read.",
+)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="How drift is printed.")
 @reports_errors
-def drift(fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None, against: str, ref: str | None, fmt: str) -> None:
+def drift(
+    fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None, against: str, ref: str | None, timeout: int, fmt: str
+) -> None:
     """Compare CLUSTER's live objects with what Git holds for it (or the render of FLEET); exit 1 on drift.
 
     The revision is the one the cluster's engine records (Flux's Kustomization status.lastAppliedRevision,
     Argo CD's Application status.sync.revision), else --ref, else HEAD."""
-    result = workflows.drift(fleet, cluster, live, context, against, ref)
+    result = workflows.drift(fleet, cluster, live, context, against, ref, timeout)
     if fmt == "json":
         console().out(drift_json(cluster, result))
     elif fmt == "github":

@@ -25,6 +25,7 @@ import yaml
 
 from fleetgen.errors import InputError
 from fleetgen.live.kubectl import kubectl
+from fleetgen.model import Fleet
 from fleetgen.output.emit import GENERATED_MARKS
 from fleetgen.render.manifest import ObjectKey
 
@@ -182,8 +183,23 @@ def _build(tree: Path, folder: str) -> list[dict[str, Any]]:
         raise InputError(f"{folder}: kubectl kustomize printed invalid YAML: {exc}") from None
 
 
-def stale_paths(planned: dict[str, bytes], committed: dict[str, bytes]) -> list[str]:
-    """The generated files of the committed folders that the render of fleet.yaml would write otherwise
-    (changed, missing, or no longer rendered); hand-written files listed beside them are not judged."""
+def stale_note(planned: dict[str, bytes], committed: dict[str, bytes]) -> str:
+    """One line when the render of fleet.yaml would write the committed folders otherwise (changed, missing,
+    or no longer rendered): the tree is stale, which is not drift. Hand-written files beside them are not judged."""
     generated = {p for p, data in committed.items() if data.startswith(tuple(m.encode() for m in GENERATED_MARKS))}
-    return sorted(p for p in planned.keys() | generated if planned.get(p) != committed.get(p))
+    stale = sorted(p for p in planned.keys() | generated if planned.get(p) != committed.get(p))
+    if not stale:
+        return ""
+    return f"the committed tree is stale ({stale[0]}{f' and {len(stale) - 1} more' if len(stale) > 1 else ''}); run fleetgen render"
+
+
+def on_cluster(fleet: Fleet, committed: Committed, revision: Revision, live: list[dict[str, Any]]) -> tuple[dict[ObjectKey, Any], str]:
+    """The committed objects to look for among `live`, and what they are, in words.
+
+    An Argo CD hub keeps the Applications: they are compared when the live objects hold the hub's too."""
+    against = f"the tree committed at {committed.commit[:12]} ({revision.origin})"
+    hub = fleet.gitops.engine == "argocd" and fleet.gitops.argocd.mode == "hub"
+    if not hub or any(o.get("kind") == "Application" for o in live):
+        return committed.objects, against
+    kept = {k: v for k, v in committed.objects.items() if not str(v.get("apiVersion", "")).startswith("argoproj.io/")}
+    return kept, against + "; the hub's Applications are not in the live objects, so not compared"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from fleetgen.live.cluster_reader import NOT_SERVED_STATE
 from fleetgen.live.node_checks import NodeEvidence
 from fleetgen.live.state import Drift, QuotaImpact
 from fleetgen.model import Quantity
@@ -48,8 +49,10 @@ def drift_text(cluster: str, drift: Drift) -> str:
     if not drift.found and not drift.impacts and not (nodes and nodes.findings):
         return "\n".join([f"{cluster}: no drift" + (f" ({nodes_summary(nodes)})" if nodes else ""), *notes])
     head = f"{cluster}: {len(drift.missing)} missing, {len(drift.extra)} extra, {len(drift.changed)} changed"
+    head += f"; {len(drift.unread)} kind(s) not read" if drift.unread else ""
     lines = [head + (f"; {len(nodes.findings)} node finding(s)" if nodes and nodes.findings else ""), *notes]
     lines += object_lines(drift.missing + drift.extra + drift.changed)
+    lines += [f"  ? {resource}: not read ({why}); its objects are not compared" for resource, why in drift.unread]
     if nodes is not None:
         lines.append(nodes_summary(nodes))
         lines += [f"  {f.severity.value}: {f.text}" for f in nodes.findings]
@@ -64,6 +67,7 @@ def drift_json(cluster: str, drift: Drift) -> str:
                 "kind": o.kind,
                 "namespace": o.namespace,
                 "name": o.name,
+                **({"kindNotServed": True} if o.state == NOT_SERVED_STATE else {}),
                 "fields": [{"path": f.path, "live": json_value(f.new), "rendered": json_value(f.old)} for f in o.fields],
             }
             for o in items
@@ -80,6 +84,7 @@ def drift_json(cluster: str, drift: Drift) -> str:
             "extra": objects(drift.extra),
             "changed": objects(drift.changed),
             "nodes": None if drift.nodes is None else _nodes_json(drift.nodes),
+            "unread": [{"resource": resource, "reason": why} for resource, why in drift.unread],
             "quotaImpacts": [
                 {"namespace": i.namespace, "resource": i.resource, "used": i.used, "hard": i.hard, "live": i.live} for i in drift.impacts
             ],

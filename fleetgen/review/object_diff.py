@@ -121,7 +121,7 @@ def show(value: Any) -> str:
 
 def object_lines(objects: tuple[ObjectChange, ...], indent: str = "  ") -> list[str]:
     """Object changes as text lines: a sign and the object, then its changed fields."""
-    sign = {"added": "+", "removed": "-", "changed": "~", "missing": "-", "extra": "+"}
+    sign = {"added": "+", "removed": "-", "changed": "~", "missing": "-", "missing (kind not served)": "-", "extra": "+"}
     lines = []
     for obj in objects:
         lines.append(f"{indent}{sign[obj.state]} {obj.title}" + ("" if obj.state == "changed" else f" ({obj.state})"))
