@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fleetgen.authoring.fleetgen_source import FleetgenSource, checked_source, installed_source
+from fleetgen.authoring.migrate import Migration, migrate
 from fleetgen.authoring.scaffold import init_files, refuse_overwrites
 from fleetgen.cache import Cache
 from fleetgen.checks.load import LoadedFleet, load_fleet, load_fleet_text
@@ -195,6 +196,15 @@ def write_validated(fleet: Path, text: str, *, render: bool = True) -> str:
         return f"{fleet}: updated"
     changes = Tree(fleet.parent).write(result.rendered.files)
     return f"{fleet}: updated; {fleet.parent}: {len(changes.written)} written, {len(changes.removed)} removed"
+
+
+def migrate_fleet(fleet: Path, *, check_only: bool = False) -> Migration:
+    """Rewrite FLEET for every deprecation it uses, validated before it is written (`migrate`); `check_only` writes nothing."""
+    result = migrate(load_fleet(fleet))
+    if result.changes and not check_only:
+        checked(load_fleet_text(result.text.encode(), fleet.name))
+        replace_file(fleet, result.text.encode())
+    return result
 
 
 def cluster_index(fleet: Fleet, name: str, where: str) -> int:

@@ -29,7 +29,7 @@ FINDINGS = {
     "import": "the repository it imports (tests/import_repo) keeps a LimitRange on purpose, which fleet.yaml cannot hold",
 }
 # The order they run in: later examples build on earlier ones (team remove removes the team team add made).
-ORDER = ["render", "validate", "check", "explain", "report", "diff", "drift", "job new", "upgrade plan", "upgrade apply"]
+ORDER = ["render", "validate", "check", "migrate", "explain", "report", "diff", "drift", "job new", "upgrade plan", "upgrade apply"]
 ORDER += ["upgrade verify", "upgrade status", "schema", "docs", "init", "import", "team add", "team remove", ""]
 
 
