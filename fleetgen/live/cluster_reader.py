@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,36 +51,42 @@ def merged(one: ClusterRead, other: ClusterRead) -> ClusterRead:
     return ClusterRead(one.objects + other.objects, one.not_served + other.not_served, {**one.unread, **other.unread})
 
 
+PARALLEL = 4  # kinds listed at once: kubectl processes waiting on the API server, not on this machine
+
+
 def read_kinds(context: str, resources: list[str], selector: str | None, timeout: int = 30) -> ClusterRead:
-    """The objects of each resource (under `selector`, when given), kind by kind."""
+    """The objects of each resource (under `selector`, when given), kind by kind, a few kinds at a time."""
     tool = kubectl("--context")
-    objects: list[dict[str, Any]] = []
-    not_served: list[str] = []
-    unread: dict[str, str] = {}
-    for resource in resources:
-        command = [tool, "--context", context, "--request-timeout", f"{timeout}s", "get", resource, "--all-namespaces", "-o", "yaml"]
-        if selector:
-            command += ["--selector", selector]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout + 15, check=False)
-        except subprocess.TimeoutExpired:
-            unread[resource] = f"timed out after {timeout}s"
-            continue
-        except OSError as exc:
-            raise InputError(f"kubectl --context {context}: {exc}") from None
-        if done.returncode == 0:
-            objects += live_objects(done.stdout.encode("utf-8", "surrogateescape"), f"kubectl --context {context} get {resource}")
-            continue
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        if any(mark in last for mark in NOT_SERVED):
-            not_served.append(resource)
-        elif any(mark in last for mark in FORBIDDEN):
-            unread[resource] = last.split("): ", 1)[-1]  # the server's own words: "roles is forbidden: User ..."
-        elif any(mark in last for mark in TIMED_OUT):
-            unread[resource] = f"timed out after {timeout}s"
-        else:  # the server cannot be reached or does not speak Kubernetes: nothing can be read
-            raise InputError(f"kubectl --context {context} failed: {last}")
-    return ClusterRead(objects, tuple(not_served), unread)
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        outcomes = list(pool.map(lambda resource: _read_kind(tool, context, resource, selector, timeout), resources))
+    objects = [obj for found, _, _ in outcomes for obj in found]
+    not_served = tuple(resource for resource, (_, served, _) in zip(resources, outcomes, strict=True) if not served)
+    unread = {resource: why for resource, (_, _, why) in zip(resources, outcomes, strict=True) if why}
+    return ClusterRead(objects, not_served, unread)
+
+
+def _read_kind(tool: str, context: str, resource: str, selector: str | None, timeout: int) -> tuple[list[dict[str, Any]], bool, str]:
+    """(its objects, whether the cluster serves the kind, why it could not be read: "" when it was)."""
+    command = [tool, "--context", context, "--request-timeout", f"{timeout}s", "get", resource, "--all-namespaces", "-o", "yaml"]
+    if selector:
+        command += ["--selector", selector]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout + 15, check=False)
+    except subprocess.TimeoutExpired:
+        return [], True, f"timed out after {timeout}s"
+    except OSError as exc:
+        raise InputError(f"kubectl --context {context}: {exc}") from None
+    if done.returncode == 0:
+        return live_objects(done.stdout.encode("utf-8", "surrogateescape"), f"kubectl --context {context} get {resource}"), True, ""
+    last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    if any(mark in last for mark in NOT_SERVED):
+        return [], False, ""
+    if any(mark in last for mark in FORBIDDEN):
+        return [], True, last.split("): ", 1)[-1]  # the server's own words: "roles is forbidden: User ..."
+    if any(mark in last for mark in TIMED_OUT):
+        return [], True, f"timed out after {timeout}s"
+    # the server cannot be reached or does not speak Kubernetes: nothing can be read
+    raise InputError(f"kubectl --context {context} failed: {last}")
 
 
 def resource_of(body: dict[str, Any]) -> str:

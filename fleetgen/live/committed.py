@@ -17,6 +17,7 @@ import re
 import subprocess
 import tarfile
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -138,8 +139,11 @@ def committed_tree(fleet: Path, revision: Revision, cluster: str) -> Committed:
         tree = root / prefix if prefix else root
         files = {p.relative_to(tree).as_posix(): p.read_bytes() for p in sorted(tree.rglob("*")) if p.is_file() and not p.is_symlink()}
         objects: dict[ObjectKey, dict[str, Any]] = {}
-        for synced in synced_folders(tree, f"clusters/{cluster}"):
-            for body in _build(tree, synced):
+        folders = synced_folders(tree, f"clusters/{cluster}")
+        with ThreadPoolExecutor(max_workers=len(folders) or 1) as pool:  # each build is its own kubectl process
+            built = list(pool.map(lambda folder: _build(tree, folder), folders))
+        for bodies in built:
+            for body in bodies:
                 meta = body.get("metadata") or {}
                 objects[ObjectKey(str(body.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name")))] = body
     return Committed(commit, objects, files)
