@@ -314,13 +314,15 @@ def drift(
         return _with_nodes(judged(compare(expected, read.objects), read, expected), loaded, index, read.objects)
     recorded = synced_revision(read.objects, expected, cluster)
     revision = recorded or (Revision(ref, "--ref") if ref else Revision("HEAD", "HEAD"))
+    if recorded and ref:  # the engine knows what it applied; a --ref that differs is not silently taken
+        revision = dataclasses.replace(recorded, origin=f"{recorded.origin}; --ref {ref} not used: the engine's record wins")
     committed = committed_tree(fleet, revision, cluster)
     more = sorted(set(resources_of(committed.objects)) - set(resources_of(expected)))
     if context and more:  # the kinds the committed tree holds, as the cluster serves them
         read = merged(read, read_cluster(str(context), more, timeout))
     planned = files_of([*rendered.base_files, *rendered.cluster_plan(index)], loaded.source.file)
     expected, against_text = on_cluster(loaded.fleet, committed, revision, read.objects)
-    result = dataclasses.replace(compare(expected, read.objects), against=against_text, stale=stale_note(planned, committed.files))
+    result = dataclasses.replace(compare(expected, read.objects), against=against_text, stale=stale_note(planned, committed))
     return _with_nodes(judged(result, read, expected), loaded, index, read.objects)
 
 

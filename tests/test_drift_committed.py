@@ -77,7 +77,13 @@ def test_a_new_commit_the_engine_has_not_applied_is_not_drift(fleet_repo: tuple[
     live = write_dump(folder, dump)
     done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(live), cwd=folder)
     assert (done.returncode, done.stdout.splitlines()[0]) == (0, "dev-eastus: no drift"), done.stdout + done.stderr
-    assert f"committed at {first[:12]}" in done.stdout and "note:" in done.stdout  # HEAD's render differs from that tree
+    assert (
+        done.stdout.splitlines()[2]
+        == (  # HEAD's render differs from that tree: not drift, not a stale HEAD either
+            f"note: fleet.yaml renders the tree committed at {first[:12]} otherwise (base/priority-classes/priority-classes.yaml and 4 more): "
+            "a later commit (not synced yet) or this fleetgen changes it"
+        )
+    )
     # without the engine's record (no status), HEAD is the reference: the cost center moved
     for obj in dump["items"]:
         if obj["kind"] == "Kustomization":
@@ -88,6 +94,20 @@ def test_a_new_commit_the_engine_has_not_applied_is_not_drift(fleet_repo: tuple[
     # and --ref names the revision the cluster runs
     done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(live), "--ref", first, cwd=folder)
     assert (done.returncode, done.stdout.splitlines()[1]) == (0, f"  against the tree committed at {first[:12]} (--ref)")
+    # where the engine records a revision, a different --ref is said to be unused, never silently preferred or dropped
+    done = cli_run(
+        "drift",
+        "--cluster",
+        "dev-eastus",
+        "--live",
+        str(write_dump(folder, flux_dump(kustomize, old_tree, "dev-eastus", first))),
+        "--ref",
+        "HEAD",
+        cwd=folder,
+    )
+    assert done.stdout.splitlines()[1].endswith(
+        "(Flux Kustomization flux-system/contoso-ai; --ref HEAD not used: the engine's record wins)"
+    )
 
 
 def test_a_hand_edited_helm_release_and_a_deleted_source_are_drift(fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run) -> None:

@@ -47,6 +47,7 @@ class Committed:
     """A cluster's objects as the committed tree builds them, and the files they were built from."""
 
     commit: str  # the full object name `ref` resolved to
+    at_head: bool  # whether that is HEAD's commit
     objects: dict[ObjectKey, dict[str, Any]]
     files: dict[str, bytes]  # path relative to fleet.yaml's folder -> bytes, under clusters/<name>/ and base/
 
@@ -125,6 +126,7 @@ def committed_tree(fleet: Path, revision: Revision, cluster: str) -> Committed:
         commit = _git(top, "rev-parse", "--verify", "--quiet", f"{revision.ref}^{{commit}}").decode().strip()
     except InputError:
         raise InputError(f"{revision.ref} ({revision.origin}) is not a commit of this repository; git fetch, or give --ref REV") from None
+    head = _git(top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").decode().strip()
     prefix = folder.relative_to(top.resolve()).as_posix()
     prefix = "" if prefix == "." else prefix + "/"
     listed = _git(top, "ls-tree", "-d", "--name-only", commit, f"{prefix}base", f"{prefix}clusters/{cluster}").decode().split("\n")
@@ -146,7 +148,7 @@ def committed_tree(fleet: Path, revision: Revision, cluster: str) -> Committed:
             for body in bodies:
                 meta = body.get("metadata") or {}
                 objects[ObjectKey(str(body.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name")))] = body
-    return Committed(commit, objects, files)
+    return Committed(commit, commit == head, objects, files)
 
 
 def _kustomization(folder: Path) -> Path | None:
@@ -187,14 +189,22 @@ def _build(tree: Path, folder: str) -> list[dict[str, Any]]:
         raise InputError(f"{folder}: kubectl kustomize printed invalid YAML: {exc}") from None
 
 
-def stale_note(planned: dict[str, bytes], committed: dict[str, bytes]) -> str:
+def stale_note(planned: dict[str, bytes], committed: Committed) -> str:
     """One line when the render of fleet.yaml would write the committed folders otherwise (changed, missing,
-    or no longer rendered): the tree is stale, which is not drift. Hand-written files beside them are not judged."""
-    generated = {p for p, data in committed.items() if data.startswith(tuple(m.encode() for m in GENERATED_MARKS))}
-    stale = sorted(p for p in planned.keys() | generated if planned.get(p) != committed.get(p))
+    or no longer rendered), which is not drift: at HEAD the tree is stale; at an older commit the cluster has
+    not synced what came since (or this fleetgen renders it otherwise). Hand-written files beside them are not judged."""
+    files = committed.files
+    generated = {p for p, data in files.items() if data.startswith(tuple(m.encode() for m in GENERATED_MARKS))}
+    stale = sorted(p for p in planned.keys() | generated if planned.get(p) != files.get(p))
     if not stale:
         return ""
-    return f"the committed tree is stale ({stale[0]}{f' and {len(stale) - 1} more' if len(stale) > 1 else ''}); run fleetgen render"
+    which = f"{stale[0]}{f' and {len(stale) - 1} more' if len(stale) > 1 else ''}"
+    if committed.at_head:
+        return f"the committed tree is stale ({which}); run fleetgen render"
+    return (
+        f"fleet.yaml renders the tree committed at {committed.commit[:12]} otherwise ({which}): "
+        "a later commit (not synced yet) or this fleetgen changes it"
+    )
 
 
 def on_cluster(fleet: Fleet, committed: Committed, revision: Revision, live: list[dict[str, Any]]) -> tuple[dict[ObjectKey, Any], str]:
