@@ -210,3 +210,28 @@ def test_what_an_older_fleetgen_committed_is_what_the_cluster_is_judged_against(
         ("LocalQueue", [{"path": "spec.clusterQueue", "live": "shadow-queue", "rendered": "gpu-cluster-queue"}])
     ]
     assert report["stale"].startswith("the committed tree is stale") and report["against"].startswith(f"the tree committed at {older[:12]}")
+
+
+def test_with_an_argo_cd_hub_the_applications_are_compared_only_with_the_hubs_objects(
+    fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run
+) -> None:
+    folder, _ = fleet_repo
+    text = (folder / "fleet.yaml").read_text(encoding="utf-8")
+    (folder / "fleet.yaml").write_text(replace_once(text, "engine: flux ", "engine: argocd #"), encoding="utf-8")  # hub: the default
+    assert cli_run("render", cwd=folder).returncode == 0
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "argo cd hub")
+    cluster_folder = folder / "clusters" / "dev-eastus"
+    synced = ["", "platform"] + [f"teams/{p.name}" for p in sorted((cluster_folder / "teams").iterdir())]
+    built = engine_built(kustomize, folder, "dev-eastus", synced)
+    on_target = [o for o in built if not o["apiVersion"].startswith("argoproj.io/")]  # the Applications live on the hub
+    assert len(on_target) < len(built)
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(write_dump(folder, cluster_dump(on_target, "argocd"))), cwd=folder)
+    assert (done.returncode, done.stdout.splitlines()[0]) == (0, "dev-eastus: no drift"), done.stdout + done.stderr
+    assert "(HEAD); the hub's Applications are not in the live objects, so not compared" in done.stdout
+    # with the hub's objects in the dump, an Application the hub lost is drift
+    hub_apps = [o for o in built if o["kind"] == "Application"][1:]
+    done = cli_run(
+        "drift", "--cluster", "dev-eastus", "--live", str(write_dump(folder, cluster_dump(on_target + hub_apps, "argocd"))), cwd=folder
+    )
+    assert done.returncode == 1 and done.stdout.splitlines()[0] == "dev-eastus: 1 missing, 0 extra, 0 changed", done.stdout
