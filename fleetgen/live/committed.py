@@ -3,10 +3,10 @@
 A cluster runs what its engine synced from Git, not what the installed fleetgen would render from
 fleet.yaml today. So drift takes the revision the engine records (Flux's Kustomization
 `status.lastAppliedRevision`, Argo CD's Application `status.sync.revision`), else `--ref`, else HEAD,
-reads the committed files of `clusters/<name>/` and `base/` at that revision (`git archive`, never the
-working tree), and builds them as the engine does, with the real `kubectl kustomize`: every folder the
+reads the committed fleet folder at that revision (`git archive`, never the working tree), and builds them as the engine does, with the real `kubectl kustomize`: every folder the
 engine syncs on its own (the cluster's overlay, its platform folder, its entry point and, under Argo CD,
-each team's folder). The committed files are kept too, so the caller can tell a stale tree apart.
+each team's folder). The committed files of `clusters/<name>/` and `base/` are kept too, so the caller can
+tell a stale tree apart.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class Committed:
     commit: str  # the full object name `ref` resolved to
     at_head: bool  # whether that is HEAD's commit
     objects: dict[ObjectKey, dict[str, Any]]
-    files: dict[str, bytes]  # path relative to fleet.yaml's folder -> bytes, under clusters/<name>/ and base/
+    files: dict[str, bytes]  # path relative to fleet.yaml's folder -> bytes, under clusters/<name>/ and base/ (what render writes for it)
 
 
 def _record(obj: dict[str, Any]) -> str | None:
@@ -129,17 +129,19 @@ def committed_tree(fleet: Path, revision: Revision, cluster: str) -> Committed:
     head = _git(top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").decode().strip()
     prefix = folder.relative_to(top.resolve()).as_posix()
     prefix = "" if prefix == "." else prefix + "/"
-    listed = _git(top, "ls-tree", "-d", "--name-only", commit, f"{prefix}base", f"{prefix}clusters/{cluster}").decode().split("\n")
-    paths = [p for p in listed if p]
-    if f"{prefix}clusters/{cluster}" not in paths:
+    listed = _git(top, "ls-tree", "-d", "--name-only", commit, f"{prefix}clusters/{cluster}").decode().split("\n")
+    if f"{prefix}clusters/{cluster}" not in listed:
         raise InputError(f"clusters/{cluster} is not in the tree committed at {commit[:12]}: run fleetgen render and commit it")
-    archive = _git(top, "archive", "--format=tar", commit, "--", *paths)
+    # the whole fleet folder: a cluster's hand-written resources may sit beside clusters/ and base/
+    archive = _git(top, "archive", "--format=tar", commit, "--", prefix or ".")
     with tempfile.TemporaryDirectory(prefix="fleetgen-drift-") as scratch:
         root = Path(scratch)
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(root, filter="data")
         tree = root / prefix if prefix else root
-        files = {p.relative_to(tree).as_posix(): p.read_bytes() for p in sorted(tree.rglob("*")) if p.is_file() and not p.is_symlink()}
+        judged = (f"clusters/{cluster}/", "base/")
+        everything = (p for p in sorted(tree.rglob("*")) if p.is_file() and not p.is_symlink())
+        files = {path: p.read_bytes() for p in everything if (path := p.relative_to(tree).as_posix()).startswith(judged)}
         objects: dict[ObjectKey, dict[str, Any]] = {}
         folders = synced_folders(tree, f"clusters/{cluster}")
         with ThreadPoolExecutor(max_workers=len(folders) or 1) as pool:  # each build is its own kubectl process
