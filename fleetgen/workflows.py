@@ -21,7 +21,7 @@ from fleetgen.authoring.scaffold import init_files, refuse_overwrites
 from fleetgen.cache import Cache
 from fleetgen.checks.load import LoadedFleet, load_fleet, load_fleet_text
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
-from fleetgen.live.cluster_reader import ClusterRead, judged, merged, read_cluster
+from fleetgen.live.cluster_reader import ClusterRead, by_name, judged, merged, read_cluster
 from fleetgen.live.committed import Revision, committed_tree, on_cluster, stale_note, synced_revision
 from fleetgen.live.node_checks import judge_nodes
 from fleetgen.live.nodes import nodes_in
@@ -311,6 +311,7 @@ def drift(
     expected = rendered.keyed(index) if against == "fleet.yaml" else {m.key: m.body for m in rendered.entry_point(index)}
     read = ClusterRead(read_live(live)) if live else read_cluster(str(context), resources_of(expected), timeout)
     if against == "fleet.yaml":
+        read = merged(read, by_name(str(context), expected, read, timeout)) if context else read
         return _with_nodes(judged(compare(expected, read.objects), read, expected), loaded, index, read.objects)
     recorded = synced_revision(read.objects, expected, cluster)
     revision = recorded or (Revision(ref, "--ref") if ref else Revision("HEAD", "HEAD"))
@@ -322,6 +323,8 @@ def drift(
         read = merged(read, read_cluster(str(context), more, timeout))
     planned = files_of([*rendered.base_files, *rendered.cluster_plan(index)], loaded.source.file)
     expected, against_text = on_cluster(loaded.fleet, committed, revision, read.objects)
+    if context:  # what the labelled lists missed, by name: a label removed by hand is a change, not a missing object
+        read = merged(read, by_name(str(context), expected, read, timeout))
     result = dataclasses.replace(compare(expected, read.objects), against=against_text, stale=stale_note(planned, committed))
     return _with_nodes(judged(result, read, expected), loaded, index, read.objects)
 

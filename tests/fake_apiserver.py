@@ -35,6 +35,7 @@ class Behaviour:
     forbidden: set[str] = field(default_factory=set)  # plurals
     slow: dict[str, float] = field(default_factory=dict)  # plural -> seconds before answering
     lists: list[str] = field(default_factory=list)  # every list request, path and query, in order
+    gets: list[str] = field(default_factory=list)  # every request for one object: plural/namespace/name
 
 
 def kind_of(body: dict[str, Any], namespaced: bool) -> Kind:
@@ -90,6 +91,9 @@ class _Handler(BaseHTTPRequestHandler):
                 if (f"{k.group}/{k.version}" if k.group else k.version) == group_version
             ]
             return self._send(200, {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources})
+        rest = parts[2:] if parts[:1] == ["api"] else parts[3:]
+        if len(rest) in (2, 4):  # one object: PLURAL/NAME, or namespaces/NS/PLURAL/NAME
+            return self._one(rest[-2], rest[-1], rest[1] if len(rest) == 4 else "")
         plural = parts[-1] if parts else ""
         self.behaviour.lists.append(self.path)
         if plural in self.behaviour.forbidden:
@@ -108,6 +112,14 @@ class _Handler(BaseHTTPRequestHandler):
         return self._send(
             200, {"kind": f"{kind.kind}List", "apiVersion": api_version, "metadata": {"resourceVersion": "1"}, "items": items}
         )
+
+    def _one(self, plural: str, name: str, namespace: str) -> None:
+        self.behaviour.gets.append(f"{plural}/{namespace}/{name}")
+        for obj in self.behaviour.objects.get(plural, []) if plural in self.behaviour.served else []:
+            meta = obj.get("metadata") or {}
+            if meta.get("name") == name and (meta.get("namespace") or "") == namespace:
+                return self._send(200, obj)
+        return self._send(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404})
 
 
 class FakeApiServer:

@@ -93,3 +93,20 @@ def test_a_forbidden_kind_and_a_slow_one_are_not_read_and_say_why(
         '  ? role.rbac.authorization.k8s.io: not read (roles is forbidden: User "u" cannot list resource "roles" at the cluster scope); '
         "its objects are not compared",
     ]
+
+
+def test_an_object_whose_fleetgen_label_was_removed_is_changed_not_missing(
+    synced: tuple[Path, str, Behaviour], server: FakeApiServer, cli_run: Run
+) -> None:
+    """The labelled lists do not return it; drift asks for what they missed by name, and finds the label gone."""
+    folder, _, behaviour = synced
+    queue = next(o for o in behaviour.objects["localqueues"] if o["metadata"]["name"] == "team-nlp-queue")
+    del queue["metadata"]["labels"]["app.kubernetes.io/managed-by"]
+    done = drift(cli_run, folder, server)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines()[0] == "dev-eastus: 0 missing, 0 extra, 1 changed"
+    assert done.stdout.splitlines()[2:] == [
+        "  ~ LocalQueue team-nlp/team-nlp-queue",
+        "      metadata.labels[app.kubernetes.io/managed-by]: fleetgen -> (absent)",
+    ]
+    assert behaviour.gets == ["localqueues/team-nlp/team-nlp-queue"]  # only what the lists missed

@@ -3,10 +3,10 @@
 A cluster runs what its engine synced from Git, not what the installed fleetgen would render from
 fleet.yaml today. So drift takes the revision the engine records (Flux's Kustomization
 `status.lastAppliedRevision`, Argo CD's Application `status.sync.revision`), else `--ref`, else HEAD,
-reads the committed fleet folder at that revision (`git archive`, never the working tree), and builds them as the engine does, with the real `kubectl kustomize`: every folder the
-engine syncs on its own (the cluster's overlay, its platform folder, its entry point and, under Argo CD,
-each team's folder). The committed files of `clusters/<name>/` and `base/` are kept too, so the caller can
-tell a stale tree apart.
+reads the committed fleet folder at that revision (`git archive`, never the working tree), and builds
+it as the engine does, with the real `kubectl kustomize`: every folder the engine syncs on its own (the
+cluster's overlay, its platform folder, its entry point and, under Argo CD, each team's folder). The
+committed files of `clusters/<name>/` and `base/` are kept too, so the caller can tell a stale tree apart.
 """
 
 from __future__ import annotations
