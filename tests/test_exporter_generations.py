@@ -6,6 +6,10 @@ so. promtool runs the alerts on each generation's series in tests/test_alerts_fi
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 from conftest import EXAMPLE, replace_once
 from hypothesis import given
@@ -18,6 +22,7 @@ from fleetgen.model import Version
 from fleetgen.render import cluster_objects
 from fleetgen.upgrade.plan import plan_upgrade
 
+Run = Callable[..., subprocess.CompletedProcess[str]]
 HOST_RULES = ("GPUTemperatureHigh", "GPUXidError", "GPUDoubleBitEccError")
 
 
@@ -76,3 +81,18 @@ def test_an_upgrade_that_crosses_the_rename_says_so_and_one_that_does_not_is_qui
     assert all("dcgm-exporter/pull/655" in w for w in renamed)
     staying = plan_upgrade(fleet, {"driver": Version("560.35.03")})  # v24.6: still dcgm-exporter before 4.8.3
     assert not [w for w in staying.warnings if "DCGM exporter" in w]
+
+
+@pytest.mark.slow  # applies an upgrade wave and renders two revisions: about 15 s
+def test_diff_shows_the_alerts_an_operator_move_changes(repo: Path, cli_run: Run) -> None:
+    applied = cli_run("upgrade", "apply", "--wave", "1", "--set", "driver=595.91.07", "--no-render", cwd=repo)
+    assert applied.returncode == 0, applied.stderr
+    done = cli_run("diff", "--base", "HEAD", cwd=repo)
+    assert done.returncode == 1, done.stderr
+    moved = [line.strip() for line in done.stdout.splitlines() if "max by (" in line]
+    assert moved == [
+        "spec.groups.gpu-health.rules[0].expr: max by (Hostname, gpu) (DCGM_FI_DEV_GPU_TEMP) > 83 -> max by (hostname, gpu) (DCGM_FI_DEV_GPU_TEMP) > 83",
+        "spec.groups.gpu-health.rules[1].expr: max by (Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS) > 0 -> max by (hostname, gpu) (DCGM_FI_DEV_XID_ERRORS) > 0",
+        "spec.groups.gpu-health.rules[2].expr: max by (Hostname, gpu) (increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[10m])) > 0 "
+        "-> max by (hostname, gpu) (increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[10m])) > 0",
+    ]
