@@ -315,7 +315,7 @@ def drift(
         return _with_nodes(judged(compare(expected, read.objects), read, expected), loaded, index, read.objects)
     recorded = synced_revision(read.objects, expected, cluster)
     revision = recorded or (Revision(ref, "--ref") if ref else Revision("HEAD", "HEAD"))
-    if recorded and ref:  # the engine knows what it applied; a --ref that differs is not silently taken
+    if recorded and ref and not recorded.ref.startswith(ref):  # the engine knows what it applied; a differing --ref is said unused
         revision = dataclasses.replace(recorded, origin=f"{recorded.origin}; --ref {ref} not used: the engine's record wins")
     committed = committed_tree(fleet, revision, cluster)
     more = sorted(set(resources_of(committed.objects)) - set(resources_of(expected)))
