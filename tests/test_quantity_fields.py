@@ -21,8 +21,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fleetgen.checks.load import load_fleet_text
+from fleetgen.importer.verify import unreproduced
 from fleetgen.live.managed import managed_view
 from fleetgen.model import Quantity
+from fleetgen.render import cluster_objects
 from fleetgen.render.rendered import Rendered
 from fleetgen.review.object_diff import object_diff
 from fleetgen.validation.quantity_fields import ITEM, quantity_fields
@@ -161,3 +163,19 @@ def test_every_server_form_of_a_quantity_has_its_value(mantissa: int, exponent: 
     value = Fraction(mantissa) * Fraction(10) ** exponent
     for form in server_forms(decimal_si(value)):
         assert Quantity.parse(str(form)).value == value
+
+
+def test_imports_verification_takes_quantities_at_their_value(rendered_kinds: dict[tuple[str, str], list[dict[str, Any]]]) -> None:
+    """import compares a repository's objects with the render through views that drop apiVersion: its quantities are
+    matched first, so a quota the repository writes `262144Mi` reproduces a rendered `256Gi`, and 262143Mi does not."""
+    loaded = load_fleet_text(EXAMPLE.read_bytes())
+    index = [c.name for c in loaded.fleet.clusters].index("dev-eastus")
+    original = [copy.deepcopy(m.body) for m in cluster_objects(loaded.fleet, index)]
+    quotas = [o for o in original if o["kind"] == "ResourceQuota" and "requests.memory" in o["spec"].get("hard", {})]
+    assert quotas
+    for quota in quotas:
+        quota["spec"]["hard"]["requests.memory"] = decimal_si(Quantity.parse(quota["spec"]["hard"]["requests.memory"]).value)
+    assert not [c for c in unreproduced(original, loaded.fleet, index) if c.kind == "ResourceQuota"]
+    quotas[0]["spec"]["hard"]["requests.memory"] = "1"
+    [change] = [c for c in unreproduced(original, loaded.fleet, index) if c.kind == "ResourceQuota"]
+    assert [f.path for f in change.fields] == ["hard[requests.memory]"]
