@@ -235,3 +235,15 @@ def test_with_an_argo_cd_hub_the_applications_are_compared_only_with_the_hubs_ob
         "drift", "--cluster", "dev-eastus", "--live", str(write_dump(folder, cluster_dump(on_target + hub_apps, "argocd"))), cwd=folder
     )
     assert done.returncode == 1 and done.stdout.splitlines()[0] == "dev-eastus: 1 missing, 0 extra, 0 changed", done.stdout
+
+
+def test_a_committed_tree_kustomize_cannot_build_is_one_line_naming_the_folder(fleet_repo: tuple[Path, str], cli_run: Run) -> None:
+    folder, _ = fleet_repo
+    shutil.rmtree(folder / "clusters" / "dev-eastus" / "teams" / "nlp")  # the overlay still lists it
+    git(folder, "commit", "-qam", "a folder lost by hand")
+    (folder.parent / "live.yaml").write_text("apiVersion: v1\nkind: List\nitems: []\n", encoding="utf-8")
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(folder.parent / "live.yaml"), cwd=folder)
+    assert (done.returncode, done.stdout) == (2, "")
+    [line] = done.stderr.splitlines()
+    assert line.startswith("fleetgen: clusters/dev-eastus (committed): kubectl kustomize failed: ") and "teams/nlp" in line, line
+    assert str(folder.parent) not in line and "fleetgen-drift-" not in line  # no scratch paths
