@@ -10,8 +10,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from committed_repo import committed_example, flux_dump
+from conftest import REPO
 from fake_apiserver import Behaviour, FakeApiServer, kind_of
 
 pytestmark = pytest.mark.slow  # each test builds a committed tree with kustomize and runs kubectl: 10 to 40 s
@@ -72,6 +74,7 @@ def test_a_kind_the_cluster_does_not_serve_makes_its_objects_missing(
     done = drift(cli_run, folder, server, "--format", "json")
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
+    jsonschema.validate(report, json.loads((REPO / "schemas" / "output" / "drift.schema.json").read_text(encoding="utf-8")))
     assert {o["name"] for o in report["missing"]} == {o["metadata"]["name"] for o in behaviour.objects["helmreleases"]}
     assert all(o["kind"] == "HelmRelease" and o["kindNotServed"] for o in report["missing"])
     assert report["changed"] == [] and report["unread"] == []
