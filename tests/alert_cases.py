@@ -85,7 +85,7 @@ def gpu_temperature(c: Cluster, rule: dict[str, Any]) -> Case:
     return Case(
         {("temp", gpu.uuid): t + 5},
         {"just cool enough": {("temp", gpu.uuid): t - 2}},
-        {"Hostname": gpu.node, "gpu": str(gpu.index)},
+        {c.host_label: gpu.node, "gpu": str(gpu.index)},
         waits(rule) + 10,
     )
 
@@ -94,7 +94,7 @@ def gpu_xid(c: Cluster, rule: dict[str, Any]) -> Case:
     gpu, t = _first_gpu(c), threshold(rule)
     fire = 79 if t < 79 else t + 1  # 79: the GPU has fallen off the bus
     return Case(
-        {("xid", gpu.uuid): fire}, {"no error": {("xid", gpu.uuid): t}}, {"Hostname": gpu.node, "gpu": str(gpu.index)}, waits(rule) + 10
+        {("xid", gpu.uuid): fire}, {"no error": {("xid", gpu.uuid): t}}, {c.host_label: gpu.node, "gpu": str(gpu.index)}, waits(rule) + 10
     )
 
 
@@ -104,7 +104,7 @@ def gpu_ecc(c: Cluster, rule: dict[str, Any]) -> Case:
     return Case(
         {("ecc", gpu.uuid): (minutes - 5, errors)},
         {"errors long ago": {("ecc", gpu.uuid): (5, errors)}},  # the counter stays up: only an increase in 10 minutes counts
-        {"Hostname": gpu.node, "gpu": str(gpu.index)},
+        {c.host_label: gpu.node, "gpu": str(gpu.index)},
         minutes,
     )
 

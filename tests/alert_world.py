@@ -26,6 +26,7 @@ from typing import Any
 import promql_parser
 from stored_series import KSM, Labels, Target, dcgm_targets, kueue_target, release_of, service_monitor_target
 
+from fleetgen.compat.dcgm_exporter import bundle_of
 from fleetgen.compat.partitioning import resolved_layout
 from fleetgen.jobs.golden_paths import job_objects
 from fleetgen.jobs.job_target import Ask
@@ -96,6 +97,7 @@ class Cluster:
     namespaces: dict[str, str] = field(default_factory=dict)  # team -> namespace
     virtual_gpus: bool = False  # the exporter copies a shared GPU's series for each pod holding a replica
     slice_quotas: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)  # (namespace, slice quota) -> (name, hard)
+    host_label: str = "Hostname"  # the node label of the cluster's DCGM exporter: `hostname` from dcgm-exporter 4.8.3 on
 
     def gpu_of(self, namespace: str) -> Gpu:
         return next(g for g in self.gpus if g.holder and g.holder[0] == namespace)
@@ -171,7 +173,33 @@ def build_cluster(
             for resource, hard in body["spec"].get("hard", {}).items()
             if resource.startswith("requests.nvidia.com/") and resource != GPU_QUOTA  # a slice: requests.nvidia.com/mig-1g.10gb
         },
+        exporter_host_label(platform),
     )
+
+
+def exporter_host_label(platform: list[dict[str, Any]]) -> str:
+    """What the exporter the cluster's GPU Operator chart bundles names a GPU's node: dcgm-exporter renamed `Hostname`
+    to `hostname` in 4.8.3 (release 4.6.0-4.8.3, NVIDIA/dcgm-exporter PR #655). The bundled exporter per operator
+    release is the shipped data's (compat/dcgm_exporter.yaml); the rename's version is stated here on its own."""
+    chart = next(
+        (
+            b["spec"]["chart"]["spec"]["version"]
+            for b in platform
+            if b["kind"] == "HelmRelease" and b["spec"]["releaseName"] == "gpu-operator"
+        ),
+        None,
+    ) or next(
+        (
+            b["spec"]["source"]["targetRevision"]
+            for b in platform
+            if b["kind"] == "Application" and b["spec"]["source"].get("helm", {}).get("releaseName") == "gpu-operator"
+        ),
+        None,
+    )
+    if chart is None:
+        return "Hostname"
+    exporter = bundle_of(chart).exporter.split("-", 1)[1]
+    return "hostname" if tuple(int(p) for p in exporter.split(".")) >= (4, 8, 3) else "Hostname"
 
 
 def _exporter_env(platform: list[dict[str, Any]]) -> dict[str, str]:
@@ -220,7 +248,7 @@ def world(c: Cluster, knobs: Knobs, minutes: int) -> list[tuple[Labels, str]]:
     for target in [*c.dcgm.values(), KSM, *([c.kueue] if c.kueue else [])]:
         out.append(({"__name__": "up", **target.labels}, _gauge(1, minutes)))
     for gpu in c.gpus:
-        exposed = {"gpu": str(gpu.index), "UUID": gpu.uuid, "device": f"nvidia{gpu.index}", "modelName": gpu.model, "Hostname": gpu.node}
+        exposed = {"gpu": str(gpu.index), "UUID": gpu.uuid, "device": f"nvidia{gpu.index}", "modelName": gpu.model, c.host_label: gpu.node}
         if gpu.instance is not None:
             exposed |= {"GPU_I_PROFILE": gpu.instance[0], "GPU_I_ID": str(gpu.instance[1])}
         exposed["DCGM_FI_DRIVER_VERSION"] = gpu.driver

@@ -46,7 +46,18 @@ PARTITIONED = ("mig-a100-inference", "timesliced-t4-dev")
 FLEETS = {"example": FLEET} | {
     name: load_fleet_text((REPO / "tests" / "cases" / name / "fleet.yaml").read_bytes()).fleet for name in PARTITIONED
 }
-WHERE = [(name, index) for name, fleet in FLEETS.items() for index in range(len(fleet.clusters))]
+# Each generation of the DCGM exporter: the example runs GPU Operator v24.3.0 (dcgm-exporter 3.4.1, `Hostname`);
+# this one moves dev-eastus to v26.7.0, whose dcgm-exporter 4.8.3 labels nodes `hostname` (a fleet running both).
+NEWER_EXPORTER = "exporter-4.8.3"
+FLEETS[NEWER_EXPORTER] = load_fleet_text(
+    replace_once(
+        EXAMPLE.read_text(encoding="utf-8"),
+        "    versionSet: dev-2024q4\n",
+        "    versionSet: dev-2024q4\n    platform: {gpuOperator: {version: v26.7.0}}\n",
+    ).encode()
+).fleet
+WHERE = [(name, index) for name, fleet in FLEETS.items() for index in range(len(fleet.clusters)) if name != NEWER_EXPORTER]
+WHERE.append((NEWER_EXPORTER, [c.name for c in FLEETS[NEWER_EXPORTER].clusters].index("dev-eastus")))
 Where = tuple[str, int]  # (fleet, cluster index)
 PROMTOOL = shutil.which("promtool")
 needs_promtool = pytest.mark.usefixtures("promtool_present")

@@ -116,7 +116,9 @@ def test_json_outputs_match_their_published_schemas(repo: Path) -> None:
     (repo / "fleet.yaml").write_text("\n".join(lines) + "\n")
     outputs["diff"] = run("diff", "--base", "HEAD", "--format", "json", cwd=repo).stdout
     (repo / "live.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": []}))
-    outputs["drift"] = run("drift", "--cluster", "dev-eastus", "--live", "live.yaml", "--format", "json", cwd=repo).stdout
+    outputs["drift"] = run(
+        "drift", "--cluster", "dev-eastus", "--live", "live.yaml", "--against", "fleet.yaml", "--format", "json", cwd=repo
+    ).stdout
     outputs["report"] = run("report", "--format", "json", cwd=repo).stdout
     # 550.90.07: the example's GPU Operator v24.3.0 supports no later driver, so the planner refuses those
     outputs["upgrade-plan"] = run("upgrade", "plan", "--set", "driver=550.90.07", "--format", "json", cwd=repo).stdout

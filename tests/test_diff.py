@@ -226,8 +226,8 @@ def test_drift_ignores_server_noise_and_defaults() -> None:
 
 def test_drift_reports_exactly_the_real_differences(tmp_path: Path, cli_run: Run) -> None:
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
-    rendered = dev_objects()
-    dump = live_dump(rendered)
+    loaded = load_fleet_text(EXAMPLE.read_bytes())
+    dump = live_dump(list(Rendered(loaded.fleet).keyed(3).values()))  # with its entry point: --against fleet.yaml
     items = dump["items"]
     quota = next(o for o in items if o["kind"] == "ResourceQuota" and o["metadata"]["namespace"] == "team-nlp")
     quota["spec"]["hard"]["requests.cpu"] = "80"  # edited in the cluster
@@ -238,7 +238,7 @@ def test_drift_reports_exactly_the_real_differences(tmp_path: Path, cli_run: Run
     items.append(stray)  # still labelled managed-by fleetgen, no longer rendered
     items.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube-system", "uid": "x"}})  # not ours
     (tmp_path / "live.yaml").write_text(yaml.safe_dump(dump))
-    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml")
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml", "--against", "fleet.yaml")
     assert done.returncode == 1, done.stderr
     assert done.stdout.splitlines() == [
         "dev-eastus: 1 missing, 1 extra, 1 changed",
@@ -249,7 +249,9 @@ def test_drift_reports_exactly_the_real_differences(tmp_path: Path, cli_run: Run
         "warning: team nlp on dev-eastus: requests.nvidia.com/gpu quota of 2 is below its current use of 3; "
         "running pods stay, every new pod is rejected until use drops",  # nothing was lowered: the cluster has 2 too
     ]
-    report = json.loads(cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml", "--format", "json").stdout)
+    report = json.loads(
+        cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml", "--against", "fleet.yaml", "--format", "json").stdout
+    )
     assert report["changed"][0]["fields"] == [{"path": "spec.hard[requests.cpu]", "live": "80", "rendered": "64"}]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import shutil
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from subprocess import CompletedProcess
 from typing import Any
@@ -14,6 +15,8 @@ import pytest
 import yaml
 from conftest import EXAMPLE
 from gitops_dumps import RESOURCE_IN_USE, cluster_dump
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.compare.object_diff import ObjectKey, show
@@ -30,9 +33,10 @@ VARIANTS = {  # engine, tracking, server-side apply
 }
 
 
+@cache
 def rendered_dev(index: int = DEV) -> dict[ObjectKey, dict[str, Any]]:
     loaded = load_fleet_text(EXAMPLE.read_bytes())
-    return Rendered(loaded.fleet).keyed(index, with_entry_point=False)
+    return Rendered(loaded.fleet).keyed(index)
 
 
 def dump_of(variant: str, index: int = DEV) -> dict[str, Any]:
@@ -63,7 +67,7 @@ def test_a_faithful_dump_of_a_synced_cluster_shows_no_drift(tmp_path: Path, cli_
     assert "globalDefault" not in item(dump, "PriorityClass", "production-inference")  # false is left out
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
     (tmp_path / "live.yaml").write_text(yaml.safe_dump(dump))
-    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml")
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml", "--against", "fleet.yaml")
     assert (done.returncode, done.stdout, done.stderr) == (0, "dev-eastus: no drift\n", "")
 
 
@@ -199,7 +203,7 @@ def test_a_planted_change_through_the_real_drift_command(tmp_path: Path, cli_run
     _quota(dump)["status"]["used"]["requests.nvidia.com/gpu"] = "3"  # above the 2 the render (and the cluster) has
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
     (tmp_path / "live.yaml").write_text(yaml.safe_dump(dump))
-    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml")
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml", "--against", "fleet.yaml")
     assert done.returncode == 1, done.stderr
     assert done.stdout.splitlines() == [
         "dev-eastus: 0 missing, 0 extra, 1 changed",
@@ -208,3 +212,24 @@ def test_a_planted_change_through_the_real_drift_command(tmp_path: Path, cli_run
         "warning: team nlp on dev-eastus: requests.nvidia.com/gpu quota of 2 is below its current use of 3; "
         "running pods stay, every new pod is rejected until use drops",
     ]
+
+
+@pytest.mark.slow  # a dump of the whole cluster per example
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(changes=st.sets(st.sampled_from(sorted(PLANTED)), min_size=1), variant=st.sampled_from(sorted(VARIANTS)))
+def test_any_set_of_planted_changes_is_exactly_those_findings(changes: set[str], variant: str) -> None:
+    """Changes planted together are found together: each object once, with the fields each change moved, and nothing else."""
+    dump = copy.deepcopy(_dump(variant))
+    for change in sorted(changes):
+        PLANTED[change][0](dump)
+    found = {(state, title): fields for state, title, fields in drift_of(dump)}
+    assert set(found) == {(PLANTED[c][1], PLANTED[c][2]) for c in changes}
+    for change in changes:
+        _, state, title, line = PLANTED[change]
+        if line is not None:
+            assert line in found[(state, title)], (change, found[(state, title)])
+
+
+@cache
+def _dump(variant: str) -> dict[str, Any]:
+    return dump_of(variant)

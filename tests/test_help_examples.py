@@ -22,14 +22,14 @@ from node_dumps import evidence_of
 
 from fleetgen.checks.load import load_fleet
 from fleetgen.cli import cli
-from fleetgen.render.layout import cluster_objects
+from fleetgen.render.rendered import Rendered
 
 # Examples that end in a finding on the shipped fleet, on purpose, and why; every other example exits 0.
 FINDINGS = {
     "import": "the repository it imports (tests/import_repo) keeps a LimitRange on purpose, which fleet.yaml cannot hold",
 }
 # The order they run in: later examples build on earlier ones (team remove removes the team team add made).
-ORDER = ["render", "validate", "check", "explain", "report", "diff", "drift", "job new", "upgrade plan", "upgrade apply"]
+ORDER = ["render", "validate", "check", "migrate", "explain", "report", "diff", "drift", "job new", "upgrade plan", "upgrade apply"]
 ORDER += ["upgrade verify", "upgrade status", "schema", "docs", "init", "doctor", "import", "team add", "team remove", ""]
 
 
@@ -62,7 +62,7 @@ def sandbox(tmp_path: Path) -> Path:
     shutil.copytree(UPSTREAM_CRDS, repo / "crds")
     fleet = load_fleet(EXAMPLE).fleet
     index = [c.name for c in fleet.clusters].index("dev-eastus")
-    live = [m.body for m in cluster_objects(fleet, index)]  # the whole cluster, as it runs: no drift
+    live = list(Rendered(fleet).keyed(index).values())  # the whole cluster with its entry point and platform, as it runs: no drift
     (repo / "live.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": live}), encoding="utf-8")
     # upgrade verify's nodes dump: dev-eastus once wave 1 of the apply example is on its nodes and synced
     scratch = tmp_path / "scratch"

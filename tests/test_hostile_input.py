@@ -122,7 +122,7 @@ DUMP = st.one_of(
 def check_drift(tmp_path: Path, cli_run: Run, text: str) -> None:
     (tmp_path / "live.yaml").write_bytes(text.encode("utf-8", "surrogateescape"))
     started = time.monotonic()
-    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml", "--format", "json")
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml", "--against", "fleet.yaml", "--format", "json")
     assert time.monotonic() - started < 20
     assert done.returncode in (1, 2), done.stderr
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr

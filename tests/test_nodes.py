@@ -152,23 +152,23 @@ def test_the_compatibility_matrix_is_applied_to_what_the_nodes_run() -> None:
 
 def test_drift_reads_the_nodes_from_the_dump(tmp_path: Path, cli_run: Run) -> None:
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
-    objects = cluster_dump(list(Rendered(FLEET).keyed(3, with_entry_point=False).values()), "flux")
+    objects = cluster_dump(list(Rendered(FLEET).keyed(3).values()), "flux")
     nodes = nodes_dump(FLEET, "dev-eastus")
     (tmp_path / "live").mkdir()
     (tmp_path / "live" / "objects.yaml").write_text(yaml.safe_dump(objects))
     (tmp_path / "live" / "nodes.yaml").write_text(yaml.safe_dump(nodes))
-    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live")
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live", "--against", "fleet.yaml")
     assert (done.returncode, done.stdout) == (0, "dev-eastus: no drift (nodes: t4-spot 2, a10g-spot 2)\n"), done.stderr
     failed_upgrade(nodes)
     (tmp_path / "live" / "nodes.yaml").write_text(yaml.safe_dump(nodes))
-    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live")
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live", "--against", "fleet.yaml")
     name = gpu_node(nodes)["metadata"]["name"]
     assert done.returncode == 1 and done.stdout.splitlines() == [
         "dev-eastus: 0 missing, 0 extra, 0 changed; 1 node finding(s)",
         "nodes: t4-spot 2, a10g-spot 2",
         f"  error: t4-spot: driver upgrade failed (nvidia.com/gpu-driver-upgrade-state=upgrade-failed) ({name})",
     ]
-    report = json.loads(cli_run("drift", "--cluster", "dev-eastus", "--live", "live", "--format", "json").stdout)
+    report = json.loads(cli_run("drift", "--cluster", "dev-eastus", "--live", "live", "--against", "fleet.yaml", "--format", "json").stdout)
     assert report["drift"] is True and report["nodes"]["findings"][0]["nodes"] == [name]
     assert [p["name"] for p in report["nodes"]["pools"]] == ["t4-spot", "a10g-spot"]
     assert Severity.ERROR.value == report["nodes"]["findings"][0]["severity"]

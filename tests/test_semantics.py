@@ -184,8 +184,9 @@ def test_an_unexpected_shape_is_compared_as_written(body: dict[str, Any]) -> Non
 
 
 def test_quantities_compare_by_value_beyond_quotas() -> None:
-    old = {"spec": {"containers": [{"name": "c", "resources": {"requests": {"memory": "1Gi"}, "limits": {"cpu": "1"}}}]}}
-    new = {"spec": {"containers": [{"name": "c", "resources": {"requests": {"memory": "1024Mi"}, "limits": {"cpu": "1000m"}}}]}}
+    pod = {"apiVersion": "v1", "kind": "Pod"}  # its schema says which fields are quantities
+    old = {**pod, "spec": {"containers": [{"name": "c", "resources": {"requests": {"memory": "1Gi"}, "limits": {"cpu": "1"}}}]}}
+    new = {**pod, "spec": {"containers": [{"name": "c", "resources": {"requests": {"memory": "1024Mi"}, "limits": {"cpu": "1000m"}}}]}}
     assert object_diff(old, new, "Pod") == []
     new["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "2"
     assert [f.path for f in object_diff(old, new, "Pod")] == ["spec.containers.c.resources.limits.cpu"]

@@ -2,7 +2,8 @@
 as CPU-only pools, and a team without GPUs never fed to a queue that hands out GPU nodes.
 
 A LocalQueue feeds one ClusterQueue. On a cluster with one queue the team's choice is obvious; with
-several, silently taking the first put teams in queues meant for others, so the placement must say.
+several, silently taking the first put teams in queues meant for others, so the placement must say
+(a deprecation until 0.2.0, checks/deprecations.py: earlier releases took the first).
 Kueue gives a workload the first flavor of its queue with room: a CPU-only pod in a queue whose first
 flavor is a GPU pool lands on GPU nodes and holds them, so a team without GPUs there gets no GPU pools.
 """
@@ -11,38 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from fleetgen.checks.deprecations import check_deprecations
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import Fleet
 
 
 def check_pool_kind(fleet: Fleet) -> Iterator[Finding]:
-    """A pool with GPUs names their model; a CPU-only pool (gpusPerNode 0) names none."""
+    """A pool with GPUs names their model; a CPU-only pool (gpusPerNode 0) names none: one that does is
+    deprecated (checks/deprecations.py), since earlier releases needed a model on every pool."""
     for c, cluster in enumerate(fleet.clusters):
         for p, pool in enumerate(cluster.node_pools):
             here: FieldPath = ("clusters", c, "nodePools", p)
             if pool.gpus_per_node and pool.gpu_model is None:
                 yield Finding(here + ("gpusPerNode",), "a pool with GPUs needs gpuModel (T4, A100, H100 ...)")
-            elif not pool.gpus_per_node and pool.gpu_model is not None:
-                yield Finding(
-                    here + ("gpuModel",),
-                    f"a CPU-only pool (gpusPerNode 0) has no GPU model: drop gpuModel {pool.gpu_model!r}",
-                )
-
-
-def check_queue_choice(fleet: Fleet) -> Iterator[Finding]:
-    """A team on a cluster with several queues names the one its LocalQueue feeds."""
-    clusters = {c.name: c for c in fleet.clusters}
-    for t, team in enumerate(fleet.teams):
-        for name, placement in team.clusters.items():
-            cluster = clusters.get(name)
-            if cluster is None or len(cluster.queues) < 2 or (placement and placement.queue):
-                continue
-            names = ", ".join(q.name for q in cluster.queues)
-            yield Finding(
-                ("teams", t, "clusters", name),
-                f"{name} has {len(cluster.queues)} queues ({names}): name the one team {team.name}'s LocalQueue feeds "
-                f"(queue: ...) instead of joining the first",
-            )
 
 
 def check_cpu_only_teams(fleet: Fleet) -> Iterator[Finding]:
@@ -68,4 +50,4 @@ def check_cpu_only_teams(fleet: Fleet) -> Iterator[Finding]:
                 )
 
 
-PLACEMENT_CHECKS = (check_pool_kind, check_queue_choice, check_cpu_only_teams)
+PLACEMENT_CHECKS = (check_pool_kind, check_deprecations, check_cpu_only_teams)

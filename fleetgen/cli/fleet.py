@@ -1,4 +1,4 @@
-"""Commands on the fleet as a whole: validate, render, check, schema, docs, report, init."""
+"""Commands on the fleet as a whole: validate, render, check, migrate, schema, docs, report, init."""
 
 from __future__ import annotations
 
@@ -162,4 +162,22 @@ def init(
     console().err("next: fleetgen team add ...; fleetgen doctor lists the GitHub settings the repository assumes")
 
 
-COMMANDS = [validate, render, check, schema, docs_command, report_command, init]
+@click.command("migrate", epilog="Example: fleetgen migrate fleet.yaml && fleetgen render fleet.yaml")
+@fleet_argument
+@click.option("--check", "check_only", is_flag=True, help="Write nothing; exit 1 when FLEET uses something deprecated.")
+@reports_errors
+def migrate_command(fleet: Path, check_only: bool) -> None:
+    """Rewrite FLEET in place, comments kept, for every deprecation it uses (CHANGELOG.md), so the next release accepts it."""
+    result = workflows.migrate_fleet(fleet, check_only=check_only)
+    shell = console()
+    for line in result.changes:
+        shell.out(line)
+    if not result.changes:
+        shell.out(f"{fleet}: nothing deprecated")
+    elif check_only:
+        raise DifferencesFound(f"{fleet}: {len(result.changes)} deprecated use(s); run fleetgen migrate")
+    else:
+        shell.out(f"{fleet}: migrated ({len(result.changes)} change(s)); run fleetgen render")
+
+
+COMMANDS = [validate, render, check, migrate_command, schema, docs_command, report_command, init]

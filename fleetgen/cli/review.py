@@ -14,6 +14,7 @@ from fleetgen.output.findings import FORMATS, escape_github
 from fleetgen.report.explain import diff_sources
 from fleetgen.review import change_path
 from fleetgen.review.output import diff_json, diff_markdown, diff_text, github_annotations
+from fleetgen.workflows import live_state
 
 
 @click.command(epilog="Example: fleetgen diff --base origin/main --format markdown > comment.md")
@@ -63,11 +64,38 @@ def diff(fleet: Path, base_ref: str, head_ref: str | None, fmt: str, live: tuple
     help="`kubectl get ... -o yaml` output: a file or folder.",
 )
 @click.option("--context", default=None, help="Read the live objects through kubectl with this kubeconfig context instead.")
+@click.option(
+    "--against",
+    type=click.Choice(live_state.AGAINST),
+    default="committed",
+    show_default=True,
+    help="Compare with the tree committed at the revision the cluster is synced to, or with a fresh render of FLEET.",
+)
+@click.option(
+    "--ref",
+    default=None,
+    metavar="REV",
+    help="The revision the cluster is synced to, when its engine objects do not say (default: HEAD).",
+)
+@click.option(
+    "--request-timeout",
+    "timeout",
+    type=click.IntRange(1, 600),
+    default=30,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --context: how long each kind's list may take; a kind that takes longer is reported as not read.",
+)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="How drift is printed.")
 @reports_errors
-def drift(fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None, fmt: str) -> None:
-    """Compare CLUSTER's live objects with the render of FLEET; exit 1 on drift."""
-    result = workflows.drift(fleet, cluster, live, context)
+def drift(
+    fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None, against: str, ref: str | None, timeout: int, fmt: str
+) -> None:
+    """Compare CLUSTER's live objects with what Git holds for it (or the render of FLEET); exit 1 on drift.
+
+    The revision is the one the cluster's engine records (Flux's Kustomization status.lastAppliedRevision,
+    Argo CD's Application status.sync.revision), else --ref, else HEAD."""
+    result = live_state.drift(fleet, cluster, live, context, against, ref, timeout)
     if fmt == "json":
         console().out(drift_json(cluster, result))
     elif fmt == "github":

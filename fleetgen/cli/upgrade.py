@@ -18,6 +18,7 @@ from fleetgen.upgrade.output import plan_json, plan_markdown, plan_text, status_
 from fleetgen.upgrade.plan import plan_upgrade
 from fleetgen.upgrade.status import live_nodes, live_versions, upgrade_status
 from fleetgen.upgrade.verify import verify_wave
+from fleetgen.workflows import live_state
 
 set_option = click.option(
     "--set",
@@ -98,7 +99,7 @@ def upgrade_apply(
     requested = requested_versions(loaded.fleet, sets, to) or None
     moment = recorded_moment(at, "--at", utc_now())
     reason = override_reason(override_soak)
-    evidence = workflows.cluster_evidence(live, contexts) if number > 1 and reason is None else {}
+    evidence = live_state.cluster_evidence(live, contexts) if number > 1 and reason is None else {}
     edited = apply_wave(
         loaded, number, requested, moment, reason, allow_downgrade=allow_downgrade, evidence=evidence, node_image=requested_image(sets)
     )
@@ -121,7 +122,7 @@ def upgrade_verify(fleet: Path, number: int, live: tuple[str, ...], contexts: tu
     moment = recorded_moment(at, "--at", now)
     if contexts and moment < now - CLOCK_SKEW:  # the nodes are read now: an earlier time would shorten the soak
         raise InputError("--at: with --context the nodes are seen now; --at names when a --live dump was taken")
-    edited, soak = verify_wave(loaded, number, workflows.cluster_evidence(live, contexts), moment)
+    edited, soak = verify_wave(loaded, number, live_state.cluster_evidence(live, contexts), moment)
     console().err(workflows.write_validated(fleet, edited, render=False))
     console().out(soak)
 
@@ -136,7 +137,7 @@ def upgrade_status_command(fleet: Path, now: str | None, live: tuple[str, ...], 
     """Which wave the fleet is in, which clusters are behind, what their nodes run, and when the current soak ends."""
     moment = parse_moment(now, "--now") or utc_now()
     loaded = load_fleet(fleet)
-    evidence = workflows.cluster_evidence(live, contexts)
+    evidence = live_state.cluster_evidence(live, contexts)
     states = live_versions(loaded.fleet, evidence)
     nodes = live_nodes(loaded.fleet, evidence, loaded.facts)
     console().out(status_text(upgrade_status(loaded.fleet, moment), moment, states, nodes))

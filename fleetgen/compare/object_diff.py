@@ -1,7 +1,8 @@
 """The object diff every feature uses: two sets of objects, keyed by (kind, namespace, name), field by field.
 
 Lists whose items all carry a `name` are matched by name, not position; quantities are compared
-by value (1Gi == 1024Mi); where Kubernetes gives order or grouping no meaning (RBAC rules,
+by value (1Gi == 1024Mi; which fields are quantities comes from the kind's schema,
+validation/quantity_fields.py); where Kubernetes gives order or grouping no meaning (RBAC rules,
 NetworkPolicy rules and peers, binding subjects), both sides are compared in the canonical form of
 semantics.py. deepdiff does the walking. `check`, `diff`, `drift` and `import` all read their
 changes from here.
@@ -15,8 +16,8 @@ from functools import cache
 from typing import Any
 
 from fleetgen.compare.semantics import canonical
-from fleetgen.model import Quantity
 from fleetgen.render.manifest import ObjectKey
+from fleetgen.validation.quantity_fields import aligned, quantity_fields
 
 __all__ = ["ABSENT", "FieldChange", "ObjectChange", "ObjectKey", "diff_objects", "json_value", "object_diff", "object_lines", "show"]
 
@@ -45,30 +46,12 @@ class ObjectChange:
 
 
 @cache
-def _deepdiff() -> tuple[Any, Any]:
-    """DeepDiff and the quantity operator, imported on the first diff: deepdiff's import costs 70 ms
-    that render, validate and explain, which never diff, should not pay."""
+def _deepdiff() -> Any:
+    """DeepDiff, imported on the first diff: deepdiff's import costs 70 ms that render, validate and
+    explain, which never diff, should not pay."""
     from deepdiff import DeepDiff
-    from deepdiff.operator import BaseOperator
 
-    class SameQuantity(BaseOperator):
-        """Quantities (quota values, queue quotas and limits, resource requests) that differ only in how they are written are equal."""
-
-        def __init__(self) -> None:
-            super().__init__(
-                regex_paths=[
-                    r"\['(hard|requests|limits|capacity)'\]\['[^']+'\]$",
-                    r"\['(nominalQuota|borrowingLimit|lendingLimit)'\]$",
-                ]
-            )
-
-        def give_up_diffing(self, level: Any, diff_instance: Any) -> bool:
-            try:
-                return bool(Quantity.parse(level.t1) == Quantity.parse(level.t2))
-            except ValueError:
-                return False
-
-    return DeepDiff, SameQuantity()
+    return DeepDiff
 
 
 ORDER = "(order)"
@@ -101,11 +84,13 @@ def _path(parts: list[Any]) -> str:
 
 def object_diff(old: dict[str, Any], new: dict[str, Any], kind: str = "") -> list[FieldChange]:
     """The fields that differ between two versions of one object of `kind` (its canonical form when it has one)."""
-    deep_diff, same_quantity = _deepdiff()
-    before, after = _by_name(canonical(kind, old)), _by_name(canonical(kind, new))
+    deep_diff = _deepdiff()
+    # quantities equal by value (the kind's schema says which fields are quantities) are written alike first
+    fields = quantity_fields(str(old.get("apiVersion") or new.get("apiVersion") or ""), kind or str(old.get("kind", "")))
+    before, after = _by_name(canonical(kind, old)), _by_name(canonical(kind, aligned(old, new, fields)))
     # threshold_to_diff_deeper=0: a mapping whose keys all changed (a Role whose every grant did) is
     # still reported key by key, never as one replaced value
-    tree = deep_diff(before, after, view="tree", custom_operators=[same_quantity], threshold_to_diff_deeper=0)
+    tree = deep_diff(before, after, view="tree", threshold_to_diff_deeper=0)
     changes = []
     for report, items in tree.items():
         for item in items:
@@ -136,7 +121,7 @@ def show(value: Any) -> str:
 
 def object_lines(objects: tuple[ObjectChange, ...], indent: str = "  ") -> list[str]:
     """Object changes as text lines: a sign and the object, then its changed fields."""
-    sign = {"added": "+", "removed": "-", "changed": "~", "missing": "-", "extra": "+"}
+    sign = {"added": "+", "removed": "-", "changed": "~", "missing": "-", "missing (kind not served)": "-", "extra": "+"}
     lines = []
     for obj in objects:
         lines.append(f"{indent}{sign[obj.state]} {obj.title}" + ("" if obj.state == "changed" else f" ({obj.state})"))

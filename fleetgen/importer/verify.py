@@ -19,6 +19,7 @@ from fleetgen.importer.addons import install_changes
 from fleetgen.importer.build import Built
 from fleetgen.render.gitops import entry_point
 from fleetgen.render.layout import cluster_objects
+from fleetgen.validation.quantity_fields import aligned, quantity_fields
 
 MODELLED_KINDS = (
     "Namespace",
@@ -45,12 +46,15 @@ def modelled_view(objects: list[dict[str, Any]]) -> dict[ObjectKey, dict[str, An
     """Each modelled object (and fleet-info) of one cluster, reduced to what fleet.yaml decides."""
     out = {}
     for body in objects:
-        key = ObjectKey(
-            body.get("kind", ""), (body.get("metadata") or {}).get("namespace", "") or "", (body.get("metadata") or {}).get("name", "")
-        )
+        key = _key(body)
         if key.kind in MODELLED_KINDS or key == FLEET_INFO:
             out[key] = _view(body)
     return out
+
+
+def _key(body: dict[str, Any]) -> ObjectKey:
+    meta = body.get("metadata") or {}
+    return ObjectKey(body.get("kind", ""), meta.get("namespace", "") or "", meta.get("name", ""))
 
 
 def _view(body: dict[str, Any]) -> dict[str, Any]:
@@ -88,11 +92,24 @@ def _view(body: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
+def _written_as_rendered(original: list[dict[str, Any]], rendered: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The repository's objects with each quantity that equals the render's by value written as the render writes
+    it (`262144Mi` for `256Gi`): the views below drop apiVersion, which says which fields are quantities."""
+    by_key = {_key(body): body for body in rendered}
+    out = []
+    for body in original:
+        twin = by_key.get(_key(body))
+        fields = quantity_fields(str(body.get("apiVersion", "")), str(body.get("kind", "")))
+        out.append(body if twin is None else aligned(twin, body, fields))
+    return out
+
+
 def unreproduced(original: list[dict[str, Any]], fleet: Any, index: int) -> list[ObjectChange]:
     """What the imported fleet renders differently on cluster `index` from what the repository builds to, and how
     it installs the add-ons differently (addons.py)."""
-    before = modelled_view(original)
-    after = modelled_view([m.body for m in cluster_objects(fleet, index)])
+    rendered = [m.body for m in cluster_objects(fleet, index)]
+    before = modelled_view(_written_as_rendered(original, rendered))
+    after = modelled_view(rendered)
     if FLEET_INFO in before and FLEET_INFO in after:  # fleet-info: the keys the repository states
         stated = before[FLEET_INFO]["data"]
         after[FLEET_INFO] = {"data": {k: v for k, v in after[FLEET_INFO]["data"].items() if k in stated}}

@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from fleetgen.compare.object_diff import ObjectChange, json_value, object_lines
+from fleetgen.live.cluster_reader import NOT_SERVED_STATE
 from fleetgen.live.node_checks import NodeEvidence
 from fleetgen.live.state import Drift, QuotaImpact
 from fleetgen.model import Quantity
@@ -44,11 +45,14 @@ def nodes_summary(nodes: NodeEvidence) -> str:
 
 def drift_text(cluster: str, drift: Drift) -> str:
     nodes = drift.nodes
+    notes = ([f"  against {drift.against}"] if drift.against else []) + ([f"note: {drift.stale}"] if drift.stale else [])
     if not drift.found and not drift.impacts and not (nodes and nodes.findings):
-        return f"{cluster}: no drift" + (f" ({nodes_summary(nodes)})" if nodes else "")
+        return "\n".join([f"{cluster}: no drift" + (f" ({nodes_summary(nodes)})" if nodes else ""), *notes])
     head = f"{cluster}: {len(drift.missing)} missing, {len(drift.extra)} extra, {len(drift.changed)} changed"
-    lines = [head + (f"; {len(nodes.findings)} node finding(s)" if nodes and nodes.findings else "")]
+    head += f"; {len(drift.unread)} kind(s) not read" if drift.unread else ""
+    lines = [head + (f"; {len(nodes.findings)} node finding(s)" if nodes and nodes.findings else ""), *notes]
     lines += object_lines(drift.missing + drift.extra + drift.changed)
+    lines += [f"  ? {resource}: not read ({why}); its objects are not compared" for resource, why in drift.unread]
     if nodes is not None:
         lines.append(nodes_summary(nodes))
         lines += [f"  {f.severity.value}: {f.text}" for f in nodes.findings]
@@ -63,6 +67,7 @@ def drift_json(cluster: str, drift: Drift) -> str:
                 "kind": o.kind,
                 "namespace": o.namespace,
                 "name": o.name,
+                **({"kindNotServed": True} if o.state == NOT_SERVED_STATE else {}),
                 "fields": [{"path": f.path, "live": json_value(f.new), "rendered": json_value(f.old)} for f in o.fields],
             }
             for o in items
@@ -73,10 +78,13 @@ def drift_json(cluster: str, drift: Drift) -> str:
             "version": 1,
             "cluster": cluster,
             "drift": drift.found,
+            "against": drift.against or None,
+            "stale": drift.stale or None,
             "missing": objects(drift.missing),
             "extra": objects(drift.extra),
             "changed": objects(drift.changed),
             "nodes": None if drift.nodes is None else _nodes_json(drift.nodes),
+            "unread": [{"resource": resource, "reason": why} for resource, why in drift.unread],
             "quotaImpacts": [
                 {"namespace": i.namespace, "resource": i.resource, "used": i.used, "hard": i.hard, "live": i.live} for i in drift.impacts
             ],

@@ -6,7 +6,8 @@ metadata (Argo CD's `argocd.argoproj.io/tracking-id` annotation, its default sin
 labels), controllers' finalizers (Kueue's `kueue.x-k8s.io/resource-in-use`), status, managedFields,
 and the defaults the API server or a CRD fills in. So a live object is seen through its render:
 `managed_view` keeps the fields the render sets (a quantity the server rewrote, `1024Mi` for `1Gi`,
-taken at its value) and drops the rest.
+taken at its value: which fields are quantities, the kind's schema says, validation/quantity_fields.py)
+and drops the rest.
 
 One thing the render cannot show is a field fleetgen stopped rendering. The sync engine can: its
 field manager in `managedFields` (Flux's kustomize-controller, Argo CD's argocd-controller) lists
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fleetgen.model import Quantity
+from fleetgen.validation.quantity_fields import QuantityFields, quantity_fields, same_quantity
 
 # Field managers of the sync engines (managedFields[].manager). Argo CD applies as argocd-controller, and
 # some kinds (Roles, through Kubernetes' RBAC reconciliation) show up under argocd-application-controller.
@@ -34,9 +35,6 @@ ENGINE_METADATA = {
         }
     ),
 }
-# Where rendered values are Kubernetes quantities: maps of them, and single fields.
-QUANTITY_MAPS = frozenset({"hard", "used", "requests", "limits", "capability", "guarantee", "deserved", "allocatable", "capacity"})
-QUANTITY_FIELDS = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit"})
 
 _ABSENT = object()
 Owned = dict[str, Any] | None  # a fieldsV1 subtree the engine owns, or None
@@ -66,7 +64,8 @@ def managed_view(live: dict[str, Any], rendered: dict[str, Any] | None) -> dict[
     """`live` as far as fleetgen manages it: compare this with `rendered`, field by field.
 
     `rendered` None (the object is not rendered) keeps only what the engine owns."""
-    view = _view(live, rendered if rendered is not None else _ABSENT, engine_fields(live), ())
+    fields = quantity_fields(str(live.get("apiVersion", "")), str(live.get("kind", "")))
+    view = _view(live, rendered if rendered is not None else _ABSENT, engine_fields(live), (), fields)
     return view if isinstance(view, dict) else {}
 
 
@@ -75,28 +74,28 @@ def _whole(owned: Owned) -> bool:
     return owned is not None and set(owned) <= {"."}
 
 
-def _view(live: Any, rendered: Any, owned: Owned, path: tuple[str, ...]) -> Any:
+def _view(live: Any, rendered: Any, owned: Owned, path: tuple[str, ...], fields: QuantityFields) -> Any:
     if rendered is _ABSENT and _whole(owned):
         return live
     if isinstance(live, dict):
-        return _map_view(live, rendered, owned, path)
+        return _map_view(live, rendered, owned, path, fields)
     if isinstance(live, list):
-        return _list_view(live, rendered, (*path, "[]")) if isinstance(rendered, list) else live
-    if rendered is not _ABSENT and _same_quantity(live, rendered, path):
+        return _list_view(live, rendered, (*path, "[]"), fields) if isinstance(rendered, list) else live
+    if rendered is not _ABSENT and fields.holds(path) and same_quantity(live, rendered):
         return rendered
     return live
 
 
-def _map_view(live: dict[str, Any], rendered: Any, owned: Owned, path: tuple[str, ...]) -> dict[str, Any]:
+def _map_view(live: dict[str, Any], rendered: Any, owned: Owned, path: tuple[str, ...], fields: QuantityFields) -> dict[str, Any]:
     mine = rendered if isinstance(rendered, dict) else {}
     skip = ENGINE_METADATA.get(path[-1], frozenset()) if path[:1] == ("metadata",) and len(path) == 2 else frozenset()
     out: dict[str, Any] = {}
     for key, value in live.items():
         theirs = owned.get(f"f:{key}") if isinstance(owned, dict) and key not in skip else None
         if key in mine:
-            out[key] = _view(value, mine[key], theirs, (*path, key))
+            out[key] = _view(value, mine[key], theirs, (*path, key), fields)
         elif theirs is not None:  # applied by the engine, no longer rendered
-            seen = _view(value, _ABSENT, theirs, (*path, key))
+            seen = _view(value, _ABSENT, theirs, (*path, key), fields)
             if seen != {} or value == {}:  # a map that holds only the engine's own keys is not fleetgen's
                 out[key] = seen
     for key, value in mine.items():  # what the server leaves out when empty (omitempty) is not missing
@@ -112,13 +111,15 @@ def _names(items: list[Any]) -> list[str] | None:
     return None
 
 
-def _list_view(live: list[Any], rendered: list[Any], path: tuple[str, ...]) -> list[Any]:
+def _list_view(live: list[Any], rendered: list[Any], path: tuple[str, ...], fields: QuantityFields) -> list[Any]:
     """Items of a list fleetgen renders: every live item stays (an added item is drift), each seen through
     the rendered item it stands for: the same name, else an equal one, else the one at its position."""
     rendered_names, live_names = _names(rendered), _names(live)
     if rendered and rendered_names is not None and live_names is not None:
         by_name = dict(zip(rendered_names, rendered, strict=True))
-        return [_view(item, by_name[name], None, path) if name in by_name else item for name, item in zip(live_names, live, strict=True)]
+        return [
+            _view(item, by_name[name], None, path, fields) if name in by_name else item for name, item in zip(live_names, live, strict=True)
+        ]
     maps = [r for r in rendered if isinstance(r, dict)]
     keys = {k for r in maps for k in r}
     out = []
@@ -130,21 +131,12 @@ def _list_view(live: list[Any], rendered: list[Any], path: tuple[str, ...]) -> l
         # a candidate must share a key with the item: else the fields the server omits when empty would
         # make `{namespaceSelector: ...}` look like a rendered `{podSelector: {}}`
         candidates = ([here] if here is not None else []) + maps
-        fit = next((r for r in candidates if (item.keys() & r.keys() or not r) and _view(item, r, None, path) == r), None)
+        fit = next((r for r in candidates if (item.keys() & r.keys() or not r) and _view(item, r, None, path, fields) == r), None)
         if fit is not None:
             out.append(fit)
         else:  # a changed item: what fleetgen renders of it, and any key another rendered item has
             shape = here or {}
-            out.append({k: _view(v, shape[k], None, (*path, k)) if k in shape else v for k, v in item.items() if k in shape or k in keys})
+            out.append(
+                {k: _view(v, shape[k], None, (*path, k), fields) if k in shape else v for k, v in item.items() if k in shape or k in keys}
+            )
     return out
-
-
-def _same_quantity(live: Any, rendered: Any, path: tuple[str, ...]) -> bool:
-    if live == rendered or isinstance(live, bool) or isinstance(rendered, bool) or not path:
-        return False
-    if path[-1] not in QUANTITY_FIELDS and not QUANTITY_MAPS.intersection(path[:-1]):
-        return False
-    try:
-        return bool(Quantity.parse(str(live)) == Quantity.parse(str(rendered)))
-    except ValueError:
-        return False

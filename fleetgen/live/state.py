@@ -50,10 +50,13 @@ class Drift:
     changed: tuple[ObjectChange, ...]
     impacts: tuple[QuotaImpact, ...]
     nodes: NodeEvidence | None = None  # when the live objects hold the cluster's Nodes
+    against: str = ""  # what the live objects were compared with: "the tree committed at 1a2b3c4d5e6f (...)"
+    stale: str = ""  # one line when fleet.yaml (or this fleetgen) renders that tree differently: not drift
+    unread: tuple[tuple[str, str], ...] = ()  # (kind, why) of kinds the cluster would not list: their objects are not judged
 
     @property
     def found(self) -> bool:
-        return bool(self.missing or self.extra or self.changed) or (self.nodes is not None and self.nodes.found)
+        return bool(self.missing or self.extra or self.changed or self.unread) or (self.nodes is not None and self.nodes.found)
 
 
 def live_from_context(context: str, resources: list[str]) -> list[dict[str, Any]]:

@@ -217,7 +217,8 @@ class Quantity:
             base = Fraction(Decimal(number))
         except InvalidOperation:  # pragma: no cover - the regex admits only decimals
             raise ValueError(f"{text!r} is not a Kubernetes quantity") from None
-        scale = Fraction(10) ** int(suffix[1:]) if suffix[:1] in ("e", "E") else _SUFFIX[suffix]
+        # `E` alone is exa (10^18); `e`/`E` with digits is an exponent (`5e-1`)
+        scale = Fraction(10) ** int(suffix[1:]) if suffix[:1] in ("e", "E") and suffix[1:] else _SUFFIX[suffix]
         self.text = text
         self.value = base * scale
 

@@ -31,6 +31,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
+from fleetgen.compat.dcgm_exporter import OLDEST_LABEL, host_label
 from fleetgen.errors import FieldPath
 from fleetgen.model import GPU_RESOURCE, Cluster, Fleet, NodePool, Team
 from fleetgen.model.alerts import AlertOverride
@@ -57,7 +58,10 @@ class Alert:
     summary: str
     enabled: bool = True
 
-    def expr(self, namespace: str | None, pool: NodePool | None = None, mig: bool = False, quota: str = GPU_QUOTA) -> str:
+    def expr(
+        self, namespace: str | None, pool: NodePool | None = None, mig: bool = False, quota: str = GPU_QUOTA, host: str = OLDEST_LABEL
+    ) -> str:
+        """The rule's PromQL; `host` is the label the cluster's DCGM exporter names a GPU's node with (compat/dcgm_exporter.py)."""
         t = f"{self.threshold:g}"
         ns = {"namespace": namespace} if namespace else {}
         if self.name == "gpuUnderutilized":
@@ -70,11 +74,11 @@ class Alert:
             hard = _sel("kube_resourcequota", {**ns, "resource": quota, "type": "hard"})
             return f"100 * {used} / ignoring(type) {hard} > {t}"
         if self.name == "gpuTemperature":
-            return f"max by (Hostname, gpu) (DCGM_FI_DEV_GPU_TEMP) > {t}"
+            return f"max by ({host}, gpu) (DCGM_FI_DEV_GPU_TEMP) > {t}"
         if self.name == "gpuXidErrors":
-            return f"max by (Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS) > {t}"
+            return f"max by ({host}, gpu) (DCGM_FI_DEV_XID_ERRORS) > {t}"
         if self.name == "gpuEccErrors":
-            return f"max by (Hostname, gpu) (increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[10m])) > {t}"
+            return f"max by ({host}, gpu) (increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[10m])) > {t}"
         if self.name == "kueuePendingWorkloads":
             # Active and inadmissible workloads both wait. Every Kueue replica reports the gauge (replica_role tells
             # them apart since v0.16): count the leader's (or a lone replica's), not each replica's copy.
@@ -206,7 +210,7 @@ def _rule(
         annotations["runbook_url"] = f"{fleet.alerts.runbook_base_url.rstrip('/')}/{alert.alert}"
     return {
         "alert": alert.alert,
-        "expr": alert.expr(namespace, pool, has_mig(cluster), quota or GPU_QUOTA),
+        "expr": alert.expr(namespace, pool, has_mig(cluster), quota or GPU_QUOTA, host_label(fleet, cluster)),
         "for": alert.duration,
         "labels": {
             "severity": alert.severity,

@@ -16,6 +16,7 @@ import datetime
 from dataclasses import dataclass, field
 
 from fleetgen.compat import Facts, facts, version_set_problems
+from fleetgen.compat.dcgm_exporter import exporter_rename
 from fleetgen.compat.gpu_operator import image_driver
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
 from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Fleet, Rollout, Version, VersionSet
@@ -165,6 +166,9 @@ def plan_upgrade(
         state = dict(current)
         known = {message for message, _ in _problems(state, gpus, data)}  # not news: validate shows them
         for step in steps:
+            renamed = exporter_rename(state.get("gpuOperator"), dict(step).get("gpuOperator"))
+            if renamed:
+                warnings.add(f"{cluster.name} after {step_label(step)}: {renamed}")
             state.update(step)
             for message, severity in _problems(state, gpus, data):
                 text = f"{cluster.name} after {step_label(step)}: {message}"

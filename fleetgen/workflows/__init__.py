@@ -8,25 +8,22 @@ command that needs the rendered objects gets the same ones, computed once. Nothi
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from fleetgen.authoring.doctor import Protections, examine
 from fleetgen.authoring.first_commit import can_commit, first_commit
 from fleetgen.authoring.fleetgen_source import FleetgenSource, checked_source, installed_source
+from fleetgen.authoring.migrate import Migration, migrate
 from fleetgen.authoring.scaffold import init_files, refuse_overwrites
 from fleetgen.cache import Cache
 from fleetgen.checks.load import LoadedFleet, load_fleet, load_fleet_text
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
-from fleetgen.live.node_checks import judge_nodes
-from fleetgen.live.nodes import nodes_in
-from fleetgen.live.state import Drift, QuotaImpact, compare, live_from_context, quota_impacts, read_live, resources_of
+from fleetgen.live.state import QuotaImpact, quota_impacts
 from fleetgen.model import Fleet
 from fleetgen.model.fleet import cluster_index
 from fleetgen.model.json_schema import SCHEMA_PATH, fleet_json_schema
@@ -42,6 +39,7 @@ from fleetgen.upgrade.moments import utc_now
 from fleetgen.validation.crd_schemas import read_crds
 from fleetgen.validation.rendered_objects import Schemas, check_loaded
 from fleetgen.validation.verdicts import ClusterVerdicts, FleetVerdicts
+from fleetgen.workflows.live_state import cluster_dumps
 from fleetgen.workflows.tree_files import TreeFiles
 
 Stage = Callable[[str], None]
@@ -208,6 +206,15 @@ def write_validated(fleet: Path, text: str, *, render: bool = True) -> str:
     return f"{fleet}: updated; {fleet.parent}: {len(changes.written)} written, {len(changes.removed)} removed"
 
 
+def migrate_fleet(fleet: Path, *, check_only: bool = False) -> Migration:
+    """Rewrite FLEET for every deprecation it uses, validated before it is written (`migrate`); `check_only` writes nothing."""
+    result = migrate(load_fleet(fleet))
+    if result.changes and not check_only:
+        checked(load_fleet_text(result.text.encode(), fleet.name))
+        replace_file(fleet, result.text.encode())
+    return result
+
+
 def _revision(raw: bytes, name: str, cache: Cache, lender: Rendered | None = None) -> Checked:
     """A side of a diff, judged exactly as `render` judges it: one that would not render is trouble (exit 2)."""
     try:
@@ -225,31 +232,6 @@ class Review:
     diff: FleetDiff
     head: Checked
     impacts: dict[str, list[QuotaImpact]] = field(default_factory=dict)
-
-
-def cluster_dumps(values: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
-    """`--live CLUSTER=PATH`, repeatable: each cluster's live objects, read from its dumps."""
-    paths: dict[str, list[Path]] = {}
-    for value in values:
-        cluster, sep, path = value.partition("=")
-        if not sep or not cluster or not path:
-            raise InputError(f"--live {value!r}: expected CLUSTER=FILE_OR_FOLDER")
-        paths.setdefault(cluster, []).append(Path(path))
-    return {cluster: read_live(files) for cluster, files in paths.items()}
-
-
-EVIDENCE_RESOURCES = ["node", "configmap"]  # a cluster's Nodes and its fleet-versions ConfigMap
-
-
-def cluster_evidence(live: tuple[str, ...], contexts: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
-    """Each cluster's live objects from `--live CLUSTER=PATH` dumps and `--context CLUSTER=CONTEXT` (through kubectl)."""
-    out = cluster_dumps(live)
-    for value in contexts:
-        cluster, sep, context = value.partition("=")
-        if not sep or not cluster or not context:
-            raise InputError(f"--context {value!r}: expected CLUSTER=KUBECONTEXT")
-        out[cluster] = out.get(cluster, []) + live_from_context(context, EVIDENCE_RESOURCES)
-    return out
 
 
 def _facts_at(fleet_file: Path, fleet: Fleet, ref: str | None) -> bytes | None:
@@ -295,21 +277,6 @@ def explain(fleet: Path, cluster: str, ref: str, field_path: str | None = None) 
     key = find_object(list(objects), ref, cluster)
     fields = explain_object(provenance, key, objects[key], loaded.source)
     return Explanation(cluster, key, select(fields, field_path))
-
-
-def drift(fleet: Path, cluster: str, live: tuple[Path, ...], context: str | None) -> Drift:
-    """CLUSTER's live objects against the render of FLEET (`drift`)."""
-    if bool(live) == bool(context):
-        raise InputError("give either --live FILE|DIR or --context KUBECONTEXT")
-    loaded = load_fleet(fleet)
-    index = cluster_index(loaded.fleet, cluster, f"--cluster {cluster}")
-    rendered = Rendered(loaded.fleet).keyed(index, with_entry_point=False)
-    objects = read_live(live) if live else live_from_context(str(context), resources_of(rendered))
-    result = compare(rendered, objects)
-    nodes = nodes_in(objects)
-    if not nodes:
-        return result
-    return dataclasses.replace(result, nodes=judge_nodes(loaded.fleet, loaded.fleet.clusters[index], nodes, loaded.facts))
 
 
 def github_outputs(result: FleetDiff) -> dict[str, str]:

@@ -1,0 +1,221 @@
+"""The tree Git holds for one cluster at the revision its sync engine applied: what `drift` compares with.
+
+A cluster runs what its engine synced from Git, not what the installed fleetgen would render from
+fleet.yaml today. So drift takes the revision the engine records (Flux's Kustomization
+`status.lastAppliedRevision`, Argo CD's Application `status.sync.revision`), else `--ref`, else HEAD,
+reads the committed fleet folder at that revision (`git archive`, never the working tree), and builds
+it as the engine does, with the real `kubectl kustomize`: every folder the engine syncs on its own (the
+cluster's overlay, its platform folder, its entry point and, under Argo CD, each team's folder). The
+committed files of `clusters/<name>/` and `base/` are kept too, so the caller can tell a stale tree apart.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import re
+import subprocess
+import tarfile
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fleetgen.errors import InputError
+from fleetgen.live.kubectl import kubectl
+from fleetgen.model import Fleet
+from fleetgen.output.emit import GENERATED_MARKS
+from fleetgen.render.manifest import ObjectKey
+
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+COMMIT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")  # a SHA-1 or SHA-256 object name
+
+
+@dataclass(frozen=True)
+class Revision:
+    """The revision drift compares with, and how it was chosen (shown to the operator)."""
+
+    ref: str  # what git is asked for
+    origin: str  # "Flux Kustomization flux-system/contoso-ai", "--ref", "HEAD"
+
+
+@dataclass(frozen=True)
+class Committed:
+    """A cluster's objects as the committed tree builds them, and the files they were built from."""
+
+    commit: str  # the full object name `ref` resolved to
+    at_head: bool  # whether that is HEAD's commit
+    objects: dict[ObjectKey, dict[str, Any]]
+    files: dict[str, bytes]  # path relative to fleet.yaml's folder -> bytes, under clusters/<name>/ and base/ (what render writes for it)
+
+
+def _record(obj: dict[str, Any]) -> str | None:
+    """The revision an engine object says it applied, as a commit name; None when it records none."""
+    status = obj.get("status") or {}
+    if not isinstance(status, dict):
+        return None
+    if obj.get("kind") == "Application":
+        sync = status.get("sync") or {}
+        value = sync.get("revision") if isinstance(sync, dict) else None
+    else:
+        value = status.get("lastAppliedRevision")
+    if value in (None, ""):
+        return None
+    text = str(value)
+    # Flux 2.x writes `<branch>@sha1:<hex>` (older releases `<branch>/<hex>`); Argo CD the bare commit
+    commit = text.rpartition("@")[2].removeprefix("sha1:").removeprefix("sha256:").rpartition("/")[2]
+    if not COMMIT.fullmatch(commit):
+        meta = obj.get("metadata") or {}
+        raise InputError(
+            f"{obj.get('kind')} {meta.get('namespace', '')}/{meta.get('name', '')}: the revision it applied, {text!r}, "
+            "is not a git commit; give --ref REV"
+        )
+    return commit
+
+
+def synced_revision(live: list[dict[str, Any]], entry: dict[ObjectKey, dict[str, Any]], cluster: str) -> Revision | None:
+    """The revision the cluster's own engine objects (those of `entry`) say they applied: the one that syncs
+    `clusters/<cluster>` first, then the others in key order."""
+    engines = ("Kustomization", "Application")
+    present = {
+        ObjectKey(str(o.get("kind")), str((o.get("metadata") or {}).get("namespace") or ""), str((o.get("metadata") or {}).get("name"))): o
+        for o in live
+        if o.get("kind") in engines
+    }
+    keys = sorted(k for k in entry if k[0] in engines and k in present)
+    keys.sort(key=lambda k: _syncs_path(entry[k]) != f"clusters/{cluster}")
+    for key in keys:
+        commit = _record(present[key])
+        if commit is not None:
+            return Revision(commit, f"{'Flux' if key[0] == 'Kustomization' else 'Argo CD'} {key[0]} {key[1]}/{key[2]}")
+    return None
+
+
+def _syncs_path(body: dict[str, Any]) -> str:
+    spec = body.get("spec") or {}
+    path = spec.get("path") or (spec.get("source") or {}).get("path") or ""
+    return posixpath.normpath(str(path)) if path else ""
+
+
+def _git(cwd: Path, *args: str) -> bytes:
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InputError(f"git {args[0]}: {exc}") from None
+    if done.returncode != 0:
+        message = done.stderr.decode(errors="replace").strip().splitlines()
+        raise InputError(f"git {' '.join(args[:2])}: {message[-1] if message else 'failed'}")
+    return done.stdout
+
+
+def committed_tree(fleet: Path, revision: Revision, cluster: str) -> Committed:
+    """Build cluster `cluster` from the tree committed at `revision` in the repository that holds `fleet`."""
+    if revision.ref.startswith("-"):
+        raise InputError(f"{revision.ref!r} is not a git revision")
+    folder = fleet.resolve().parent
+    try:
+        top = Path(_git(folder, "rev-parse", "--show-toplevel").decode().strip())
+    except InputError:
+        raise InputError(
+            f"{fleet}: not in a git repository; drift compares with the committed tree (or give --against fleet.yaml)"
+        ) from None
+    try:
+        commit = _git(top, "rev-parse", "--verify", "--quiet", f"{revision.ref}^{{commit}}").decode().strip()
+    except InputError:
+        raise InputError(f"{revision.ref} ({revision.origin}) is not a commit of this repository; git fetch, or give --ref REV") from None
+    head = _git(top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").decode().strip()
+    prefix = folder.relative_to(top.resolve()).as_posix()
+    prefix = "" if prefix == "." else prefix + "/"
+    listed = _git(top, "ls-tree", "-d", "--name-only", commit, f"{prefix}clusters/{cluster}").decode().split("\n")
+    if f"{prefix}clusters/{cluster}" not in listed:
+        raise InputError(f"clusters/{cluster} is not in the tree committed at {commit[:12]}: run fleetgen render and commit it")
+    # the whole fleet folder: a cluster's hand-written resources may sit beside clusters/ and base/
+    archive = _git(top, "archive", "--format=tar", commit, "--", prefix or ".")
+    with tempfile.TemporaryDirectory(prefix="fleetgen-drift-") as scratch:
+        root = Path(scratch)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(root, filter="data")
+        tree = root / prefix if prefix else root
+        judged = (f"clusters/{cluster}/", "base/")
+        everything = (p for p in sorted(tree.rglob("*")) if p.is_file() and not p.is_symlink())
+        files = {path: p.read_bytes() for p in everything if (path := p.relative_to(tree).as_posix()).startswith(judged)}
+        objects: dict[ObjectKey, dict[str, Any]] = {}
+        folders = synced_folders(tree, f"clusters/{cluster}")
+        with ThreadPoolExecutor(max_workers=len(folders) or 1) as pool:  # each build is its own kubectl process
+            built = list(pool.map(lambda folder: _build(tree, folder), folders))
+        for bodies in built:
+            for body in bodies:
+                meta = body.get("metadata") or {}
+                objects[ObjectKey(str(body.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name")))] = body
+    return Committed(commit, commit == head, objects, files)
+
+
+def _kustomization(folder: Path) -> Path | None:
+    return next((folder / n for n in KUSTOMIZATION_NAMES if (folder / n).is_file()), None)
+
+
+def synced_folders(tree: Path, cluster_folder: str) -> list[str]:
+    """The folders under `cluster_folder` an engine syncs on its own: those with a kustomization that no
+    other kustomization of the cluster lists as a resource (Flux's platform/ and flux-system/, Argo CD's
+    team folders), the cluster's overlay first."""
+    folders = sorted(p.parent for p in (tree / cluster_folder).rglob("*") if p.name in KUSTOMIZATION_NAMES and p.is_file())
+    listed: set[Path] = set()
+    for folder in folders:
+        path = _kustomization(folder)
+        assert path is not None
+        try:
+            document = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader) or {}
+        except (UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise InputError(f"{path.relative_to(tree).as_posix()}: cannot read the committed kustomization: {exc}") from None
+        resources = document.get("resources") if isinstance(document, dict) else None
+        for resource in resources if isinstance(resources, list) else []:
+            listed.add(Path(posixpath.normpath((folder / str(resource)).as_posix())))
+    return [folder.relative_to(tree).as_posix() for folder in folders if folder not in listed]
+
+
+def _build(tree: Path, folder: str) -> list[dict[str, Any]]:
+    tool = kubectl("drift (it builds the committed tree with `kubectl kustomize`)")
+    try:
+        done = subprocess.run([tool, "kustomize", str(tree / folder)], capture_output=True, text=True, timeout=300, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InputError(f"{folder}: kubectl kustomize: {exc}") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1].replace(str(tree) + "/", "")
+        raise InputError(f"{folder} (committed): kubectl kustomize failed: {last}")
+    try:
+        return [d for d in yaml.load_all(done.stdout, Loader=yaml.CSafeLoader) if isinstance(d, dict)]
+    except yaml.YAMLError as exc:  # pragma: no cover - kustomize prints valid YAML
+        raise InputError(f"{folder}: kubectl kustomize printed invalid YAML: {exc}") from None
+
+
+def stale_note(planned: dict[str, bytes], committed: Committed) -> str:
+    """One line when the render of fleet.yaml would write the committed folders otherwise (changed, missing,
+    or no longer rendered), which is not drift: at HEAD the tree is stale; at an older commit the cluster has
+    not synced what came since (or this fleetgen renders it otherwise). Hand-written files beside them are not judged."""
+    files = committed.files
+    generated = {p for p, data in files.items() if data.startswith(tuple(m.encode() for m in GENERATED_MARKS))}
+    stale = sorted(p for p in planned.keys() | generated if planned.get(p) != files.get(p))
+    if not stale:
+        return ""
+    which = f"{stale[0]}{f' and {len(stale) - 1} more' if len(stale) > 1 else ''}"
+    if committed.at_head:
+        return f"the committed tree is stale ({which}); run fleetgen render"
+    return (
+        f"fleet.yaml renders the tree committed at {committed.commit[:12]} otherwise ({which}): "
+        "a later commit (not synced yet) or this fleetgen changes it"
+    )
+
+
+def on_cluster(fleet: Fleet, committed: Committed, revision: Revision, live: list[dict[str, Any]]) -> tuple[dict[ObjectKey, Any], str]:
+    """The committed objects to look for among `live`, and what they are, in words.
+
+    An Argo CD hub keeps the Applications: they are compared when the live objects hold the hub's too."""
+    against = f"the tree committed at {committed.commit[:12]} ({revision.origin})"
+    hub = fleet.gitops.engine == "argocd" and fleet.gitops.argocd.mode == "hub"
+    if not hub or any(o.get("kind") == "Application" for o in live):
+        return committed.objects, against
+    kept = {k: v for k, v in committed.objects.items() if not str(v.get("apiVersion", "")).startswith("argoproj.io/")}
+    return kept, against + "; the hub's Applications are not in the live objects, so not compared"

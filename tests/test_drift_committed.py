@@ -1,0 +1,249 @@
+"""Drift against what Git holds: a cluster is compared with the rendered tree committed at the revision its
+engine applied (Flux's lastAppliedRevision, Argo CD's sync revision), all of it: team and cluster objects,
+the platform folder's HelmReleases and their sources, and the engine's own entry objects.
+
+A fleet repository is committed with its rendered tree, fleet.yaml is then edited or fleetgen's render
+moves on, and the dumps (tests/gitops_dumps.py) are built from the committed tree with the real
+`kubectl kustomize`, as the engine builds it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+from committed_repo import committed_example, engine_built, flux_dump, write_dump
+from conftest import EXAMPLE, REPO, git, replace_once
+from gitops_dumps import cluster_dump
+
+pytestmark = pytest.mark.slow  # each test builds a committed tree with kustomize and runs kubectl: 10 to 40 s
+Run = Callable[..., subprocess.CompletedProcess[str]]
+Build = Callable[[Path], list[dict[str, Any]]]
+
+
+@pytest.fixture
+def fleet_repo(tmp_path: Path) -> tuple[Path, str]:
+    return committed_example(tmp_path / "fleet-config")
+
+
+def item(dump: dict[str, Any], kind: str, name: str) -> dict[str, Any]:
+    return next(o for o in dump["items"] if o["kind"] == kind and o["metadata"]["name"] == name)
+
+
+def test_a_dump_of_the_committed_tree_has_no_drift_even_after_fleet_yaml_moves_on(
+    fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run
+) -> None:
+    folder, commit = fleet_repo
+    dump = flux_dump(kustomize, folder, "training-eastus", commit)
+    kinds = {o["kind"] for o in dump["items"]}
+    assert {"HelmRelease", "OCIRepository", "HelmRepository", "GitRepository", "Kustomization", "ClusterQueue"} <= kinds
+    live = write_dump(folder, dump)
+    done = cli_run("drift", "--cluster", "training-eastus", "--live", str(live), cwd=folder)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines() == [
+        "training-eastus: no drift",
+        f"  against the tree committed at {commit[:12]} (Flux Kustomization flux-system/contoso-ai)",
+    ]
+    # fleet.yaml edited, not rendered: the cluster still runs the committed tree, which is not drift
+    text = (folder / "fleet.yaml").read_text(encoding="utf-8")
+    (folder / "fleet.yaml").write_text(replace_once(text, "costCenter: cc-1000", "costCenter: cc-2000"), encoding="utf-8")
+    done = cli_run("drift", "--cluster", "training-eastus", "--live", str(live), cwd=folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [head, against, note] = done.stdout.splitlines()
+    assert head == "training-eastus: no drift"
+    assert note.startswith("note: the committed tree is stale (") and note.endswith("); run fleetgen render")
+    # the old comparison, with a fresh render of fleet.yaml, sees the edit on every object
+    old = cli_run("drift", "--cluster", "training-eastus", "--live", str(live), "--against", "fleet.yaml", cwd=folder)
+    assert old.returncode == 1 and "metadata.labels.cost-center: cc-2000 -> cc-1000" in old.stdout
+
+
+def test_a_new_commit_the_engine_has_not_applied_is_not_drift(fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run) -> None:
+    folder, first = fleet_repo
+    text = (folder / "fleet.yaml").read_text(encoding="utf-8")
+    (folder / "fleet.yaml").write_text(replace_once(text, "costCenter: cc-1000", "costCenter: cc-2000"), encoding="utf-8")
+    assert cli_run("render", cwd=folder).returncode == 0
+    git(folder, "commit", "-qam", "cost center")
+    # the cluster still runs the first commit: its dump is built from that tree, and Flux says so
+    old_tree = folder.parent / "old"
+    git(folder, "worktree", "add", "-q", str(old_tree), first)
+    dump = flux_dump(kustomize, old_tree, "dev-eastus", first)
+    live = write_dump(folder, dump)
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(live), cwd=folder)
+    assert (done.returncode, done.stdout.splitlines()[0]) == (0, "dev-eastus: no drift"), done.stdout + done.stderr
+    assert (
+        done.stdout.splitlines()[2]
+        == (  # HEAD's render differs from that tree: not drift, not a stale HEAD either
+            f"note: fleet.yaml renders the tree committed at {first[:12]} otherwise (base/priority-classes/priority-classes.yaml and 4 more): "
+            "a later commit (not synced yet) or this fleetgen changes it"
+        )
+    )
+    # without the engine's record (no status), HEAD is the reference: the cost center moved
+    for obj in dump["items"]:
+        if obj["kind"] == "Kustomization":
+            del obj["status"]
+    write_dump(folder, dump)
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(live), cwd=folder)
+    assert done.returncode == 1 and "(HEAD)" in done.stdout and "cost-center: cc-2000 -> cc-1000" in done.stdout
+    # and --ref names the revision the cluster runs
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(live), "--ref", first, cwd=folder)
+    assert (done.returncode, done.stdout.splitlines()[1]) == (0, f"  against the tree committed at {first[:12]} (--ref)")
+    # where the engine records a revision, a different --ref is said to be unused, never silently preferred or dropped
+    done = cli_run(
+        "drift",
+        "--cluster",
+        "dev-eastus",
+        "--live",
+        str(write_dump(folder, flux_dump(kustomize, old_tree, "dev-eastus", first))),
+        "--ref",
+        "HEAD",
+        cwd=folder,
+    )
+    assert done.stdout.splitlines()[1].endswith(
+        "(Flux Kustomization flux-system/contoso-ai; --ref HEAD not used: the engine's record wins)"
+    )
+
+
+def test_a_hand_edited_helm_release_and_a_deleted_source_are_drift(fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run) -> None:
+    folder, commit = fleet_repo
+    dump = flux_dump(kustomize, folder, "training-eastus", commit)
+    operator = item(dump, "HelmRelease", "gpu-operator")
+    driver = operator["spec"]["values"]["driver"]["version"]
+    operator["spec"]["values"]["driver"]["version"] = "999.1.1"
+    dump["items"].remove(item(dump, "HelmRepository", "volcano"))
+    live = write_dump(folder, dump)
+    done = cli_run("drift", "--cluster", "training-eastus", "--live", str(live), cwd=folder)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines() == [
+        "training-eastus: 1 missing, 0 extra, 1 changed",
+        f"  against the tree committed at {commit[:12]} (Flux Kustomization flux-system/contoso-ai)",
+        "  - HelmRepository flux-system/volcano (missing)",
+        "  ~ HelmRelease flux-system/gpu-operator",
+        f"      spec.values.driver.version: {driver} -> 999.1.1",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        ({"lastAppliedRevision": "main@sha1:not-a-commit"}, "'main@sha1:not-a-commit', is not a git commit; give --ref REV"),
+        ({"lastAppliedRevision": "main@sha1:" + "ab" * 20}, "is not a commit of this repository; git fetch, or give --ref REV"),
+    ],
+)
+def test_a_revision_git_cannot_use_is_an_error_not_a_silent_head(
+    fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run, status: dict[str, str], message: str
+) -> None:
+    folder, commit = fleet_repo
+    dump = flux_dump(kustomize, folder, "dev-eastus", commit)
+    item(dump, "Kustomization", "contoso-ai")["status"] = status
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(write_dump(folder, dump)), cwd=folder)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("fleetgen: ") and message in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_outside_git_drift_says_how_to_compare_with_a_fresh_render(tmp_path: Path, cli_run: Run) -> None:
+    shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
+    (tmp_path / "live.yaml").write_text("apiVersion: v1\nkind: List\nitems: []\n", encoding="utf-8")
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml", env={"GIT_CEILING_DIRECTORIES": str(tmp_path.parent)})
+    assert done.returncode == 2 and "not in a git repository" in done.stderr and "--against fleet.yaml" in done.stderr
+
+
+def test_argo_cd_records_its_sync_revision_on_the_application(fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run) -> None:
+    folder, _ = fleet_repo
+    text = (folder / "fleet.yaml").read_text(encoding="utf-8")
+    argocd = "engine: argocd\n  argocd: {mode: in-cluster}\n  #"
+    (folder / "fleet.yaml").write_text(replace_once(text, "engine: flux ", argocd), encoding="utf-8")
+    assert cli_run("render", cwd=folder).returncode == 0
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "argo cd")
+    commit = git(folder, "rev-parse", "HEAD").strip()
+    cluster_folder = folder / "clusters" / "dev-eastus"
+    synced = ["", "platform", "argocd"] + [f"teams/{p.name}" for p in sorted((cluster_folder / "teams").iterdir())]
+    dump = cluster_dump(engine_built(kustomize, folder, "dev-eastus", synced), "argocd")
+    apps = [o for o in dump["items"] if o["kind"] == "Application"]
+    assert apps
+    for app in apps:
+        app["status"] = {"sync": {"status": "Synced", "revision": commit}}
+    # a later commit nobody synced: the Applications' revision still wins over HEAD
+    (folder / "README.md").write_text("fleet\n", encoding="utf-8")
+    git(folder, "add", "README.md")
+    git(folder, "commit", "-qm", "readme")
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(write_dump(folder, dump)), cwd=folder)
+    assert (done.returncode, done.stderr) == (0, ""), done.stdout
+    assert done.stdout.splitlines()[0] == "dev-eastus: no drift"
+    assert f"committed at {commit[:12]} (Argo CD Application argocd/contoso-ai-dev-eastus)" in done.stdout
+
+
+def test_what_an_older_fleetgen_committed_is_what_the_cluster_is_judged_against(
+    fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run
+) -> None:
+    """The tree was rendered by a fleetgen that wrote one alert fewer and the cluster runs it: the newer fleetgen
+    installed now renders that alert, which is the tree's staleness, not drift; one real change is one finding."""
+    folder, _ = fleet_repo
+    rules = folder / "clusters" / "dev-eastus" / "observability.yaml"
+    documents = list(yaml.safe_load_all(rules.read_text(encoding="utf-8")))
+    document = next(d for d in documents if d["kind"] == "PrometheusRule")
+    health = next(g for g in document["spec"]["groups"] if g["name"] == "gpu-health")
+    health["rules"] = [r for r in health["rules"] if r.get("alert") != "GPUDoubleBitEccError"]
+    older_text = yaml.safe_dump_all(documents, sort_keys=False)
+    rules.write_text("# Generated by fleetgen from fleet.yaml. Do not edit.\n" + older_text, encoding="utf-8")
+    git(folder, "commit", "-qam", "the tree as an older fleetgen rendered it")
+    older = git(folder, "rev-parse", "HEAD").strip()
+    dump = flux_dump(kustomize, folder, "dev-eastus", older)
+    live = write_dump(folder, dump)
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(live), cwd=folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[2] == "note: the committed tree is stale (clusters/dev-eastus/observability.yaml); run fleetgen render"
+    item(dump, "LocalQueue", "team-nlp-queue")["spec"]["clusterQueue"] = "shadow-queue"
+    write_dump(folder, dump)
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(live), "--format", "json", cwd=folder)
+    report = json.loads(done.stdout)
+    jsonschema.validate(report, json.loads((REPO / "schemas" / "output" / "drift.schema.json").read_text(encoding="utf-8")))
+    assert (done.returncode, report["missing"], report["extra"]) == (1, [], [])
+    assert [(o["kind"], o["fields"]) for o in report["changed"]] == [
+        ("LocalQueue", [{"path": "spec.clusterQueue", "live": "shadow-queue", "rendered": "gpu-cluster-queue"}])
+    ]
+    assert report["stale"].startswith("the committed tree is stale") and report["against"].startswith(f"the tree committed at {older[:12]}")
+
+
+def test_with_an_argo_cd_hub_the_applications_are_compared_only_with_the_hubs_objects(
+    fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run
+) -> None:
+    folder, _ = fleet_repo
+    text = (folder / "fleet.yaml").read_text(encoding="utf-8")
+    (folder / "fleet.yaml").write_text(replace_once(text, "engine: flux ", "engine: argocd #"), encoding="utf-8")  # hub: the default
+    assert cli_run("render", cwd=folder).returncode == 0
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "argo cd hub")
+    cluster_folder = folder / "clusters" / "dev-eastus"
+    synced = ["", "platform"] + [f"teams/{p.name}" for p in sorted((cluster_folder / "teams").iterdir())]
+    built = engine_built(kustomize, folder, "dev-eastus", synced)
+    on_target = [o for o in built if not o["apiVersion"].startswith("argoproj.io/")]  # the Applications live on the hub
+    assert len(on_target) < len(built)
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(write_dump(folder, cluster_dump(on_target, "argocd"))), cwd=folder)
+    assert (done.returncode, done.stdout.splitlines()[0]) == (0, "dev-eastus: no drift"), done.stdout + done.stderr
+    assert "(HEAD); the hub's Applications are not in the live objects, so not compared" in done.stdout
+    # with the hub's objects in the dump, an Application the hub lost is drift
+    hub_apps = [o for o in built if o["kind"] == "Application"][1:]
+    done = cli_run(
+        "drift", "--cluster", "dev-eastus", "--live", str(write_dump(folder, cluster_dump(on_target + hub_apps, "argocd"))), cwd=folder
+    )
+    assert done.returncode == 1 and done.stdout.splitlines()[0] == "dev-eastus: 1 missing, 0 extra, 0 changed", done.stdout
+
+
+def test_a_committed_tree_kustomize_cannot_build_is_one_line_naming_the_folder(fleet_repo: tuple[Path, str], cli_run: Run) -> None:
+    folder, _ = fleet_repo
+    shutil.rmtree(folder / "clusters" / "dev-eastus" / "teams" / "nlp")  # the overlay still lists it
+    git(folder, "commit", "-qam", "a folder lost by hand")
+    (folder.parent / "live.yaml").write_text("apiVersion: v1\nkind: List\nitems: []\n", encoding="utf-8")
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(folder.parent / "live.yaml"), cwd=folder)
+    assert (done.returncode, done.stdout) == (2, "")
+    [line] = done.stderr.splitlines()
+    assert line.startswith("fleetgen: clusters/dev-eastus (committed): kubectl kustomize failed: ") and "teams/nlp" in line, line
+    assert str(folder.parent) not in line and "fleetgen-drift-" not in line  # no scratch paths
