@@ -49,7 +49,7 @@ metadata: {name: miner, namespace: team-nlp}
 spec:
   containers:
   - name: miner
-    image: registry.example.com/miner:v1
+    image: contosoai.azurecr.io/miner:v1
     securityContext: {privileged: true}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
@@ -143,7 +143,7 @@ def test_the_scanners_see_a_privileged_pod_and_a_wildcard_role(tool: str, expect
 
 # --- the golden paths: what `fleetgen job new` prints -------------------------------------------
 
-IMAGE = "registry.example.com/trainer:v1"
+IMAGE = "contosoai.azurecr.io/trainer:v1"
 ASKS: dict[str, tuple[list[str], list[str]]] = {  # golden path -> (its ask on the shipped fleet.yaml, the kinds printed)
     "training": (["--team", "nlp", "--cluster", "training-eastus", "--name", "train", "--gpus", "8"], ["Job"]),
     "indexed": (["--team", "nlp", "--cluster", "dev-eastus", "--name", "llm", "--gpus", "1", "--nodes", "2"], ["Job", "Service"]),

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from fleetgen.checks.entitlement import ENTITLEMENT_CHECKS
+from fleetgen.checks.onboarding import ONBOARDING_CHECKS
 from fleetgen.checks.partitioning import PARTITIONING_CHECKS
 from fleetgen.checks.placement import PLACEMENT_CHECKS
 from fleetgen.checks.platform import PLATFORM_CHECKS
@@ -18,7 +19,7 @@ from fleetgen.compat import Facts, check_compatibility, check_fleet_policy
 from fleetgen.compat.partitioning import per_gpu
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import GPU_RESOURCE, Fleet, NodePool, Quota
-from fleetgen.model.sharing import TRAINING
+from fleetgen.model.sharing import NOTEBOOKS, TRAINING
 
 Check = Callable[[Fleet], Iterator[Finding]]
 
@@ -64,11 +65,11 @@ def check_references(fleet: Fleet) -> Iterator[Finding]:
         for p, cls in enumerate(team.priority_classes or ()):
             if cls not in classes:
                 yield Finding(here + ("priorityClasses", p), f"unknown priority class {cls!r}{_known(classes)}")
-    purposes = [TRAINING, *fleet.slo.all_tiers]
+    purposes = [TRAINING, NOTEBOOKS, *fleet.slo.all_tiers]
     for purpose, cls in fleet.scheduling.default_priority_classes.items():
         at: FieldPath = ("scheduling", "defaultPriorityClasses", purpose)
         if purpose not in purposes:
-            yield Finding(at, f"unknown purpose {purpose!r}: training or an SLO tier ({', '.join(purposes[1:])})")
+            yield Finding(at, f"unknown purpose {purpose!r}: training, notebooks or an SLO tier ({', '.join(purposes[2:])})")
         if cls not in classes:
             yield Finding(at, f"unknown priority class {cls!r}{_known(classes)}")
 
@@ -218,6 +219,7 @@ CHECKS: tuple[Check, ...] = (
     *PLATFORM_CHECKS,
     *TENANCY_CHECKS,
     *PARTITIONING_CHECKS,
+    *ONBOARDING_CHECKS,
 )
 
 
