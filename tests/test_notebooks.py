@@ -13,15 +13,17 @@ import sys
 import types
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fleetgen.checks.admission import room
 from fleetgen.checks.load import load_fleet_text
-from fleetgen.model import Quantity
+from fleetgen.model import Quantity, Version
 from fleetgen.render.layout import cluster_objects
 from fleetgen.render.notebooks import PROFILE_FILTER, hub_values
 from fleetgen.render.platform import add_ons, helm_values
+from fleetgen.upgrade.plan import PlanRefused, plan_upgrade
 from fleetgen.validation.pod_security import violations
 from tests.conftest import EXAMPLE, findings_of, line_of, replace_once
 
@@ -183,3 +185,15 @@ def test_an_image_from_outside_a_teams_registries_is_refused_at_its_line() -> No
         "docker.io/tensorflow/tensorflow:2.16.1-gpu is not from the registries of data-science, nlp, robotics, whose notebooks on "
         "dev-eastus offer it"
     ]
+
+
+def test_an_upgrade_plan_that_takes_the_driver_below_an_images_cuda_names_the_notebook_image() -> None:
+    with pytest.raises(PlanRefused) as refused:
+        plan_upgrade(EXAMPLE_FLEET, {"driver": Version("535.183.01")}, allow_downgrade=True)
+    dev = [f.message for f in refused.value.findings if f.message.startswith("dev-eastus after driver")]
+    assert any(
+        "the notebook profiles' image PyTorch 24.05 (CUDA 12.4) would not run fully: driver 535.183.01 runs CUDA 12.4 only" in m
+        for m in dev
+    ), dev
+    raised = plan_upgrade(EXAMPLE_FLEET, {"driver": Version("550.90.07")})  # up on production, nothing a profile needs breaks
+    assert raised.waves and not [w for w in raised.warnings if "notebook" in w]

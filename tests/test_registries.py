@@ -9,6 +9,7 @@ ephemeral containers alike.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -20,11 +21,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fleetgen.checks.load import load_fleet_text
-from fleetgen.errors import Severity
+from fleetgen.errors import RefusedAsk, Severity
 from fleetgen.model.registries import REGISTRY_PATTERN, image_allowed
+from fleetgen.render.golden_paths import job_objects
+from fleetgen.render.job_target import Ask
 from fleetgen.render.layout import cluster_objects
 from fleetgen.render.registries import policy_spec
 from fleetgen.validation.cel_engine import engine as cel
+from fleetgen.validation.rendered_objects import Schemas
 from tests.conftest import EXAMPLE, findings_of, line_of, replace_once
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
@@ -55,7 +59,18 @@ def pod_of(images: dict[str, list[str]]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team-nlp"}, "spec": spec}
 
 
-registries = st.from_regex(REGISTRY_PATTERN, fullmatch=True).filter(lambda r: len(r) < 80)
+LABELS = st.sampled_from(["ghcr", "io", "contoso", "azurecr", "nvcr", "a-1", "x9", "docker"])
+
+
+@st.composite
+def registries(draw: st.DrawFn) -> str:
+    """A registry as the model takes it: a host with a dot or a port (or localhost), then path components."""
+    host = draw(st.sampled_from(["localhost", ""])) or ".".join(draw(st.lists(LABELS, min_size=2, max_size=3)))
+    port = draw(st.sampled_from(["", ":5000"]))
+    path = "".join("/" + part for part in draw(st.lists(st.sampled_from(["contoso", "nlp", "team_a", "x--y", "v2"]), max_size=2)))
+    registry = host + port + path
+    assert re.fullmatch(REGISTRY_PATTERN, registry), registry
+    return registry
 
 
 @st.composite
@@ -76,12 +91,13 @@ def images_near(draw: st.DrawFn, allowed: tuple[str, ...]) -> str:
 
 @st.composite
 def cases(draw: st.DrawFn) -> tuple[tuple[str, ...], dict[str, list[str]]]:
-    allowed = tuple(draw(st.lists(registries, min_size=1, max_size=3, unique=True)))
+    allowed = tuple(draw(st.lists(registries(), min_size=1, max_size=3, unique=True)))
     lists = draw(st.lists(st.sampled_from(CONTAINER_LISTS), min_size=1, max_size=3, unique=True))
     images = {field: draw(st.lists(images_near(allowed), min_size=1, max_size=3)) for field in lists}
     return allowed, images
 
 
+@pytest.mark.slow
 @settings(deadline=None)
 @given(cases())
 def test_the_policy_refuses_exactly_the_pods_with_an_image_from_elsewhere(case: tuple[tuple[str, ...], dict[str, list[str]]]) -> None:
@@ -194,3 +210,24 @@ def test_job_new_takes_an_image_from_the_teams_registries(cli_run: Run, tmp_path
     done = _job(cli_run, "ghcr.io/contoso-nlp/chat:2", team="nlp")
     assert done.returncode == 0, done.stderr
     assert "image: ghcr.io/contoso-nlp/chat:2" in done.stdout
+
+
+SCHEMAS = Schemas()
+ROBOTICS_POLICY = policy_spec("robotics", EXAMPLE_FLEET.registries_of(next(t for t in EXAMPLE_FLEET.teams if t.name == "robotics")))
+
+
+@pytest.mark.slow  # job new checks each object against the cluster's schemas
+@settings(deadline=None)
+@given(images_near(("contosoai.azurecr.io", "nvcr.io/nvidia", "ghcr.io/contoso-nlp")))
+def test_job_new_refuses_exactly_the_images_the_api_server_would(image: str) -> None:
+    ask = Ask("robotics", "dev-eastus", "sim", image, gpus=1)
+    refused_here = None
+    try:
+        built = job_objects(EXAMPLE_FLEET, ask, SCHEMAS)
+    except RefusedAsk as refusal:
+        refused_here = str(refusal)
+    refused_there = admit(ROBOTICS_POLICY, pod_of({"containers": [image]}))
+    assert (refused_here is None) == (refused_there is None), (image, refused_here, refused_there)
+    if refused_here is None:
+        pod = built.objects[0]["spec"]["template"]["spec"]
+        assert admit(ROBOTICS_POLICY, {"spec": pod}) is None  # the very pod job new prints passes the policy

@@ -115,6 +115,7 @@ def admitted(objects: list[dict[str, Any]]) -> bool:
     return all(key not in hard or total <= Quantity(hard[key]).value for key, total in used.items())
 
 
+@pytest.mark.slow
 @settings(deadline=None)
 @given(storage_fleets())
 def test_validate_accepts_exactly_the_storage_whose_claims_the_quota_admits(doc: dict[str, Any]) -> None:
