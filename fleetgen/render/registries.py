@@ -123,6 +123,7 @@ def service_account(
     if cluster.image_pull_secret is None:
         return []
     body = k8s_object("v1", "ServiceAccount", "default", team_labels(fleet, team), namespace=team.namespace)
+    body["automountServiceAccountToken"] = False  # a pod that needs the API asks for its token itself
     body["imagePullSecrets"] = [{"name": cluster.image_pull_secret}]
     if why.on:
         why.meta(
@@ -132,4 +133,5 @@ def service_account(
             prov.derived("team-<name>", at + ("name",)),
         )
         why.set(body, ("imagePullSecrets",), cluster_at + ("imagePullSecret",))
+        why.set(body, ("automountServiceAccountToken",), prov.default("no API token for pods that do not ask for one"))
     return [Manifest(body, cluster_at + ("imagePullSecret",))]
