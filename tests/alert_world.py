@@ -306,7 +306,7 @@ def golden_path_target(fleet: Any, cluster: str, team: str, endpoint: Any) -> Ta
 
     The Deployment is named `<endpoint>-server`, unlike the endpoint's `service` label, so only the ServiceMonitor's own
     labelling can give its series the labels the SLO rules select."""
-    ask = Ask(team, cluster, f"{endpoint.name}-server", "registry.example.com/server:v1", gpus=1)
+    ask = Ask(team, cluster, f"{endpoint.name}-server", "contosoai.azurecr.io/server:v1", gpus=1)
     serving = Serving(endpoint.tier, 300, selector=dict(endpoint.metrics.selector))
     objects = {body["kind"]: body for body in job_objects(fleet, ask, Schemas(), serving).objects}
     return service_monitor_target(objects["ServiceMonitor"], objects["Service"], f"{ask.name}-5d8c7b9f6-m3n4p", "10.244.9.40")

@@ -354,7 +354,7 @@ def test_the_slo_alerts_fire_on_the_golden_paths_series_only_through_its_service
     c = _cluster(where)
     chat = next(e for e in c.endpoints if e.name == "chat")
     assert {**chat.selector, "namespace": chat.namespace}.items() <= chat.target.labels.items()
-    ask = Ask("nlp", c.name, "chat-server", "registry.example.com/server:v1", gpus=1)
+    ask = Ask("nlp", c.name, "chat-server", "contosoai.azurecr.io/server:v1", gpus=1)
     built = job_objects(FLEET, ask, Schemas(), Serving("real-time", 300, selector=chat.selector))
     objects = {body["kind"]: body for body in built.objects}
     del objects["ServiceMonitor"]["spec"]["endpoints"][0]["relabelings"]

@@ -321,7 +321,7 @@ def test_transition_rules_are_one_note_per_run_that_never_fails(tmp_path: Path, 
         ": note: (document): 3 CEL transition rule(s) (oldSelf) of LocalQueue, ResourceFlavor, Topology cannot be checked offline" in note
     )
     assert "LocalQueue spec.clusterQueue: field is immutable" in note
-    assert "0 error(s), 8 warning(s)" in done.stdout  # a note is not a warning
+    assert "0 error(s), 11 warning(s)" in done.stdout  # a note is not a warning
     as_json = cli_run("validate", "--format", "json")
     notes = [f for f in json.loads(as_json.stdout)["findings"] if f["severity"] == "note"]
     assert len(notes) == 1 and notes[0]["path"] == "(document)"

@@ -257,7 +257,9 @@ def test_drift_reports_exactly_the_real_differences(tmp_path: Path, cli_run: Run
 
 def test_diff_shows_quota_impact_from_a_live_dump(repo: Path, cli_run: Run) -> None:
     text = replace_once(
-        EXAMPLE.read_text(), "dev-eastus: {requests: {gpu: 2}, limits: {gpu: 2}}", "dev-eastus: {requests: {gpu: 1}, limits: {gpu: 1}}"
+        EXAMPLE.read_text(),
+        "      dev-eastus:\n        requests: {gpu: 2}\n        limits: {gpu: 2}\n",
+        "      dev-eastus:\n        requests: {gpu: 1}\n        limits: {gpu: 1}\n",
     )
     (repo / "fleet.yaml").write_text(text)
     (repo / "live.yaml").write_text(yaml.safe_dump(live_dump(dev_objects())))  # data-science uses 1 GPU ... of 2

@@ -94,6 +94,7 @@ def test_every_field_of_every_object_names_a_line_that_holds_its_value(example_t
     team_and_cluster = {
         "Namespace", "Role", "RoleBinding", "ResourceQuota", "LimitRange", "NetworkPolicy", "LocalQueue", "ConfigMap", "PriorityClass",
         "ResourceFlavor", "Cohort", "ClusterQueue", "PrometheusRule", "WorkloadPriorityClass", "Topology", "Queue", "ServiceMonitor",
+        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "PersistentVolumeClaim", "ServiceAccount",
     }  # fmt: skip
     flux = {"GitRepository", "Kustomization", "HelmRepository", "OCIRepository", "HelmRelease"}
     argocd = {"Application", "Secret"} | ({"AppProject"} if variant == "argocd-in-cluster" else set())  # a hub's projects are no cluster's

@@ -27,7 +27,7 @@ from fleetgen.render.layout import cluster_objects
 Run = Callable[..., subprocess.CompletedProcess[str]]
 Schemas = dict[tuple[str, str], dict[str, Any]]
 COST_LABELS = ("team", "project", "cost-center", "environment")
-IMAGE = "registry.example.com/trainer:v1"
+IMAGE = "contosoai.azurecr.io/trainer:v1"
 
 
 def job_new(cli_run: Run, fleet: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -540,7 +540,7 @@ def test_default_priority_classes_name_a_purpose_and_a_class() -> None:
     text = replace_once(EXAMPLE.read_text(encoding="utf-8"), "    batch: scheduled-training\n", "    bulk: gold\n")
     line = line_of(text, "    bulk: gold")
     assert findings_of(text) == [
-        f"{line}:11: scheduling.defaultPriorityClasses.bulk: unknown purpose 'bulk': training or an SLO tier "
+        f"{line}:11: scheduling.defaultPriorityClasses.bulk: unknown purpose 'bulk': training, notebooks or an SLO tier "
         "(real-time, near-real-time, batch)",
         f"{line}:11: scheduling.defaultPriorityClasses.bulk: unknown priority class 'gold' "
         "(known: exploratory, production-inference, scheduled-training)",

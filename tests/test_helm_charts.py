@@ -17,6 +17,7 @@ FLEETGEN_HELM=PATH names another. Without one these tests skip and say so.
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
 import os
@@ -47,6 +48,7 @@ CHART_FOLDERS = {
     ("gpu-operator", "v24.3.0"): "gpu-operator",
     ("gpu-operator", "v25.10.1"): "gpu-operator-v25.10.1",
     ("volcano", "1.15.1"): "volcano",
+    ("jupyterhub", "4.4.0"): "jupyterhub",
 }
 # Which add-on's chart brings the CRDs of an API group; the GitOps engine brings its own.
 CRD_GROUPS = {
@@ -134,6 +136,10 @@ def _config_map(name: str) -> Callable[[Objects, str], Any]:
     return lambda objects, release: one(objects, "ConfigMap", name)["data"]
 
 
+def _hub_values(objects: Objects, release: str) -> Any:
+    return yaml.safe_load(base64.b64decode(one(objects, "Secret", "hub")["data"]["values.yaml"]))
+
+
 LANDS: dict[str, tuple[Lands, ...]] = {
     "gpuOperator": (
         # partitioning: the chart creates the ConfigMap (create, data) and names it in the ClusterPolicy (name, default)
@@ -156,6 +162,9 @@ LANDS: dict[str, tuple[Lands, ...]] = {
             True,
         ),
     ),
+    # zero-to-jupyterhub hands the hub its whole configuration as the values.yaml of Secret `hub`, which the hub's
+    # jupyterhub_config.py reads (profile_list from singleuser.profileList, custom.* for extraConfig, extraConfig itself).
+    "jupyterhub": (((), _hub_values, False),),
     "volcano": (
         (
             ("custom", "scheduler_config_override"),
@@ -233,7 +242,7 @@ def test_every_value_lands_in_the_object_that_acts_on_it(engine: str, helm: Any)
             objects = helm(folder, RELEASES[name], namespace, values, kube)
             assert _landed(name, values, objects, RELEASES[name]) == [], (cluster.name, name)
             templated.add(name)
-    assert templated == {"kueue", "gpuOperator", "volcano"}  # Volcano on training-eastus only
+    assert templated == {"kueue", "gpuOperator", "volcano", "jupyterhub"}  # Volcano on training-eastus only, JupyterHub on dev-eastus
 
 
 def test_the_default_pins_take_the_values_too(helm: Any) -> None:

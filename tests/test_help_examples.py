@@ -30,7 +30,19 @@ FINDINGS = {
 }
 # The order they run in: later examples build on earlier ones (team remove removes the team team add made).
 ORDER = ["render", "validate", "check", "migrate", "explain", "report", "diff", "drift", "job new", "upgrade plan", "upgrade apply"]
-ORDER += ["upgrade verify", "upgrade status", "schema", "docs", "init", "doctor", "import", "team add", "team remove", ""]
+ORDER += [
+    "upgrade verify",
+    "upgrade status",
+    "schema",
+    "docs",
+    "init",
+    "doctor",
+    "import",
+    "team add",
+    "team remove",
+    "team devcontainer",
+    "",
+]
 
 
 def examples() -> dict[str, str]:

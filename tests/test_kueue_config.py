@@ -130,9 +130,8 @@ def test_a_bad_timeout_or_flag_is_an_error_at_its_line() -> None:
 def test_a_cluster_changes_only_what_it_writes() -> None:
     text = replace_once(
         TEXT,
-        "    alerts: {gpuUnderutilized: {enabled: false}}   # idle notebooks are normal in dev\n",
-        "    alerts: {gpuUnderutilized: {enabled: false}}   # idle notebooks are normal in dev\n"
-        "    platform: {kueue: {manageJobsWithoutQueueName: false}}\n",
+        "    platform: {jupyterhub: {enabled: true}}   # scientists' notebooks run here\n",
+        "    platform: {jupyterhub: {enabled: true}, kueue: {manageJobsWithoutQueueName: false}}\n",
     )
     fleet = fleet_of(text)
     assert config_of(fleet, "dev-eastus")["manageJobsWithoutQueueName"] is False

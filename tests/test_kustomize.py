@@ -24,7 +24,7 @@ from fleetgen.workflows.tree_files import render_files
 
 Build = Callable[[Path], list[dict[str, Any]]]
 FLEET = load_fleet(EXAMPLE).fleet
-CORE_GROUPS = ("v1", "rbac.authorization.k8s.io/", "networking.k8s.io/", "scheduling.k8s.io/")
+CORE_GROUPS = ("v1", "rbac.authorization.k8s.io/", "networking.k8s.io/", "scheduling.k8s.io/", "admissionregistration.k8s.io/")
 
 
 @pytest.fixture(scope="module")

@@ -47,8 +47,8 @@ def with_cpu_pool(text: str) -> str:
     text = replace_once(text, "\n# GPU alerts", "\n" + WEB_TEAM)
     text = replace_once(
         text,
-        "      dev-eastus: {requests: {gpu: 2}, limits: {gpu: 2}}",
-        "      dev-eastus: {queue: gpu-queue, requests: {gpu: 2}, limits: {gpu: 2}}",
+        "      dev-eastus:\n        requests: {gpu: 2}\n",
+        "      dev-eastus:\n        queue: gpu-queue\n        requests: {gpu: 2}\n",
     )
     text = replace_once(text, "      dev-eastus: {requests: {gpu: 2}}\n", "      dev-eastus: {queue: gpu-queue, requests: {gpu: 2}}\n")
     return replace_once(text, "      dev-eastus:\n    priorityClasses", "      dev-eastus: {queue: gpu-queue}\n    priorityClasses")
@@ -97,7 +97,7 @@ def test_a_team_without_gpus_never_feeds_a_queue_of_gpu_pools() -> None:
 def test_job_new_puts_a_cpu_only_job_on_the_cpu_only_pool(cli_run: Run, tmp_path: Path) -> None:
     path = tmp_path / "fleet.yaml"
     path.write_text(with_cpu_pool(EXAMPLE.read_text(encoding="utf-8")), encoding="utf-8")
-    base = ["job", "new", "--fleet", str(path), "--cluster", "dev-eastus", "--name", "etl", "--image", "r/etl:1"]
+    base = ["job", "new", "--fleet", str(path), "--cluster", "dev-eastus", "--name", "etl", "--image", "contosoai.azurecr.io/etl:1"]
     done = cli_run(*base, "--team", "web", "--gpus", "0")
     assert done.returncode == 0, done.stderr
     [job] = [d for d in yaml.safe_load_all(done.stdout) if d]

@@ -111,7 +111,7 @@ def _read_by_templates(folder: Path) -> set[str]:
 
 def test_values_keys_exist_in_the_charts_values_yaml() -> None:
     fleet = example()
-    charts = {"gpuOperator": "gpu-operator", "kueue": "kueue", "volcano": "volcano"}
+    charts = {"gpuOperator": "gpu-operator", "kueue": "kueue", "volcano": "volcano", "jupyterhub": "jupyterhub"}
     for index in range(len(fleet.clusters)):
         for name, addon, _ in add_ons(fleet, index):
             declared = yaml.safe_load((CHARTS / charts[name] / "values.yaml").read_text(encoding="utf-8"))

@@ -53,7 +53,7 @@ metadata: {name: miner, namespace: team-nlp}
 spec:
   containers:
   - name: miner
-    image: registry.example.com/miner:v1
+    image: contosoai.azurecr.io/miner:v1
     securityContext: {privileged: true}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
@@ -182,7 +182,7 @@ def test_the_scanners_see_a_privileged_pod_and_a_wildcard_role(tool: str, expect
 
 # --- the golden paths: what `fleetgen job new` prints -------------------------------------------
 
-IMAGE = "registry.example.com/trainer:v1"
+IMAGE = "contosoai.azurecr.io/trainer:v1"
 ASKS: dict[str, tuple[list[str], list[str]]] = {  # golden path -> (its ask on the shipped fleet.yaml, the kinds printed)
     "training": (["--team", "nlp", "--cluster", "training-eastus", "--name", "train", "--gpus", "8"], ["Job"]),
     "indexed": (["--team", "nlp", "--cluster", "dev-eastus", "--name", "llm", "--gpus", "1", "--nodes", "2"], ["Job", "Service"]),
@@ -254,7 +254,13 @@ def _golden_path(folder: Path, path: str, tree: Path) -> None:
         (folder / f"{path}-pods.yaml").write_text(yaml.safe_dump_all(volcano_pods(printed[0]), sort_keys=False))
     cluster, namespace = ask[ask.index("--cluster") + 1], printed[0]["metadata"]["namespace"]
     objects = yaml.safe_load_all((tree / f"{cluster}.yaml").read_text())
-    [policy] = [obj for obj in objects if obj["kind"] == "NetworkPolicy" and obj["metadata"].get("namespace") == namespace]
+    [policy] = [
+        obj
+        for obj in objects
+        if obj["kind"] == "NetworkPolicy"
+        and obj["metadata"].get("namespace") == namespace
+        and obj["metadata"]["name"] == "deny-other-namespaces"
+    ]  # the team's own (a JupyterHub cluster adds one that lets the hub reach notebooks)
     (folder / "network-policy.yaml").write_text(yaml.safe_dump(policy, sort_keys=False))
 
 

@@ -62,7 +62,7 @@ def hostile_pod(namespace: str) -> dict[str, Any]:
             "containers": [
                 {
                     "name": "miner",
-                    "image": "registry.example.com/miner:v1",
+                    "image": "contosoai.azurecr.io/miner:v1",
                     "securityContext": {"privileged": True, "capabilities": {"add": ["SYS_ADMIN"]}, "runAsUser": 0},
                     "resources": {"requests": {"nvidia.com/gpu": "8"}, "limits": {"nvidia.com/gpu": "8"}},
                     "volumeMounts": [{"name": "host", "mountPath": "/host"}],
@@ -124,9 +124,9 @@ def test_gpu_jobs_run_under_restricted_with_the_security_context_it_asks_for() -
     schemas = Schemas(read_crds(()))
     context_rules = ("allowPrivilegeEscalation", "runAsNonRoot", "seccompProfile", "capabilities.drop")
     for ask in (
-        Ask("nlp", "training-eastus", "finetune", "registry.example.com/trainer:v1", gpus=8),
-        Ask("nlp", "training-eastus", "gang", "registry.example.com/trainer:v1", gpus=4, nodes=2),  # a Volcano Job
-        Ask("data-science", "dev-eastus", "notebook", "registry.example.com/nb:v1", gpus=1),
+        Ask("nlp", "training-eastus", "finetune", "contosoai.azurecr.io/trainer:v1", gpus=8),
+        Ask("nlp", "training-eastus", "gang", "contosoai.azurecr.io/trainer:v1", gpus=4, nodes=2),  # a Volcano Job
+        Ask("data-science", "dev-eastus", "notebook", "contosoai.azurecr.io/nb:v1", gpus=1),
     ):
         for body in job_objects(FLEET, ask, schemas).objects:
             if body["kind"] == "Service":

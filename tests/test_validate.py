@@ -99,7 +99,7 @@ def test_render_refuses_to_write_an_invalid_tree(tmp_path: Path, cli_run: Run) -
 def test_fail_on_warning_and_missing_crd_path(tmp_path: Path, cli_run: Run) -> None:
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
     warned = cli_run("validate", "--fail-on", "warning")
-    assert warned.returncode == 1 and "0 error(s), 8 warning(s)" in warned.stderr
+    assert warned.returncode == 1 and "0 error(s), 11 warning(s)" in warned.stderr
     assert cli_run("validate", "--crd", "missing/").returncode == 2
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from fleetgen.checks.capacity import CAPACITY_CHECKS, pool_capacity
 from fleetgen.checks.entitlement import ENTITLEMENT_CHECKS
 from fleetgen.checks.multikueue import MULTIKUEUE_CHECKS
+from fleetgen.checks.onboarding import ONBOARDING_CHECKS
 from fleetgen.checks.partitioning import PARTITIONING_CHECKS
 from fleetgen.checks.placement import PLACEMENT_CHECKS
 from fleetgen.checks.platform import PLATFORM_CHECKS
@@ -21,7 +22,7 @@ from fleetgen.compat.partitioning import per_gpu
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import GPU_RESOURCE, Fleet, NodePool, Quota
 from fleetgen.model.multikueue import dispatching_queues
-from fleetgen.model.sharing import TRAINING
+from fleetgen.model.sharing import NOTEBOOKS, TRAINING
 
 Check = Callable[[Fleet], Iterator[Finding]]
 
@@ -67,11 +68,11 @@ def check_references(fleet: Fleet) -> Iterator[Finding]:
         for p, cls in enumerate(team.priority_classes or ()):
             if cls not in classes:
                 yield Finding(here + ("priorityClasses", p), f"unknown priority class {cls!r}{_known(classes)}")
-    purposes = [TRAINING, *fleet.slo.all_tiers]
+    purposes = [TRAINING, NOTEBOOKS, *fleet.slo.all_tiers]
     for purpose, cls in fleet.scheduling.default_priority_classes.items():
         at: FieldPath = ("scheduling", "defaultPriorityClasses", purpose)
         if purpose not in purposes:
-            yield Finding(at, f"unknown purpose {purpose!r}: training or an SLO tier ({', '.join(purposes[1:])})")
+            yield Finding(at, f"unknown purpose {purpose!r}: training, notebooks or an SLO tier ({', '.join(purposes[2:])})")
         if cls not in classes:
             yield Finding(at, f"unknown priority class {cls!r}{_known(classes)}")
 
@@ -220,6 +221,7 @@ CHECKS: tuple[Check, ...] = (
     *PARTITIONING_CHECKS,
     *CAPACITY_CHECKS,
     *MULTIKUEUE_CHECKS,
+    *ONBOARDING_CHECKS,
 )
 
 

@@ -31,7 +31,7 @@ def job() -> None:
 @job.command(
     "new",
     epilog="Example: fleetgen job new --team nlp --cluster training-eastus --name finetune-7b --image "
-    "registry.example.com/llm-trainer:v1 --gpus 4 --nodes 2 --command 'torchrun train.py'\n\n"
+    "contosoai.azurecr.io/llm-trainer:v1 --gpus 4 --nodes 2 --command 'torchrun train.py'\n\n"
     "Exit codes: 0 written, 1 the ask is refused (the line says what is allowed), 2 usage or I/O trouble.",
 )
 @click.option("--fleet", default="fleet.yaml", show_default=True, type=click.Path(dir_okay=False, path_type=Path), help="The fleet file.")
@@ -70,6 +70,12 @@ def job() -> None:
 @click.option("--health-path", default=None, help="Inference: the liveness and startup probes' HTTP path (default /health).")
 @click.option("--ready-path", default=None, help="Inference: the readiness probe's HTTP path (default /ready).")
 @click.option("--metrics-path", default=None, help="Inference: the path Prometheus scrapes (default /metrics).")
+@click.option(
+    "--volume",
+    "volumes",
+    multiple=True,
+    help="Mount one of the team's volumes on the cluster (fleet.yaml), e.g. checkpoints; repeat for more.",
+)
 @click.option("--shm", default=None, help="Size of /dev/shm, e.g. 16Gi; counted in the pod's memory (default: a quarter of it).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write to this file instead of printing.")
 @click.option("--force", is_flag=True, help="With --out: overwrite a file fleetgen did not write.")
@@ -102,6 +108,7 @@ def job_new(
     ready_path: str | None,
     metrics_path: str | None,
     shm: str | None,
+    volumes: tuple[str, ...],
     out: Path | None,
     force: bool,
     crds: tuple[Path, ...],
@@ -124,7 +131,9 @@ def job_new(
     count = 1 if gpus is None else gpus
     loaded = load_fleet(fleet)
     cluster = _cluster(loaded.fleet, cluster, fleet_wide)
-    ask = Ask(team, cluster, name, image, count, nodes, gpu_model, priority, _command(command_line), **sizes, gpu_slice=gpu_slice)
+    ask = Ask(
+        team, cluster, name, image, count, nodes, gpu_model, priority, _command(command_line), **sizes, gpu_slice=gpu_slice, volumes=volumes
+    )
     selector: dict[str, str] = {}
     if endpoint is not None:
         tier, selector = _endpoint_tier(loaded.fleet, team, cluster, endpoint, tier)

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from fleetgen import workflows
+from fleetgen.authoring.devcontainer import PATH, devcontainer, devcontainer_text
 from fleetgen.authoring.onboarding import NewTeam, add_team, removal_notes, remove_team
 from fleetgen.checks.load import load_fleet
 from fleetgen.cli.common import console, findings_format_option, fleet_option, reports_errors
@@ -76,6 +77,35 @@ def team_remove(name: str, fleet: Path, fmt: str, all_findings: bool) -> None:
     shell.err(workflows.write_validated(fleet, remove_team(loaded.source.text, loaded.fleet, name)))
     for note in removal_notes(loaded.fleet, name):
         shell.err(note)
+
+
+@team.command("devcontainer", epilog="Example: fleetgen team devcontainer nlp --cluster dev-eastus")
+@click.argument("name")
+@fleet_option
+@click.option("--cluster", required=True, help="The cluster whose CUDA the container gets (the team must be on it).")
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="The project folder; .devcontainer/devcontainer.json is written in it.",
+)
+@click.option("--force", is_flag=True, help="Replace a devcontainer.json that differs.")
+@reports_errors
+def team_devcontainer(name: str, fleet: Path, cluster: str, folder: Path, force: bool) -> None:
+    """Write .devcontainer/devcontainer.json for team NAME: GPU passthrough, the CUDA image of the cluster's version set."""
+    document = devcontainer(load_fleet(fleet).fleet, name, cluster)
+    target = folder / PATH
+    data = devcontainer_text(document)
+    try:
+        if target.exists() and target.read_text(encoding="utf-8") != data and not force:
+            raise InputError(f"{target}: in the way (a different devcontainer.json); --force replaces it")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(data, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    console().err(f"{target}: {document['image']}, GPU passthrough")
 
 
 COMMANDS = [team]

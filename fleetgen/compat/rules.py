@@ -41,23 +41,29 @@ def version_set_problems(vs: VersionSet, gpu_models: frozenset[str] = frozenset(
 
 
 def _cuda_driver(vs: VersionSet, data: Facts) -> Iterator[Problem]:
-    cuda = _minor(vs.cuda)
-    row = next((r for r in data.cuda_driver if r.cuda == cuda), None)
+    problem = cuda_on_driver(vs.cuda, vs.driver, data)
+    if problem is not None:
+        yield problem
+
+
+def cuda_on_driver(cuda: Version, driver: Version, data: Facts | None = None) -> Problem | None:
+    """Whether `driver` runs code built for `cuda` (a version set's, or a notebook image's): None when fully supported;
+    a warning through minor-version compatibility or without data; an error when the driver is too old."""
+    data = data or facts()
+    row = next((r for r in data.cuda_driver if r.cuda == _minor(cuda)), None)
     if row is None:
-        yield Problem("cuda", f"no compatibility data for CUDA {vs.cuda}; its driver requirement is not checked", Severity.WARNING)
-        return
-    if vs.driver >= row.min_driver:
-        return
-    floor = next((r for r in data.cuda_minor_compat if r.cuda_major == vs.cuda.parts[0]), None)
-    if floor is not None and vs.driver >= floor.min_driver:
-        yield Problem(
+        return Problem("cuda", f"no compatibility data for CUDA {cuda}; its driver requirement is not checked", Severity.WARNING)
+    if driver >= row.min_driver:
+        return None
+    floor = next((r for r in data.cuda_minor_compat if r.cuda_major == cuda.parts[0]), None)
+    if floor is not None and driver >= floor.min_driver:
+        return Problem(
             "driver",
-            f"driver {vs.driver} runs CUDA {vs.cuda} only through minor-version compatibility "
+            f"driver {driver} runs CUDA {cuda} only through minor-version compatibility "
             f"(full support needs {row.min_driver} or later; PTX JIT and newer features fail) [{row.source}]",
             Severity.WARNING,
         )
-    else:
-        yield Problem("driver", f"driver {vs.driver} is too old for CUDA {vs.cuda}: it needs {row.min_driver} or later [{row.source}]")
+    return Problem("driver", f"driver {driver} is too old for CUDA {cuda}: it needs {row.min_driver} or later [{row.source}]")
 
 
 def _cudnn(vs: VersionSet, data: Facts) -> Iterator[Problem]:

@@ -17,13 +17,15 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from fleetgen.errors import InputError, Severity
+from fleetgen.errors import InputError, RefusedAsk, Severity
 from fleetgen.jobs.job_dispatch import resolve_anywhere
 from fleetgen.jobs.job_pod import cost_labels, memory_text, pod_spec, shm_size, topology_request
 from fleetgen.jobs.job_target import Ask, Target
 from fleetgen.jobs.serving import Serving, server_container, serving_objects, serving_warnings
 from fleetgen.model import Fleet
+from fleetgen.model.registries import image_allowed
 from fleetgen.model.sharing import GPU, TRAINING
+from fleetgen.model.storage import Volume
 from fleetgen.render.kueue_config import kueue_admits_deployments
 from fleetgen.render.manifest import k8s_object
 from fleetgen.validation.rendered_objects import Schemas, object_problems
@@ -50,20 +52,22 @@ def job_objects(fleet: Fleet, ask: Ask, schemas: Schemas, serving: Serving | Non
     pods = serving.replicas if serving else ask.nodes
     purpose = serving.tier if serving else TRAINING
     target = resolve_anywhere(fleet, ask, pods, gang=serving is None and ask.nodes > 1, queued=serving is None, purpose=purpose)
+    _check_registry(fleet, ask, target)
+    claims = _claims(ask, target, pods)
     if shm is not None and shm > target.pod.memory:
         memory = memory_text(target.pod.memory)
         raise InputError(f"--shm {memory_text(shm)}: at most the pod's memory ({memory}), which /dev/shm counts against")
     warnings: list[str] = []
     if serving:
         queue = target.queue if kueue_admits_deployments(fleet, fleet.clusters.index(target.cluster)) else None
-        pod = pod_spec(target, server_container(ask.name, ask.image, ask.command, serving), shm_size(target.pod, shm))
+        pod = pod_spec(target, server_container(ask.name, ask.image, ask.command, serving), shm_size(target.pod, shm), claims=claims)
         labels = cost_labels(fleet, target.team, target.cluster)
         objects = serving_objects(fleet, ask.name, target, pod, serving, labels, queue)
         warnings += serving_warnings(serving)
     elif target.volcano:
-        objects = [_volcano_job(fleet, ask, target, _trainer_pod(ask, target, shm, "OnFailure"))]
+        objects = [_volcano_job(fleet, ask, target, _trainer_pod(ask, target, shm, "OnFailure", claims))]
     else:
-        objects = _kueue_job(fleet, ask, target, _trainer_pod(ask, target, shm, "Never"))
+        objects = _kueue_job(fleet, ask, target, _trainer_pod(ask, target, shm, "Never", claims))
     _check_objects(fleet, target, objects, schemas)
     if serving:
         where = f"LocalQueue {target.queue} (Kueue admits each pod)" if queue else "scheduled directly, not queued by Kueue"
@@ -98,7 +102,35 @@ def _check_names(ask: Ask) -> None:
         raise InputError(f"--image {ask.image!r}: an image reference without spaces, e.g. registry.example.com/trainer:v1")
 
 
-def _trainer_pod(ask: Ask, target: Target, shm: Fraction | None, restart_policy: str) -> dict[str, Any]:
+def _check_registry(fleet: Fleet, ask: Ask, target: Target) -> None:
+    """The image comes from the team's registries, as the cluster's admission policy (render/registries.py) will insist."""
+    registries = fleet.registries_of(target.team)
+    if registries and not image_allowed(ask.image, registries):
+        raise RefusedAsk(
+            f"--image {ask.image}: not from the registries of team {target.team.name} ({', '.join(registries)}); "
+            "name the registry in full, e.g. " + f"{registries[0]}/trainer:v1"
+        )
+
+
+def _claims(ask: Ask, target: Target, pods: int) -> tuple[Volume, ...]:
+    """The team's volumes the ask mounts; a volume one node mounts at a time is refused to a job of several pods."""
+    volumes = {v.name: v for v in target.team.volumes_on(target.cluster.name)}
+    out: list[Volume] = []
+    for name in dict.fromkeys(ask.volumes):
+        if name not in volumes:
+            has = ", ".join(volumes) or "none"
+            raise RefusedAsk(f"--volume {name}: team {target.team.name} has no such volume on {target.cluster.name} (it has: {has})")
+        volume = volumes[name]
+        if pods > 1 and volume.access_mode in ("ReadWriteOnce", "ReadWriteOncePod"):
+            raise RefusedAsk(
+                f"--volume {name}: {volume.access_mode}, so one node mounts it at a time, and this runs {pods} pods that may land on "
+                "different nodes; give the team a ReadWriteMany volume for shared checkpoints"
+            )
+        out.append(volume)
+    return tuple(out)
+
+
+def _trainer_pod(ask: Ask, target: Target, shm: Fraction | None, restart_policy: str, claims: tuple[Volume, ...]) -> dict[str, Any]:
     container: dict[str, Any] = {"name": "trainer", "image": ask.image}
     if ask.command:
         container["command"] = list(ask.command)
@@ -107,7 +139,7 @@ def _trainer_pod(ask: Ask, target: Target, shm: Fraction | None, restart_policy:
         if not target.volcano:  # indexed Job: pod 0 answers at <name>-0.<name> through the headless Service
             env.append({"name": "MASTER_ADDR", "value": f"{ask.name}-0.{ask.name}"})
         container["env"] = env
-    return pod_spec(target, container, shm_size(target.pod, shm), restart_policy=restart_policy)
+    return pod_spec(target, container, shm_size(target.pod, shm), restart_policy=restart_policy, claims=claims)
 
 
 def _job_labels(fleet: Fleet, target: Target) -> dict[str, str]:

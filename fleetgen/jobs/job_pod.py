@@ -24,6 +24,7 @@ from typing import Any
 from fleetgen.checks.admission import PodSize
 from fleetgen.jobs.job_target import Target
 from fleetgen.model import Cluster, Fleet, Team
+from fleetgen.model.storage import Volume
 from fleetgen.render import kueue as kueue_objects
 from fleetgen.render.layout import cluster_labels
 from fleetgen.render.manifest import MANAGED_BY, team_labels
@@ -99,11 +100,15 @@ def placement(target: Target) -> dict[str, Any]:
     return out
 
 
-def pod_spec(target: Target, container: dict[str, Any], shm: Fraction, *, restart_policy: str | None = None) -> dict[str, Any]:
-    """The pod of `container` (name, image, command, env, ports, probes) at the target's size, on its pools, restricted."""
-    mount = {"name": SHM_VOLUME, "mountPath": "/dev/shm"}
+def pod_spec(
+    target: Target, container: dict[str, Any], shm: Fraction, *, restart_policy: str | None = None, claims: tuple[Volume, ...] = ()
+) -> dict[str, Any]:
+    """The pod of `container` (name, image, command, env, ports, probes) at the target's size, on its pools, restricted,
+    with the team's volumes `claims` mounted (each at its mountPath; read-only when the volume is ReadOnlyMany)."""
+    mounts: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
+    mounts += [{"name": v.name, "mountPath": v.mount_at, **({"readOnly": True} if v.access_mode == "ReadOnlyMany" else {})} for v in claims]
     pull = {"name": container["name"], "image": container["image"], "imagePullPolicy": PULL_POLICY}  # next to the image it pulls
-    sized = {**pull, **container, "resources": resources(target.pod), "securityContext": RESTRICTED_CONTAINER, "volumeMounts": [mount]}
+    sized = {**pull, **container, "resources": resources(target.pod), "securityContext": RESTRICTED_CONTAINER, "volumeMounts": mounts}
     spec: dict[str, Any] = {}
     if restart_policy:
         spec["restartPolicy"] = restart_policy
@@ -114,6 +119,7 @@ def pod_spec(target: Target, container: dict[str, Any], shm: Fraction, *, restar
     spec |= placement(target)
     spec["containers"] = [sized]
     spec["volumes"] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": memory_text(shm)}}]
+    spec["volumes"] += [{"name": v.name, "persistentVolumeClaim": {"claimName": v.name}} for v in claims]
     return spec
 
 

@@ -45,6 +45,7 @@ class Ask:
     cpu: Quantity | None = None  # None: the pod's GPU share of a node's room
     memory: Quantity | None = None
     gpu_slice: str | None = None  # MIG slices or shared GPUs instead of whole GPUs (jobs/slice_asks.py); `gpus` counts them
+    volumes: tuple[str, ...] = ()  # the team's volumes on the cluster to mount (fleet.yaml teams[].clusters.<c>.volumes)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ from fleetgen.model.node_pool import NodePool
 from fleetgen.model.platform import Platform
 from fleetgen.model.sharing import Cohort, Queue, Volcano
 from fleetgen.model.spec import Spec
+from fleetgen.model.storage import StorageClass
 from fleetgen.model.strict import unique_by
-from fleetgen.model.types import DnsLabel, HandWrittenPath, Line, Version
+from fleetgen.model.types import DnsLabel, DnsSubdomain, HandWrittenPath, Line, Version
 
 
 class VersionSet(Spec):
@@ -57,5 +58,11 @@ class Cluster(Spec):
     """Changes to the fleet's alerts on this cluster."""
     platform: Platform | None = None
     """Add-on settings that differ on this cluster: only the fields written here replace the fleet's."""
+    image_pull_secret: DnsSubdomain | None = None
+    """The Secret (type kubernetes.io/dockerconfigjson) the operator provides in each team namespace here; put on the
+    team's default ServiceAccount, so every pod pulls with it. Left out: nodes pull with the cloud's node identity
+    (e.g. AKS's kubelet identity with AcrPull)."""
+    storage_classes: Annotated[tuple[StorageClass, ...], unique_by("name")] = ()
+    """StorageClasses the cluster has, for the teams' volumes and storage quotas."""
     extra_resources: Annotated[tuple[HandWrittenPath, ...], unique_by()] = ()
     """Hand-written kustomize files or folders in clusters/<name>/ that its kustomization lists; fleetgen never writes or removes them."""

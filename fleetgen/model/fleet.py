@@ -22,6 +22,7 @@ from fleetgen.model.compat import Compatibility
 from fleetgen.model.multikueue import MultiKueue, on_workers
 from fleetgen.model.naming import Naming, ObjectNames, name_source, names_of
 from fleetgen.model.platform import Platform, cluster_platform
+from fleetgen.model.registries import Registry
 from fleetgen.model.rollout import Rollout, Upgrade
 from fleetgen.model.sharing import Scheduling
 from fleetgen.model.slo import Slo
@@ -128,6 +129,8 @@ class Fleet(Spec):
     """The clusters of the fleet."""
     teams: Annotated[tuple[Team, ...], unique_by("name")] = ()
     """The teams and where they run."""
+    registries: Annotated[tuple[Registry, ...], unique_by()] = ()
+    """Registries every team's images may come from (a team adds its own); none: images from anywhere."""
     tenancy: Tenancy = Tenancy()
     """What teams may do in their namespaces unless a team says otherwise: Pod Security, Service types, priority classes, Role."""
     approvals: Annotated[tuple[ApprovalRule, ...], unique_by("name")] = ()
@@ -178,6 +181,10 @@ class Fleet(Spec):
         """What `team` may do: the fleet's `tenancy` with the team's own values over it."""
         known = self.team_access.get(team.name)
         return known if known is not None else self._access_of(team)
+
+    def registries_of(self, team: Team) -> tuple[str, ...]:
+        """The registries `team`'s images may come from: the fleet's, then its own; empty: any."""
+        return tuple(dict.fromkeys(self.registries + team.registries))
 
     def object_names(self, team: Team) -> ObjectNames:
         """The one place render takes a team's object names from: the team's own, else the fleet's.

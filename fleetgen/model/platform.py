@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, PlainValidator, WithJsonSchema
 
 from fleetgen.model.spec import Spec
-from fleetgen.model.strict import Bool, Int
-from fleetgen.model.types import DnsLabel, Token
+from fleetgen.model.strict import Bool, Int, unique_by
+from fleetgen.model.types import DnsLabel, Token, Version
 
 ChartRepository = Token  # an https:// Helm repository or an oci:// registry path
 _REPOSITORY = r"^(https://|oci://)[^\s/]+(/\S*)?$"
@@ -154,6 +154,34 @@ class VolcanoChart(AddOn):
     """Namespace of the scheduler, controllers and admission webhook."""
 
 
+class NotebookImage(Spec):
+    """An image a notebook profile offers, with the CUDA it was built against."""
+
+    name: Token = Field(max_length=63)
+    """What the scientist picks, e.g. PyTorch 2.x."""
+    image: Token = Field(pattern=r"^[a-z0-9][a-z0-9._:/@-]*$", max_length=255)
+    """The image, registry named in full, e.g. nvcr.io/nvidia/pytorch:24.05-py3."""
+    cuda: Version
+    """The CUDA version the image's libraries need; offered only where the cluster's driver runs it."""
+
+
+class JupyterHub(AddOn):
+    """JupyterHub (zero-to-jupyterhub): GPU notebooks in each team's namespace, one profile per GPU shape it may get."""
+
+    enabled: Bool = False
+    """true on the clusters that run notebooks (a cluster's own platform.jupyterhub usually)."""
+    repository: Token = Field(default="https://hub.jupyter.org/helm-chart/", pattern=_REPOSITORY)
+    """JupyterHub's Helm repository."""
+    chart: Token = Field(default="jupyterhub", pattern=_CHART)
+    """Chart name."""
+    version: Token = Field(default="4.4.0", pattern=_PINNED)
+    """Chart version (4.4.0 runs JupyterHub 5.5.0)."""
+    namespace: DnsLabel = "jupyterhub"
+    """Namespace of the hub and proxy; notebooks run in the team namespaces."""
+    images: Annotated[tuple[NotebookImage, ...], unique_by("name")] = ()
+    """Images every profile offers; each one's CUDA must run on the cluster's driver (the compatibility matrix)."""
+
+
 class Platform(Spec):
     kueue: Kueue = Kueue()
     """Kueue, which the fleet's queues need."""
@@ -163,14 +191,17 @@ class Platform(Spec):
     """The Prometheus Operator CRDs, for clusters that do not run the operator already."""
     volcano: VolcanoChart = VolcanoChart()
     """Volcano, which the Volcano Queues and gang Jobs of clusters with `volcano` need."""
+    jupyterhub: JupyterHub = JupyterHub()
+    """JupyterHub with GPU notebook profiles per team, off unless enabled (on the clusters that run notebooks)."""
 
 
-AddOnName = Literal["prometheusOperatorCrds", "kueue", "gpuOperator", "volcano"]
+AddOnName = Literal["prometheusOperatorCrds", "kueue", "gpuOperator", "volcano", "jupyterhub"]
 ADD_ONS: tuple[tuple[AddOnName, str], ...] = (  # fleet.yaml name, attribute; in install order
     ("prometheusOperatorCrds", "prometheus_operator_crds"),
     ("kueue", "kueue"),
     ("gpuOperator", "gpu_operator"),
     ("volcano", "volcano"),
+    ("jupyterhub", "jupyterhub"),
 )
 
 

@@ -134,13 +134,15 @@ class Volcano(Spec):
 
 
 TRAINING = "training"  # the purpose of a training Job, beside the SLO tiers of inference
+NOTEBOOKS = "notebooks"  # the purpose of a JupyterHub notebook (render/notebooks.py)
 
 
 class Scheduling(Spec):
     workload_priority_classes: Bool = True
     """Render a Kueue WorkloadPriorityClass beside every priority class (same name and value): Kueue orders workloads by it."""
     default_priority_classes: dict[DnsLabel, DnsLabel] = {}
-    """The priority class `job new` gives a workload that names none, by purpose: `training`, or an SLO tier for inference
+    """The priority class `job new` gives a workload that names none, by purpose: `training`, `notebooks` (JupyterHub's
+    notebook profiles), or an SLO tier for inference
     (real-time, near-real-time, batch or one of slo.tiers). A team that may not use it gets the nearest class below it that
     it may use. Without an entry training gets the team's lowest allowed class and inference its highest."""
 

@@ -10,14 +10,17 @@ from pydantic import Field
 from fleetgen.model.alerts import AlertOverride, TeamAlertName
 from fleetgen.model.naming import TeamNames
 from fleetgen.model.partitioning import SliceCounts
+from fleetgen.model.registries import Registry
 from fleetgen.model.slo import Endpoint
 from fleetgen.model.spec import Spec
+from fleetgen.model.storage import Volumes
 from fleetgen.model.strict import Identifier, Int, unique_by
 from fleetgen.model.tenancy import TeamTenancy
 from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelValue, Quantity
 
 if TYPE_CHECKING:
     from fleetgen.model.cluster import Cluster
+    from fleetgen.model.storage import Volume
 
 
 class Resources(Spec):
@@ -41,6 +44,10 @@ class Quota(Spec):
     """Sum of the limits of the namespace's pods (a GPU limit is not enforced)."""
     pods: Int | None = Field(default=None, ge=0)
     """Number of pods."""
+    storage: dict[DnsSubdomain, Quantity] = {}
+    """Storage the team's claims may request, by storage class (<class>.storageclass.storage.k8s.io/requests.storage)."""
+    persistent_volume_claims: Int | None = Field(default=None, ge=0)
+    """Number of PersistentVolumeClaims."""
 
     def over(self, override: Quota) -> Quota:
         """This quota with every value that `override` sets replaced."""
@@ -50,10 +57,13 @@ class Quota(Spec):
 
         requests = merge(self.requests, override.requests)
         slices = {**self.requests.slices, **override.requests.slices}  # a placement's slice replaces that slice only
+        claims = override.persistent_volume_claims
         return Quota(
             requests=requests.model_copy(update={"slices": slices}),
             limits=merge(self.limits, override.limits),
             pods=override.pods if override.pods is not None else self.pods,
+            storage={**self.storage, **override.storage},  # a placement's class replaces that class only
+            persistent_volume_claims=claims if claims is not None else self.persistent_volume_claims,
         )
 
 
@@ -62,6 +72,8 @@ class Placement(Quota):
 
     queue: DnsSubdomain | None = None
     """ClusterQueue the team's LocalQueue feeds; the cluster's first queue when left out."""
+    volumes: Volumes = ()
+    """PersistentVolumeClaims the team gets in its namespace here; kept when the team or the volume leaves fleet.yaml."""
 
 
 class Team(Spec):
@@ -87,6 +99,8 @@ class Team(Spec):
     """The team's own names of its objects, where they differ from the fleet's `naming`."""
     endpoints: Annotated[tuple[Endpoint, ...], unique_by("name")] = ()
     """Inference endpoints the team serves, each with an SLO tier: burn-rate alerts and an error-budget panel."""
+    registries: Annotated[tuple[Registry, ...], unique_by()] = ()
+    """Registries the team's images may come from besides the fleet's `registries`, e.g. ghcr.io/contoso-nlp."""
     tenancy: TeamTenancy = TeamTenancy()
     """What differs for this team from the fleet's `tenancy` (Pod Security level, Service types, Role, LimitRange)."""
 
@@ -98,6 +112,10 @@ class Team(Spec):
     def quotas(self) -> dict[str, Quota]:
         """The quota on each cluster the team is on, placement values over the defaults; merged once, not per use."""
         return {name: self.quota.over(placement) if placement else self.quota for name, placement in self.clusters.items()}
+
+    def volumes_on(self, cluster: str) -> tuple[Volume, ...]:
+        placement = self.clusters.get(cluster)
+        return placement.volumes if placement else ()
 
     def quota_on(self, cluster: str) -> Quota:
         return self.quotas.get(cluster, self.quota)

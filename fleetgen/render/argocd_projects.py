@@ -36,6 +36,8 @@ GroupKind = tuple[str, str]
 # Cluster-scoped kinds of the fleet's own Application (layout.py's cluster folder, without teams/).
 FLEET_CLUSTER_KINDS: tuple[GroupKind, ...] = (
     ("", "Namespace"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),  # each team's registries (render/registries.py)
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
     ("scheduling.k8s.io", "PriorityClass"),
     ("kueue.x-k8s.io", "ClusterQueue"),
     ("kueue.x-k8s.io", "Cohort"),
@@ -57,7 +59,9 @@ FLEET_NAMESPACED_KINDS: tuple[GroupKind, ...] = (
 # What fleetgen renders in a team's namespace (layout.py's clusters/<name>/teams/<team>/).
 TEAM_KINDS: tuple[GroupKind, ...] = (
     ("", "LimitRange"),
+    ("", "PersistentVolumeClaim"),  # the team's volumes (render/storage.py)
     ("", "ResourceQuota"),
+    ("", "ServiceAccount"),  # its default one, with the cluster's pull Secret (render/registries.py)
     ("kueue.x-k8s.io", "LocalQueue"),
     ("networking.k8s.io", "NetworkPolicy"),
     ("rbac.authorization.k8s.io", "Role"),

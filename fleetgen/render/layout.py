@@ -16,7 +16,18 @@ from typing import Any
 from fleetgen.errors import FieldPath
 from fleetgen.model import Cluster, Fleet, Queue, Quota, Team
 from fleetgen.model.platform import GpuOperator
-from fleetgen.render import cluster_info, dcgm_metrics, kueue_monitor, multikueue, multikueue_alerts, observability, slo
+from fleetgen.render import (
+    cluster_info,
+    dcgm_metrics,
+    kueue_monitor,
+    multikueue,
+    multikueue_alerts,
+    notebooks,
+    observability,
+    registries,
+    slo,
+    storage,
+)
 from fleetgen.render import kueue as kueue_objects
 from fleetgen.render import limit_range as limit_ranges
 from fleetgen.render import provenance as prov
@@ -98,6 +109,7 @@ LOCAL_FILES: tuple[tuple[str, Callable[..., list[Manifest]]], ...] = (  # (fleet
             + volcano_objects.volcano_queues(f, f.clusters[i], ("clusters", i), why)
             + multikueue.manager_objects(f, f.clusters[i], why)
             + multikueue.worker_objects(f, f.clusters[i], why)
+            + registries.admission_policies(f, f.clusters[i], ("clusters", i), why)
         ),
     ),
     (
@@ -112,6 +124,22 @@ LOCAL_FILES: tuple[tuple[str, Callable[..., list[Manifest]]], ...] = (  # (fleet
         ),
     ),
 )
+
+
+# clusters/<name>/teams/<team>/<file>: what a team has on this cluster only, in its namespace (none in base/).
+TeamLocalBuilder = Callable[[Fleet, Team, FieldPath, Cluster, FieldPath, Recorder], list[Manifest]]
+TEAM_LOCAL_FILES: tuple[tuple[str, TeamLocalBuilder], ...] = (
+    ("service-account.yaml", registries.service_account),
+    ("volumes.yaml", lambda f, t, at, c, c_at, why: storage.claims(f, t, at, c, c_at, why)),
+    ("notebooks.yaml", notebooks.team_objects),
+)
+
+
+def team_local(fleet: Fleet, team: Team, at: FieldPath, index: int, why: Recorder = NOWHERE) -> list[tuple[str, list[Manifest]]]:
+    """The files of team `at`'s own folder of cluster `index` that no base holds, each with its objects (none: no file)."""
+    cluster = fleet.clusters[index]
+    built = [(name, build(fleet, team, at, cluster, ("clusters", index), why)) for name, build in TEAM_LOCAL_FILES]
+    return [(name, objects) for name, objects in built if objects]
 
 
 def base_context(team: Team, at: FieldPath) -> TeamContext:
@@ -140,6 +168,7 @@ def cluster_objects(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> list[M
         context = cluster_context(team, at, cluster, index, why)
         for _, _, build, _ in TEAM_PARTS:
             objects += build(fleet, team, at, context)
+        objects += [m for _, built in team_local(fleet, team, at, index, why) for m in built]
     objects += _cluster_local(fleet, index, why)
     extra = cluster_labels(cluster)
     if why.on:
@@ -228,6 +257,8 @@ def cluster_plan(fleet: Fleet, index: int, bases: Bases) -> list[OutputFile]:
                     target = {"apiVersion": local.body["apiVersion"], "kind": kind, "metadata": {"name": name, "namespace": namespace}}
                     filename = f"{folder_of_team if own else root}/patches/{namespace}-{kind.lower()}-{name}.yaml"
                     (team_patches if own else patches).append(OutputFile(filename, (Manifest({**target, **patch}, local.source),)))
+        own_files = [OutputFile(f"{folder_of_team}/{name}", tuple(objects)) for name, objects in team_local(fleet, team, team_at, index)]
+        team_resources += [f.path.removeprefix(folder_of_team + "/") for f in own_files]
         if team_resources:
             fields = {"patches": [{"path": p.path.removeprefix(folder_of_team + "/")} for p in team_patches]} if team_patches else {}
             teams += [
@@ -235,7 +266,7 @@ def cluster_plan(fleet: Fleet, index: int, bases: Bases) -> list[OutputFile]:
                     f"{folder_of_team}/kustomization.yaml", (_kustomization(team_at, labels=labels, resources=team_resources, **fields),)
                 )
             ]
-            teams += team_patches
+            teams += team_patches + own_files
             if fleet.gitops.engine != "argocd":  # Argo CD syncs each team's folder as an Application of its own
                 resources.append(f"{TEAMS_FOLDER}/{team.name}")
     resources += [name for name, _ in LOCAL_FILES] + list(cluster.extra_resources)  # hand-written: listed, never written

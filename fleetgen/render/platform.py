@@ -13,7 +13,7 @@ from typing import Any
 
 from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet
-from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, Kueue, Platform, VolcanoChart
+from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, JupyterHub, Kueue, Platform, VolcanoChart
 from fleetgen.render import provenance as prov
 from fleetgen.render.argocd_apps import ARGOCD_NS, app_label_origins, app_labels, destination
 from fleetgen.render.dcgm_metrics import exporter_values
@@ -21,14 +21,21 @@ from fleetgen.render.gpu_sharing import partitioning_values
 from fleetgen.render.gpu_sharing import record as record_partitioning
 from fleetgen.render.kueue_config import manager_config_values
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
+from fleetgen.render.notebooks import hub_values
 from fleetgen.render.provenance import NOWHERE, Recorder
 from fleetgen.render.volcano_scheduler import scheduler_values
 
 FLUX_NS = "flux-system"
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 # Argo CD waves of the add-ons; the fleet's own Application is wave 0.
-WAVES = {"prometheusOperatorCrds": -2, "kueue": -1, "gpuOperator": -1, "volcano": -1}
-RELEASES = {"prometheusOperatorCrds": "prometheus-operator-crds", "kueue": "kueue", "gpuOperator": "gpu-operator", "volcano": "volcano"}
+WAVES = {"prometheusOperatorCrds": -2, "kueue": -1, "gpuOperator": -1, "volcano": -1, "jupyterhub": -1}
+RELEASES = {
+    "prometheusOperatorCrds": "prometheus-operator-crds",
+    "kueue": "kueue",
+    "gpuOperator": "gpu-operator",
+    "volcano": "volcano",
+    "jupyterhub": "jupyterhub",
+}
 
 
 def platform_of(fleet: Fleet, index: int) -> Platform:
@@ -94,6 +101,8 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
         return {"enablePrometheus": False, **manager_config_values(fleet, index, addon)}
     if isinstance(addon, VolcanoChart):
         return scheduler_values(fleet.clusters[index])
+    if isinstance(addon, JupyterHub):
+        return hub_values(fleet, index)
     return {}
 
 
@@ -129,6 +138,15 @@ def _record_values(why: Recorder, body: dict[str, Any], at: tuple[str, ...], fle
             ("clusters", index, "volcano"),
         )
         why.set(body, (*at, "managerConfig"), config)
+    if name == "jupyterhub":
+        teams = prov.derived("a profile per GPU shape of each team here: its quota, its queue's pools", ("teams",), ("scheduling",))
+        why.set(body, (*at, "singleuser", "profileList"), teams)
+        why.set(body, (*at, "custom"), prov.derived("each team's group and profiles", ("teams",)))
+        why.set(body, (*at, "hub"), prov.default("fleetgen's filter: a user sees the profiles of their teams"))
+        why.set(body, (*at, "singleuser", "cloudMetadata"), prov.default("its iptables init container needs NET_ADMIN"))
+        images = prov.derived("the hub's images, each with its CUDA", setting_at(fleet, index, name, "images"))
+        for n, _ in enumerate(hub_values(fleet, index)["singleuser"]["profileList"]):
+            why.set(body, (*at, "singleuser", "profileList", n, "profile_options"), images)
     if name == "volcano":
         note = "the chart's scheduler configuration, with the reclaim action where the team queues are reclaimable"
         why.set(body, (*at, "custom"), prov.derived(note, ("clusters", index, "volcano", "reclaimable")))

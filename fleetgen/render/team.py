@@ -90,7 +90,15 @@ def quota_hard(quota: Quota) -> dict[str, str]:
             hard |= {f"requests.{slice_resource(name)}": str(count) for name, count in sorted(quota.requests.slices.items())}
     if quota.pods is not None:
         hard["pods"] = str(quota.pods)
+    hard |= {storage_key(name): str(size) for name, size in sorted(quota.storage.items())}
+    if quota.persistent_volume_claims is not None:
+        hard["persistentvolumeclaims"] = str(quota.persistent_volume_claims)
     return hard
+
+
+def storage_key(storage_class: str) -> str:
+    """ResourceQuota's name for the storage that claims of one class request."""
+    return f"{storage_class}.storageclass.storage.k8s.io/requests.storage"
 
 
 def resource_quotas(
@@ -107,6 +115,9 @@ def resource_quotas(
             if key in access.barred_services:
                 no_services = prov.derived("none of this Service type", prov.tenancy(fleet, at, "serviceTypes"))
                 why.set(body, ("spec", "hard", key), no_services)
+                continue
+            if key.endswith(".storageclass.storage.k8s.io/requests.storage") or key == "persistentvolumeclaims":
+                why.set(body, ("spec", "hard", key), _storage_source(team, at, cluster, key))
                 continue
             scope, _, resource = key.partition(".")
             field = f"{scope}.{resource.removeprefix('nvidia.com/')}" if resource else scope
@@ -135,6 +146,17 @@ def resource_quotas(
             )
             why.set(body, ("spec", "scopeSelector", "matchExpressions", 0, "values"), barred_from)
     return out
+
+
+def _storage_source(team: Team, at: FieldPath, cluster: str | None, key: str) -> FieldPath:
+    """Where a storage quota value comes from: the team's placement on `cluster` when it sets it, else its default quota."""
+    placement = team.clusters.get(cluster) if cluster is not None else None
+    if key == "persistentvolumeclaims":
+        own = placement is not None and placement.persistent_volume_claims is not None
+        return (*at, "clusters", str(cluster), "persistentVolumeClaims") if own else (*at, "quota", "persistentVolumeClaims")
+    name = key.split(".storageclass.", 1)[0]
+    own = placement is not None and name in placement.storage
+    return (*at, "clusters", str(cluster), "storage", name) if own else (*at, "quota", "storage", name)
 
 
 def _record_slice(

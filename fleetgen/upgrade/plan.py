@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from fleetgen.compat import Facts, facts, version_set_problems
 from fleetgen.compat.dcgm_exporter import exporter_rename
 from fleetgen.compat.gpu_operator import image_driver
+from fleetgen.compat.rules import cuda_on_driver
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
-from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Fleet, Rollout, Version, VersionSet
+from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Cluster, Fleet, Rollout, Version, VersionSet
 from fleetgen.model.stages import stages_of
 from fleetgen.upgrade.moments import later
 from fleetgen.upgrade.operator import cluster_versions, component_text, operator_problem, supports
@@ -170,7 +171,7 @@ def plan_upgrade(
             if renamed:
                 warnings.add(f"{cluster.name} after {step_label(step)}: {renamed}")
             state.update(step)
-            for message, severity in _problems(state, gpus, data):
+            for message, severity in _problems(state, gpus, data) + _notebook_problems(fleet, cluster, state, data):
                 text = f"{cluster.name} after {step_label(step)}: {message}"
                 if severity is Severity.ERROR:
                     refused.append(text)
@@ -219,6 +220,22 @@ def _problems(state: dict[str, Version], gpus: frozenset[str], data: Facts) -> l
     found = [(p.message, p.severity) for p in version_set_problems(_with(state), gpus, data)]
     operator = operator_problem(state["gpuOperator"], state["driver"]) if "gpuOperator" in state else None
     return found + ([operator] if operator else [])
+
+
+def _notebook_problems(fleet: Fleet, cluster: Cluster, state: dict[str, Version], data: Facts) -> list[tuple[str, Severity]]:
+    """The JupyterHub images of the cluster whose CUDA the driver of `state` would no longer fully run: the notebook
+    profiles offering them would start notebooks that fail (checks/onboarding.py refuses the same in fleet.yaml)."""
+    hub = fleet.platform_of(cluster).jupyterhub
+    if not hub.enabled or "driver" not in state:
+        return []
+    out = []
+    for image in hub.images:
+        problem = cuda_on_driver(image.cuda, state["driver"], data)
+        if problem is not None and problem.field == "driver":
+            out.append(
+                (f"the notebook profiles' image {image.name} (CUDA {image.cuda}) would not run fully: {problem.message}", Severity.ERROR)
+            )
+    return out
 
 
 def beyond_the_data(target: dict[str, Version], data: Facts | None = None) -> list[str]:

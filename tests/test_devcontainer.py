@@ -1,0 +1,84 @@
+"""`fleetgen team devcontainer`: a devcontainer.json the Dev Container schema accepts, on the CUDA of the cluster's row."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from fleetgen.authoring.devcontainer import devcontainer
+from fleetgen.checks.load import load_fleet_text
+from fleetgen.compat.cuda_images import cuda_images
+from fleetgen.errors import RefusedAsk
+from fleetgen.model import Version
+from tests.conftest import EXAMPLE, REPO
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+SCHEMA = json.loads((REPO / "tests" / "devcontainer" / "devContainer.base.schema.json").read_text(encoding="utf-8"))
+VALIDATOR = jsonschema.Draft201909Validator(SCHEMA)
+FLEET = load_fleet_text(EXAMPLE.read_bytes()).fleet
+
+
+def test_every_teams_devcontainer_on_every_cluster_passes_the_dev_container_schema() -> None:
+    written = 0
+    for team in FLEET.teams:
+        for cluster in team.clusters:
+            document = devcontainer(FLEET, team.name, cluster)
+            assert list(VALIDATOR.iter_errors(document)) == [], (team.name, cluster)
+            versions = FLEET.version_sets[next(c for c in FLEET.clusters if c.name == cluster).version_set]
+            assert f":{versions.cuda}." in document["image"]  # the CUDA minor of the cluster's matrix row
+            assert document["hostRequirements"]["gpu"] is True and document["runArgs"] == ["--gpus", "all"]
+            written += 1
+    assert written == 9
+
+
+def test_the_schema_check_can_fail() -> None:
+    document: dict[str, Any] = devcontainer(FLEET, "nlp", "dev-eastus")
+    wrong = {**document, "hostRequirements": {**document["hostRequirements"], "memory": "20 GiB"}}
+    assert [e.message for e in VALIDATOR.iter_errors(wrong)]
+
+
+def test_each_image_row_names_its_cuda_minor_and_its_source() -> None:
+    for row in cuda_images().images:
+        assert f":{row.cuda}." in row.image and row.source and row.url.startswith("https://")
+
+
+def test_the_cli_writes_the_file_and_keeps_a_different_one(cli_run: Run, tmp_path: Path) -> None:
+    done = cli_run("team", "devcontainer", "nlp", "--cluster", "training-eastus", "--fleet", str(EXAMPLE), "--dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    target = tmp_path / ".devcontainer" / "devcontainer.json"
+    assert json.loads(target.read_text()) == devcontainer(FLEET, "nlp", "training-eastus")
+    assert "nvcr.io/nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04" in done.stderr  # prod-2024q4: CUDA 12.4
+    target.write_text("{}\n")
+    kept = cli_run("team", "devcontainer", "nlp", "--cluster", "dev-eastus", "--fleet", str(EXAMPLE), "--dir", str(tmp_path))
+    assert kept.returncode == 2 and "in the way" in kept.stderr and target.read_text() == "{}\n"
+    forced = cli_run("team", "devcontainer", "nlp", "--cluster", "dev-eastus", "--fleet", str(EXAMPLE), "--dir", str(tmp_path), "--force")
+    assert forced.returncode == 0 and "12.6.3" in target.read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["nobody", "--cluster", "dev-eastus"], 2, "fleetgen: TEAM nobody: no such team (known: data-science, nlp, robotics)"),
+        (
+            ["robotics", "--cluster", "prod-inference-eastus"],
+            1,
+            "fleetgen: team robotics is not on prod-inference-eastus; it is on training-eastus, dev-eastus",
+        ),
+    ],
+)
+def test_bad_asks_are_one_line(cli_run: Run, tmp_path: Path, args: list[str], code: int, message: str) -> None:
+    done = cli_run("team", "devcontainer", *args, "--fleet", str(EXAMPLE), "--dir", str(tmp_path))
+    assert done.returncode == code and done.stderr.strip() == message
+
+
+def test_a_cuda_without_an_image_is_refused() -> None:
+    dev = FLEET.version_sets["dev-2024q4"]
+    rows = {**FLEET.version_sets, "dev-2024q4": dev.model_copy(update={"cuda": Version("12.7")})}
+    with pytest.raises(RefusedAsk, match=r"^no CUDA image is known for CUDA 12.7 \(dev-eastus's version set dev-2024q4; known: 12.1, "):
+        devcontainer(FLEET.model_copy(update={"version_sets": rows}), "nlp", "dev-eastus")
