@@ -52,8 +52,8 @@ NEWER_EXPORTER = "exporter-4.8.3"
 FLEETS[NEWER_EXPORTER] = load_fleet_text(
     replace_once(
         EXAMPLE.read_text(encoding="utf-8"),
-        "    versionSet: dev-2024q4\n",
-        "    versionSet: dev-2024q4\n    platform: {gpuOperator: {version: v26.7.0}}\n",
+        "    platform: {jupyterhub: {enabled: true}}",
+        "    platform: {jupyterhub: {enabled: true}, gpuOperator: {version: v26.7.0}}",
     ).encode()
 ).fleet
 WHERE = [(name, index) for name, fleet in FLEETS.items() for index in range(len(fleet.clusters)) if name != NEWER_EXPORTER]

@@ -32,8 +32,8 @@ DEV_TWO_QUEUES = replace_once(
     replace_once(
         replace_once(
             TEXT,
-            "      dev-eastus: {requests: {gpu: 2}, limits: {gpu: 2}}\n",
-            "      dev-eastus: {requests: {gpu: 2}, limits: {gpu: 2}, queue: gpu-cluster-queue}\n",
+            "      dev-eastus:\n        requests: {gpu: 2}\n        limits: {gpu: 2}\n",
+            "      dev-eastus:\n        queue: gpu-cluster-queue\n        requests: {gpu: 2}\n        limits: {gpu: 2}\n",
         ),
         "        taints: [{key: kubernetes.azure.com/scalesetpriority, value: spot}]\n\n# What teams",
         "        taints: [{key: kubernetes.azure.com/scalesetpriority, value: spot}]\n    queues: [{name: gpu-cluster-queue}, {name: notebooks-queue}]\n\n# What teams",

@@ -109,6 +109,16 @@ CORPUS: list[tuple[str, dict[str, Any], str]] = [
         "spec.levels: the kubernetes.io/hostname label can only be used at the lowest level of topology",
     ),
 ]
+# MultiKueue's rules, served in v1beta2 only (v1beta1 names the kubeconfig without a clusterSource, its clusters unchecked).
+MULTIKUEUE: list[tuple[str, str, dict[str, Any], str]] = [
+    (
+        "kueue.x-k8s.io/v1beta2",
+        "MultiKueueCluster",
+        {"clusterSource": {"kubeConfig": {"location": "worker", "locationType": "Secret"}, "clusterProfileRef": {"name": "worker"}}},
+        "spec.clusterSource: exactly one of the fields in [kubeConfig clusterProfileRef] must be set",
+    ),
+    ("kueue.x-k8s.io/v1beta2", "MultiKueueConfig", {"clusters": ["a", "b", "a"]}, "spec.clusters: must be unique"),
+]
 FLUX: list[tuple[str, str, dict[str, Any], str]] = [
     (
         "kustomize.toolkit.fluxcd.io/v1",
@@ -184,7 +194,7 @@ def _cases() -> list[tuple[str, str, dict[str, Any], str]]:
     # v1beta1 spells the fungibility values differently (Borrow, Preempt), and defaults them so that the rule holds
     v1beta1 = {"preference": "BorrowingOverPreemption", "whenCanBorrow": "Borrow", "whenCanPreempt": "TryNextFlavor"}
     kueue = [(a, k, {"flavorFungibility": v1beta1} if a.endswith("v1beta1") and "flavorFungibility" in s else s, m) for a, k, s, m in kueue]
-    return kueue + FLUX
+    return kueue + MULTIKUEUE + FLUX
 
 
 @pytest.fixture(scope="module")
@@ -231,7 +241,7 @@ def test_every_rule_of_every_crd_fails_on_some_invalid_object(source: str, crd_s
             elif (api_version, kind, rule.text) not in broken:
                 unbroken.append((api_version, kind, rule.text))
     assert unbroken == []
-    assert sum(len(_rules_of(s).rules) for (a, _), s in known.items() if a == "kueue.x-k8s.io/v1beta2") == 18
+    assert sum(len(_rules_of(s).rules) for (a, _), s in known.items() if a == "kueue.x-k8s.io/v1beta2") == 20
 
 
 def test_defaults_are_applied_before_the_rules(schemas: Schemas) -> None:

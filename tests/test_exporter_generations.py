@@ -30,8 +30,8 @@ def with_operator(release: str) -> str:
     """The example with dev-eastus on GPU Operator `release` (the others stay on v24.3.0)."""
     return replace_once(
         EXAMPLE.read_text(encoding="utf-8"),
-        "    versionSet: dev-2024q4\n",
-        f"    versionSet: dev-2024q4\n    platform: {{gpuOperator: {{version: {release}}}}}\n",
+        "    platform: {jupyterhub: {enabled: true}}",
+        f"    platform: {{jupyterhub: {{enabled: true}}, gpuOperator: {{version: {release}}}}}",
     )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import EXAMPLE, REPO
+from conftest import EXAMPLE, REPO, skip_without
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -42,7 +42,7 @@ def helm() -> str:
     try:
         found: str = SCRIPT.helm_binary()
     except SCRIPT.RefreshError as exc:
-        pytest.skip(str(exc))
+        skip_without("helm", str(exc))
     return found
 
 
