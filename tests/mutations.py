@@ -78,6 +78,8 @@ def _replace(doc: Any, path: Path, value: Any) -> Any:
 
 def _at(doc: Any, path: Path) -> Any:
     for part in path:
+        if not isinstance(doc, dict | list):  # a string is indexable, but no place to put a value
+            raise TypeError(part)
         doc = doc[part]
     return doc
 

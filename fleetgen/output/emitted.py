@@ -32,7 +32,7 @@ def _unpack(entry: bytes | None) -> dict[str, bytes] | None:
         return None
     try:
         files = json.loads(entry)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: an entry nested deeper than Python's stack
         return None
     if not isinstance(files, dict) or not files or not all(isinstance(v, str) for v in files.values()):
         return None
