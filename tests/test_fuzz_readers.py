@@ -79,6 +79,11 @@ def dumped(doc: Any) -> str:
 
 
 @cache
+def example_loaded() -> Any:
+    return load_fleet_text(EXAMPLE.read_bytes())
+
+
+@cache
 def example() -> dict[str, Any]:
     return dict(yaml.safe_load(EXAMPLE.read_text(encoding="utf-8")))
 
@@ -104,6 +109,41 @@ def test_fleet_yaml_in_any_encoding_is_read_or_refused_in_one_line(tmp_path_fact
     path = tmp_path_factory.mktemp("encoded") / "fleet.yaml"
     path.write_bytes(raw)
     refused_cleanly(lambda: read_fleet(path))
+
+
+QUANTITY_TEXT = st.one_of(st.sampled_from(["500m", "8", "64Gi", "1n", "7Ei", "0", str(2**63 - 1)]), st.integers(0, 2**63 - 1).map(str))
+NAME = st.one_of(st.sampled_from(["nlp", "robotics", "data-science", "dev-eastus", "training-eastus", "finetune"]), st.text(max_size=70))
+
+
+@SLOW_ENOUGH
+@given(
+    team=NAME,
+    cluster=NAME,
+    name=NAME,
+    image=st.one_of(st.just("registry.example.com/trainer:v1"), st.text(max_size=300)),
+    gpus=st.one_of(st.integers(0, 16), st.integers(-(2**70), 2**70)),
+    nodes=st.one_of(st.integers(1, 4), st.integers(-(2**40), 2**40)),
+    gpu_model=st.one_of(st.none(), st.sampled_from(["A100", "H100", "T4", "A10G"]), st.text(max_size=8)),
+    command=st.lists(st.one_of(st.text(max_size=20), st.sampled_from(TRAPS)), max_size=4).map(tuple),
+    cpu=st.one_of(st.none(), QUANTITY_TEXT),
+    memory=st.one_of(st.none(), QUANTITY_TEXT),
+    gpu_slice=st.one_of(st.none(), st.sampled_from(["1g.10gb", "3g.40gb", "shared"]), st.text(max_size=10)),
+)
+def test_job_new_builds_or_refuses_any_ask_in_one_line(
+    team: str, cluster: str, name: str, image: str, gpus: int, nodes: int, gpu_model: str | None, command: tuple[str, ...],
+    cpu: str | None, memory: str | None, gpu_slice: str | None,
+) -> None:  # fmt: skip
+    """The golden-path renderers (golden_paths, job_target, job_pod, slice_asks) on asks no one would make."""
+    from fleetgen.model import Quantity
+    from fleetgen.render.golden_paths import job_objects
+    from fleetgen.render.job_target import Ask
+    from fleetgen.validation.rendered_objects import Schemas
+
+    loaded = example_loaded()
+    ask = Ask(team, cluster, name, image, gpus, nodes, gpu_model, None, command,
+              Quantity(cpu) if cpu else None, Quantity(memory) if memory else None, gpu_slice)  # fmt: skip
+    built = refused_cleanly(lambda: job_objects(loaded.fleet, ask, Schemas()))
+    assert built is None or built.objects
 
 
 # -- the facts file ----------------------------------------------------------------------------
@@ -357,6 +397,9 @@ FUZZED: dict[str, str] = {
     "fleetgen.importer.build:_with_file": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
     "fleetgen.importer.keep:_content": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
     "fleetgen.importer.keep:_read_local": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
+}
+RENDERERS_OUTSIDE_RENDER_FILES = {  # reached by no fleet's render, only by `job new`: fuzzed above
+    "fleetgen.render.golden_paths": "test_job_new_builds_or_refuses_any_ask_in_one_line",
 }
 NOT_UNTRUSTED: dict[str, str] = {
     "fleetgen.compat.facts:facts": "the facts.yaml shipped inside fleetgen",
