@@ -43,7 +43,8 @@ from fleetgen.live import state
 from fleetgen.live.drift_output import drift_json
 from fleetgen.output.emitted import _unpack
 from fleetgen.output.tree import JOURNAL, LEDGER
-from fleetgen.render.rendered import Rendered, render_files
+from fleetgen.render.rendered import Rendered
+from fleetgen.render.serving import Serving
 from fleetgen.source.edit import RoundTrip
 from fleetgen.source.git_revision import read_at
 from fleetgen.source.reader import parse_fleet, read_fleet
@@ -72,10 +73,20 @@ def refused_cleanly(read: Callable[[], Any]) -> Any:
 
 
 def dumped(doc: Any) -> str:
-    return yaml.dump(doc, Dumper=yaml.CSafeDumper, sort_keys=False, allow_unicode=True, width=10_000)
+    try:
+        return yaml.dump(doc, Dumper=yaml.CSafeDumper, sort_keys=False, allow_unicode=True, width=10_000)
+    except UnicodeEncodeError:  # libyaml cannot take a lone surrogate; PyYAML's own emitter escapes it
+        return yaml.safe_dump(doc, sort_keys=False, allow_unicode=False, width=10_000)
 
 
 # -- fleet.yaml, and every renderer ------------------------------------------------------------
+
+
+@cache
+def shipped_schemas() -> Any:
+    from fleetgen.validation.rendered_objects import Schemas
+
+    return Schemas()
 
 
 @cache
@@ -84,19 +95,29 @@ def example_loaded() -> Any:
 
 
 @cache
-def example() -> dict[str, Any]:
-    return dict(yaml.safe_load(EXAMPLE.read_text(encoding="utf-8")))
+def variants() -> tuple[dict[str, Any], ...]:
+    """The example as it ships (Flux) and synced by Argo CD instead: between them every cluster renderer runs."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    return tuple(dict(yaml.safe_load(t)) for t in (text, text.replace("engine: flux ", "engine: argocd", 1)))
+
+
+def render_all(loaded: Any) -> dict[str, bytes]:
+    """What render, diff's fingerprints and explain make of a fleet: every renderer a fleet reaches."""
+    rendered = Rendered(loaded.fleet, loaded.source.file)
+    assert len(rendered.fingerprints) == len(loaded.fleet.clusters)
+    rendered.explained(len(loaded.fleet.clusters) - 1)
+    return rendered.files
 
 
 @pytest.mark.slow  # about a quarter of a second an example: a load and a render
 @SLOW_ENOUGH
-@given(doc=st.deferred(lambda: mutated(example())))
+@given(doc=st.deferred(lambda: st.one_of(*(mutated(v) for v in variants()))))
 def test_fleet_yaml_mutated_anywhere_loads_or_is_refused_and_what_loads_renders(doc: Any) -> None:
     started = time.monotonic()
     text = dumped(doc)
     loaded = refused_cleanly(lambda: load_fleet_text(text.encode("utf-8", "surrogatepass")))
     if loaded is not None:  # valid after the mutation: every renderer gets it, and the editor takes its text
-        files = render_files(loaded.fleet)
+        files = render_all(loaded)
         assert files and all(isinstance(v, bytes) for v in files.values())
         edited = RoundTrip(text).text()  # what team add and upgrade apply start from: the same values
         assert parse_fleet(edited.encode("utf-8", "surrogatepass"), "fleet.yaml").data == loaded.source.data
@@ -112,7 +133,10 @@ def test_fleet_yaml_in_any_encoding_is_read_or_refused_in_one_line(tmp_path_fact
 
 
 QUANTITY_TEXT = st.one_of(st.sampled_from(["500m", "8", "64Gi", "1n", "7Ei", "0", str(2**63 - 1)]), st.integers(0, 2**63 - 1).map(str))
-NAME = st.one_of(st.sampled_from(["nlp", "robotics", "data-science", "dev-eastus", "training-eastus", "finetune"]), st.text(max_size=70))
+NAME = st.one_of(
+    st.sampled_from(["nlp", "robotics", "data-science", "dev-eastus", "training-eastus", "prod-inference-eastus", "finetune"]),
+    st.text(max_size=70),
+)
 
 
 @SLOW_ENOUGH
@@ -128,21 +152,32 @@ NAME = st.one_of(st.sampled_from(["nlp", "robotics", "data-science", "dev-eastus
     cpu=st.one_of(st.none(), QUANTITY_TEXT),
     memory=st.one_of(st.none(), QUANTITY_TEXT),
     gpu_slice=st.one_of(st.none(), st.sampled_from(["1g.10gb", "3g.40gb", "shared"]), st.text(max_size=10)),
+    serving=st.one_of(
+        st.none(),
+        st.builds(
+            Serving,
+            tier=st.one_of(st.sampled_from(["real-time", "near-real-time", "batch"]), st.text(max_size=10)),
+            load_time=st.integers(-(10**6), 10**9),
+            port=st.integers(-1, 70_000),
+            replicas=st.integers(-5, 10**6),
+            health_path=st.one_of(st.just("/health"), st.text(max_size=30)),
+            selector=st.dictionaries(st.text(max_size=10), st.text(max_size=10), max_size=3),
+        ),
+    ),
 )
 def test_job_new_builds_or_refuses_any_ask_in_one_line(
     team: str, cluster: str, name: str, image: str, gpus: int, nodes: int, gpu_model: str | None, command: tuple[str, ...],
-    cpu: str | None, memory: str | None, gpu_slice: str | None,
+    cpu: str | None, memory: str | None, gpu_slice: str | None, serving: Serving | None,
 ) -> None:  # fmt: skip
     """The golden-path renderers (golden_paths, job_target, job_pod, slice_asks) on asks no one would make."""
     from fleetgen.model import Quantity
     from fleetgen.render.golden_paths import job_objects
     from fleetgen.render.job_target import Ask
-    from fleetgen.validation.rendered_objects import Schemas
 
     loaded = example_loaded()
     ask = Ask(team, cluster, name, image, gpus, nodes, gpu_model, None, command,
               Quantity(cpu) if cpu else None, Quantity(memory) if memory else None, gpu_slice)  # fmt: skip
-    built = refused_cleanly(lambda: job_objects(loaded.fleet, ask, Schemas()))
+    built = refused_cleanly(lambda: job_objects(loaded.fleet, ask, shipped_schemas(), serving))
     assert built is None or built.objects
 
 
@@ -399,7 +434,8 @@ FUZZED: dict[str, str] = {
     "fleetgen.importer.keep:_read_local": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
 }
 RENDERERS_OUTSIDE_RENDER_FILES = {  # reached by no fleet's render, only by `job new`: fuzzed above
-    "fleetgen.render.golden_paths": "test_job_new_builds_or_refuses_any_ask_in_one_line",
+    f"fleetgen.render.{name}": "test_job_new_builds_or_refuses_any_ask_in_one_line"
+    for name in ("golden_paths", "job_pod", "job_target", "serving", "slice_asks")
 }
 NOT_UNTRUSTED: dict[str, str] = {
     "fleetgen.compat.facts:facts": "the facts.yaml shipped inside fleetgen",
@@ -461,3 +497,25 @@ def test_the_reader_scan_sees_each_kind_of_read() -> None:
         "def e(t):\n    return t.strip()\n"
     )
     assert list(readers_in(source, "m")) == ["m:a", "m:b", "m:c", "m:d"]
+
+
+def test_every_render_module_is_reached_by_a_fuzzed_render() -> None:
+    """The fleet.yaml fuzzer renders what still loads; so every render module must run when the example renders
+    (or be listed with the fuzz test that reaches it): a renderer the example never calls would go unfuzzed."""
+    import sys
+
+    reached: set[str] = set()
+
+    def seen(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            reached.add(frame.f_code.co_filename)
+
+    sys.setprofile(seen)
+    try:
+        for variant in variants():
+            render_all(load_fleet_text(dumped(variant).encode()))
+    finally:
+        sys.setprofile(None)
+    modules = {p for p in (REPO / "fleetgen" / "render").glob("*.py") if p.name != "__init__.py"}
+    unreached = sorted(f"fleetgen.render.{p.stem}" for p in modules if str(p) not in reached)
+    assert [m for m in unreached if m not in RENDERERS_OUTSIDE_RENDER_FILES] == [], unreached
