@@ -73,10 +73,14 @@ def refused_cleanly(read: Callable[[], Any]) -> Any:
 
 
 def dumped(doc: Any) -> str:
+    return dumped_all([doc]).removeprefix("---\n")
+
+
+def dumped_all(docs: list[Any]) -> str:
     try:
-        return yaml.dump(doc, Dumper=yaml.CSafeDumper, sort_keys=False, allow_unicode=True, width=10_000)
+        return yaml.dump_all(docs, Dumper=yaml.CSafeDumper, sort_keys=False, allow_unicode=True, width=10_000)
     except UnicodeEncodeError:  # libyaml cannot take a lone surrogate; PyYAML's own emitter escapes it
-        return yaml.safe_dump(doc, sort_keys=False, allow_unicode=False, width=10_000)
+        return yaml.safe_dump_all(docs, sort_keys=False, allow_unicode=False, width=10_000)
 
 
 # -- fleet.yaml, and every renderer ------------------------------------------------------------
@@ -342,7 +346,7 @@ def test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line(
             )
         else:
             documents = data.draw(mutated(list(yaml.safe_load_all(before or b""))))
-            shown = yaml.dump_all(documents if isinstance(documents, list) else [documents], Dumper=yaml.CSafeDumper, allow_unicode=True)
+            shown = dumped_all(documents if isinstance(documents, list) else [documents])
             path.write_bytes(shown.encode("utf-8", "surrogatepass"))
         result = refused_cleanly(lambda: workflows.freshness(rendered_tree / "fleet.yaml", None))
         assert result is None or result.files > 0
@@ -384,7 +388,7 @@ def test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line(
     path = data.draw(st.sampled_from(sorted(p for p in repo.rglob("*.yaml"))))
     docs = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8"))]
     changed = data.draw(mutated(docs, max_changes=2))
-    raw = yaml.dump_all(changed if isinstance(changed, list) else [changed], Dumper=yaml.CSafeDumper, allow_unicode=True)
+    raw = dumped_all(changed if isinstance(changed, list) else [changed])
     path.write_bytes(data.draw(encoded(raw)))
     given_ = Given("fleet", "cc-1000", "flux", "https://github.com/acme/fleet-config")
     refused_cleanly(lambda: import_repository(repo, given_))

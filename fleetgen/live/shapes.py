@@ -22,7 +22,7 @@ from typing import Any, Literal
 from fleetgen.errors import FieldPath, Finding
 from fleetgen.model import Quantity
 
-Shape = Literal["map", "strings", "quantities", "items"]
+Shape = Literal["map", "strings", "quantities", "items", "string", "quantity"]
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,10 @@ class Field:
     path: tuple[str, ...]
     shape: Shape
     strings: tuple[str, ...] = ()  # for "items": the fields of each item that must be strings when present
+    each: tuple[Field, ...] = ()  # for "items": fields of each item (paths relative to it)
 
 
+QUOTA_FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")  # of a ClusterQueue's flavor resource
 # Every object: its status maps (read, when present, by the quota and node readers) and the field managers drift reads.
 EVERY_KIND = (
     Field(("spec",), "map"),
@@ -46,6 +48,8 @@ KIND_SHAPES: dict[str, tuple[Field, ...]] = {
         Field(("spec", "hard"), "quantities"),
         Field(("status", "hard"), "quantities"),
         Field(("status", "used"), "quantities"),
+        Field(("spec", "scopeSelector"), "map"),
+        Field(("spec", "scopeSelector", "matchExpressions"), "items", ("scopeName", "operator")),
     ),
     "Node": (
         Field(("status", "allocatable"), "quantities"),
@@ -55,6 +59,24 @@ KIND_SHAPES: dict[str, tuple[Field, ...]] = {
         Field(("spec", "taints"), "items", ("key", "value", "effect")),
     ),
     "ConfigMap": (Field(("data",), "strings"),),
+    # What `import` reads of a repository's Kueue objects and quotas (the same shapes a cluster serves them in).
+    "ClusterQueue": (
+        Field(("spec", "cohort"), "string"),
+        Field(
+            ("spec", "resourceGroups"),
+            "items",
+            each=(
+                Field(
+                    ("flavors",),
+                    "items",
+                    ("name",),
+                    (Field(("resources",), "items", ("name",), tuple(Field((q,), "quantity") for q in QUOTA_FIELDS)),),
+                ),
+            ),
+        ),
+    ),
+    "LocalQueue": (Field(("spec", "clusterQueue"), "string"),),
+    "ResourceFlavor": (Field(("spec", "nodeLabels"), "strings"), Field(("spec", "nodeTaints"), "items", ("key", "value", "effect"))),
 }
 
 
@@ -83,6 +105,13 @@ def _at(doc: dict[str, Any], path: tuple[str, ...]) -> Any:
 
 
 def _problems(value: Any, field: Field, here: FieldPath) -> Iterator[Finding]:
+    if field.shape == "string":
+        if not isinstance(value, str):
+            yield Finding(here, f"expected a string, got {kind_of(value)}")
+        return
+    if field.shape == "quantity":
+        yield from _quantity_problems(value, here)
+        return
     if field.shape == "items":
         if not isinstance(value, list):
             yield Finding(here, f"expected a list, got {kind_of(value)}")
@@ -94,6 +123,10 @@ def _problems(value: Any, field: Field, here: FieldPath) -> Iterator[Finding]:
             for name in field.strings:
                 if item.get(name) is not None and not isinstance(item[name], str):
                     yield Finding(here + (index, name), f"expected a string, got {kind_of(item[name])}")
+            for inner in field.each:
+                found = _at(item, inner.path)
+                if found is not None:
+                    yield from _problems(found, inner, here + (index, *inner.path))
         return
     if not isinstance(value, dict):
         yield Finding(here, f"expected a map, got {kind_of(value)}")
