@@ -22,7 +22,7 @@ from typing import Any, Literal
 from fleetgen.errors import FieldPath, Finding
 from fleetgen.model import Quantity
 
-Shape = Literal["map", "strings", "quantities", "items", "string", "quantity"]
+Shape = Literal["map", "strings", "quantities", "items", "string", "quantity", "integer", "boolean"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,12 @@ KIND_SHAPES: dict[str, tuple[Field, ...]] = {
         ),
     ),
     "LocalQueue": (Field(("spec", "clusterQueue"), "string"),),
+    "PriorityClass": (
+        Field(("value",), "integer"),
+        Field(("globalDefault",), "boolean"),
+        Field(("preemptionPolicy",), "string"),
+        Field(("description",), "string"),
+    ),
     "ResourceFlavor": (Field(("spec", "nodeLabels"), "strings"), Field(("spec", "nodeTaints"), "items", ("key", "value", "effect"))),
 }
 
@@ -108,6 +114,11 @@ def _problems(value: Any, field: Field, here: FieldPath) -> Iterator[Finding]:
     if field.shape == "string":
         if not isinstance(value, str):
             yield Finding(here, f"expected a string, got {kind_of(value)}")
+        return
+    if field.shape in ("integer", "boolean"):
+        expected = bool if field.shape == "boolean" else int
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            yield Finding(here, f"expected {'a boolean' if expected is bool else 'an integer'}, got {kind_of(value)}")
         return
     if field.shape == "quantity":
         yield from _quantity_problems(value, here)
