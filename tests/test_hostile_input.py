@@ -96,7 +96,7 @@ def test_live_yaml_problems_are_one_line_at_their_position() -> None:
 def test_drift_refuses_a_malformed_dump_with_one_line(tmp_path: Path, cli_run: Run) -> None:
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
     (tmp_path / "live.yaml").write_text(dump([namespace(), namespace(name="b", labels="x")]))
-    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml")
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml", cwd=tmp_path)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines() == ["fleetgen: live.yaml:14:13: items[1].metadata.labels: expected a map, got a string"]
 
@@ -216,7 +216,7 @@ def test_python_construction_by_field_name_still_works(example_text: str) -> Non
 
 def test_team_add_refuses_a_group_with_a_line_break(tmp_path: Path, cli_run: Run) -> None:
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
-    done = cli_run("team", "add", "newt", "--group", "g\x85", "--cost-center", "cc", "--cluster", "dev-eastus", "--gpu", "1")
+    done = cli_run("team", "add", "newt", "--group", "g\x85", "--cost-center", "cc", "--cluster", "dev-eastus", "--gpu", "1", cwd=tmp_path)
     assert done.returncode == 1 and "teams[3].group: must not hold control or line-break characters (U+0085" in done.stderr
     assert (tmp_path / "fleet.yaml").read_bytes() == EXAMPLE.read_bytes()
 
