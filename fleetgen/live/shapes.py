@@ -22,7 +22,7 @@ from typing import Any, Literal
 from fleetgen.errors import FieldPath, Finding
 from fleetgen.model import Quantity
 
-Shape = Literal["map", "strings", "quantities", "items", "string", "quantity", "integer", "boolean"]
+Shape = Literal["map", "strings", "quantities", "items", "names", "string", "quantity", "integer", "boolean"]
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ KIND_SHAPES: dict[str, tuple[Field, ...]] = {
         Field(("status", "hard"), "quantities"),
         Field(("status", "used"), "quantities"),
         Field(("spec", "scopeSelector"), "map"),
-        Field(("spec", "scopeSelector", "matchExpressions"), "items", ("scopeName", "operator")),
+        Field(("spec", "scopeSelector", "matchExpressions"), "items", ("scopeName", "operator"), (Field(("values",), "names"),)),
     ),
     "Node": (
         Field(("status", "allocatable"), "quantities"),
@@ -59,7 +59,7 @@ KIND_SHAPES: dict[str, tuple[Field, ...]] = {
         Field(("spec", "taints"), "items", ("key", "value", "effect")),
     ),
     "ConfigMap": (Field(("data",), "strings"),),
-    # What `import` reads of a repository's Kueue objects and quotas (the same shapes a cluster serves them in).
+    # What `import` reads of a repository's objects beyond these (the same shapes a cluster serves them in).
     "ClusterQueue": (
         Field(("spec", "cohort"), "string"),
         Field(
@@ -81,6 +81,21 @@ KIND_SHAPES: dict[str, tuple[Field, ...]] = {
         Field(("globalDefault",), "boolean"),
         Field(("preemptionPolicy",), "string"),
         Field(("description",), "string"),
+    ),
+    "RoleBinding": (Field(("subjects",), "items", ("kind", "name", "apiGroup", "namespace")), Field(("roleRef",), "strings")),
+    "NetworkPolicy": (
+        Field(("spec", "podSelector"), "map"),
+        Field(
+            ("spec", "ingress"),
+            "items",
+            each=(
+                Field(
+                    ("from",),
+                    "items",
+                    each=(Field(("namespaceSelector",), "map"), Field(("namespaceSelector", "matchLabels"), "strings")),
+                ),
+            ),
+        ),
     ),
     "ResourceFlavor": (Field(("spec", "nodeLabels"), "strings"), Field(("spec", "nodeTaints"), "items", ("key", "value", "effect"))),
 }
@@ -122,6 +137,14 @@ def _problems(value: Any, field: Field, here: FieldPath) -> Iterator[Finding]:
         return
     if field.shape == "quantity":
         yield from _quantity_problems(value, here)
+        return
+    if field.shape == "names":
+        if not isinstance(value, list):
+            yield Finding(here, f"expected a list, got {kind_of(value)}")
+            return
+        for index, item in enumerate(value):
+            if not isinstance(item, str):
+                yield Finding(here + (index,), f"expected a string, got {kind_of(item)}")
         return
     if field.shape == "items":
         if not isinstance(value, list):
