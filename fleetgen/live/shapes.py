@@ -22,7 +22,7 @@ from typing import Any, Literal
 from fleetgen.errors import FieldPath, Finding
 from fleetgen.model import Quantity
 
-Shape = Literal["map", "strings", "quantities", "items", "names", "string", "quantity", "integer", "boolean"]
+Shape = Literal["map", "strings", "quantities", "items", "names", "string", "quantity", "integer", "boolean", "tree"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ EVERY_KIND = (
     Field(("spec",), "map"),
     Field(("status",), "map"),
     *(Field(("status", name), "map") for name in ("used", "hard", "allocatable", "capacity", "nodeInfo")),
-    Field(("metadata", "managedFields"), "items", ("manager", "operation", "subresource")),
+    Field(("metadata", "managedFields"), "items", ("manager", "operation", "subresource"), (Field(("fieldsV1",), "tree"),)),
 )
 KIND_SHAPES: dict[str, tuple[Field, ...]] = {
     "ResourceQuota": (
@@ -137,6 +137,13 @@ def _problems(value: Any, field: Field, here: FieldPath) -> Iterator[Finding]:
         return
     if field.shape == "quantity":
         yield from _quantity_problems(value, here)
+        return
+    if field.shape == "tree":  # fieldsV1: maps of maps all the way down (`f:spec: {f:hard: {.: {}}}`)
+        if not isinstance(value, dict):
+            yield Finding(here, f"expected a map, got {kind_of(value)}")
+            return
+        for key, inner in value.items():
+            yield from _problems(inner, field, here + (str(key),))
         return
     if field.shape == "names":
         if not isinstance(value, list):
