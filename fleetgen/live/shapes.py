@@ -62,6 +62,8 @@ KIND_SHAPES: dict[str, tuple[Field, ...]] = {
     # What `import` reads of a repository's objects beyond these (the same shapes a cluster serves them in).
     "ClusterQueue": (
         Field(("spec", "cohort"), "string"),
+        Field(("spec", "cohortName"), "string"),
+        Field(("spec", "preemption"), "map"),
         Field(
             ("spec", "resourceGroups"),
             "items",
@@ -97,7 +99,11 @@ KIND_SHAPES: dict[str, tuple[Field, ...]] = {
             ),
         ),
     ),
-    "ResourceFlavor": (Field(("spec", "nodeLabels"), "strings"), Field(("spec", "nodeTaints"), "items", ("key", "value", "effect"))),
+    "ResourceFlavor": (
+        Field(("spec", "nodeLabels"), "strings"),
+        Field(("spec", "nodeTaints"), "items", ("key", "value", "effect")),
+        Field(("spec", "tolerations"), "items", ("key", "operator", "value", "effect")),
+    ),
 }
 
 
