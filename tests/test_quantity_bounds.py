@@ -27,7 +27,14 @@ from fleetgen.render.limit_range import share_text
 Run = Callable[..., CompletedProcess[str]]
 NINES = "9" * 5000
 TEAM_LIMITS = "limits: {cpu: 128, memory: 512Gi, gpu: 8}"
-SUFFIXES = {"": 1, "m": Fraction(1, 1000), "k": 1000, "M": 10**6, "E": 10**18, "Ki": 1024, "Gi": 1024**3, "Ei": 1024**6}
+SUFFIXES = {
+    "": 1,
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 1000),
+    **{s: 10 ** (3 * i) for i, s in enumerate("kMGTPE", start=1)},
+    **{s: 1024**i for i, s in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"), start=1)},
+}
 
 
 def test_the_bound_is_the_largest_int64_in_every_notation() -> None:
