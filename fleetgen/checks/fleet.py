@@ -23,6 +23,7 @@ from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import GPU_RESOURCE, Fleet, NodePool, Quota
 from fleetgen.model.multikueue import dispatching_queues
 from fleetgen.model.sharing import NOTEBOOKS, TRAINING
+from fleetgen.model.types import LARGEST_QUANTITY
 
 Check = Callable[[Fleet], Iterator[Finding]]
 
@@ -143,6 +144,11 @@ def check_node_pools(fleet: Fleet) -> Iterator[Finding]:
             here: FieldPath = ("clusters", c, "nodePools", p)
             if pool.min_nodes > pool.max_nodes:
                 yield Finding(here + ("minNodes",), f"minNodes {pool.min_nodes} is above maxNodes {pool.max_nodes}")
+            for field, per_node in (("cpuPerNode", pool.cpu_per_node), ("memoryPerNode", pool.memory_per_node)):
+                if per_node.value * pool.max_nodes > LARGEST_QUANTITY:  # the pool's total is a quantity Kueue is given
+                    yield Finding(
+                        here + (field,), f"{per_node} x maxNodes {pool.max_nodes} is larger than Kubernetes' largest quantity, 2^63-1"
+                    )
 
 
 def check_gpu_capacity(fleet: Fleet) -> Iterator[Finding]:

@@ -226,7 +226,7 @@ def _quantity(flag: str, text: str | None) -> Quantity | None:
     try:
         value = Quantity(text.strip())
     except ValueError as exc:
-        raise InputError(f"{flag} {text!r}: {exc}") from None
+        raise InputError(f"{flag}: {exc}") from None
     if value.value <= 0:
         raise InputError(f"{flag} {text!r}: more than zero, such as 8, 500m or 64Gi")
     return value

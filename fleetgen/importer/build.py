@@ -16,8 +16,10 @@ from typing import Any
 
 import yaml
 
-from fleetgen.errors import InputError
+from fleetgen.errors import FindingsError, InputError
+from fleetgen.live.dumps import LIVE_LIMITS, object_problems
 from fleetgen.live.kubectl import kubectl
+from fleetgen.source.reader import parse_documents
 
 ORIGIN = "config.kubernetes.io/origin"
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -64,11 +66,23 @@ def _build(tool: str, copy: Path, name: str) -> list[Built]:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1].replace(str(copy) + "/", "")
         raise InputError(f"clusters/{name}: kubectl kustomize failed: {last}")
+    # What kustomize prints is the repository's content: read it like a live dump, with fleetgen's reader and its
+    # limits, and every object checked where it is read (metadata, and the fields of each kind fleetgen reads).
     try:
-        documents = [d for d in yaml.load_all(done.stdout, Loader=yaml.CSafeLoader) if d]
-    except yaml.YAMLError as exc:  # pragma: no cover - kustomize prints valid YAML
-        raise InputError(f"clusters/{name}: kubectl kustomize printed invalid YAML: {exc}") from None
-    return [_with_file(doc, name) for doc in documents]
+        documents = [d.data for d in parse_documents(done.stdout.encode("utf-8", "surrogateescape"), name, LIVE_LIMITS, positions=False)]
+    except FindingsError as exc:
+        raise InputError(f"clusters/{name}: kubectl kustomize printed what fleetgen cannot read: {exc.findings[0].message}") from None
+    built = [_with_file(doc, name) for doc in documents if doc]
+    for item in built:
+        problem = next(object_problems(item.body, ()), None)
+        if problem is not None:
+            raise InputError(f"{item.file}: {item.body.get('kind')} {_name(item.body)}: {problem.dotted_path}: {problem.message}")
+    return built
+
+
+def _name(body: dict[str, Any]) -> str:
+    meta = body.get("metadata")
+    return str(meta.get("name")) if isinstance(meta, dict) else "(no name)"
 
 
 def _ask_for_origins(folder: Path) -> None:
@@ -86,11 +100,18 @@ def _ask_for_origins(folder: Path) -> None:
     path.write_text(yaml.dump(kustomization, Dumper=yaml.CSafeDumper, sort_keys=False), encoding="utf-8")
 
 
-def _with_file(body: dict[str, Any], cluster: str) -> Built:
+def _with_file(body: Any, cluster: str) -> Built:
     """The object without the origin annotation, and its file relative to the repository."""
-    metadata = body.get("metadata") or {}
-    annotations = metadata.get("annotations") or {}
-    origin = yaml.load(annotations.pop(ORIGIN, "") or "{}", Loader=yaml.CSafeLoader) or {}
+    if not isinstance(body, dict):
+        raise InputError(f"clusters/{cluster}: kubectl kustomize printed a document that is no object")
+    found = body.get("metadata")
+    metadata: dict[str, Any] = found if isinstance(found, dict) else {}
+    found = metadata.get("annotations")
+    annotations: dict[str, Any] = found if isinstance(found, dict) else {}
+    try:
+        origin = yaml.load(str(annotations.pop(ORIGIN, "") or "{}"), Loader=yaml.CSafeLoader) or {}
+    except yaml.YAMLError:  # kustomize writes this annotation; a repository's own copy of it is not trusted
+        origin = {}
     if not annotations:
         metadata.pop("annotations", None)
     path = origin.get("path") if isinstance(origin, dict) else None

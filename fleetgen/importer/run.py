@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from fleetgen.checks.fleet import run_checks
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.compare.object_diff import ObjectChange
 from fleetgen.errors import FieldPath, FindingsError, Severity
@@ -118,11 +119,17 @@ def _stand_in_fleet(imported: Imported) -> tuple[Fleet | None, str]:
     """The imported fleet with a valid stand-in for each placeholder, to render and compare."""
     document = _stand_in_document(imported)
     try:
-        return Fleet.model_validate(document), ""
+        fleet = Fleet.model_validate(document)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         return None, f"does not load, so it was not compared: {where}: {first['msg']}"
+    # Render assumes what validate checks across fields (a queue's flavors are the cluster's pools): a repository
+    # whose objects break that cannot be rendered to compare, so it is reported, not rendered.
+    errors = [f for f in run_checks(fleet) if f.severity is Severity.ERROR]
+    if errors:
+        return None, f"does not pass validate, so it was not compared: {errors[0].dotted_path}: {errors[0].message}"
+    return fleet, ""
 
 
 def _set(document: Any, path: FieldPath, value: Any) -> None:

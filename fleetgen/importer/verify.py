@@ -79,7 +79,7 @@ def _view(body: dict[str, Any]) -> dict[str, Any]:
     if kind == "ClusterQueue":
         if "cohort" in spec:
             spec["cohortName"] = spec.pop("cohort")
-        preemption = spec.setdefault("preemption", {})
+        preemption = spec["preemption"] = dict(spec.get("preemption") or {})  # null, as absent, is Kueue's defaults
         preemption.setdefault("withinClusterQueue", "Never")
         preemption.setdefault("reclaimWithinCohort", "Never")
         return spec

@@ -4,8 +4,8 @@
 reader and its limits on size, depth and alias expansion, without recording positions (a dump
 of 20,000 objects has millions of values). Each object must then have the shape the comparison
 relies on: a non-empty string kind, a metadata map with a string name, string-to-string labels
-and annotations, maps where spec and status stand (and a Node's allocatable, capacity and nodeInfo, a list
-of taints). A dump that fails is read again with
+and annotations, and the fields each kind is read for in the shape shapes.py declares (a ResourceQuota's
+`spec.hard` a map of quantities, a Node's taints a list of maps ...). A dump that fails is read again with
 positions, and its first problem is reported in one line at its file:line:column and path, e.g.
 `live.yaml:12:5: items[3].metadata.labels: expected a map, got a string`.
 """
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fleetgen.errors import FieldPath, Finding, FindingsError, InputError
+from fleetgen.live.shapes import kind_of, shape_problems
 from fleetgen.source.reader import Source, parse_documents, read_bytes
 from fleetgen.source.yaml_nodes import Limits
 
@@ -97,16 +98,7 @@ def object_problems(doc: Any, path: FieldPath) -> Iterator[Finding]:
                 yield from object_problems(item, path + ("items", index))
         return
     yield from _metadata_problems(doc, path)
-    for field in ("spec", "status"):
-        yield from _expect_map(doc.get(field), path + (field,))
-    status = doc.get("status")
-    if isinstance(status, dict):
-        for field in ("used", "hard", "allocatable", "capacity", "nodeInfo"):  # quotas' use; a Node's resources and versions
-            yield from _expect_map(status.get(field), path + ("status", field))
-    spec = doc.get("spec")
-    taints = spec.get("taints") if isinstance(spec, dict) else None
-    if taints is not None and not isinstance(taints, list):
-        yield Finding(path + ("spec", "taints"), f"expected a list, got {kind_of(taints)}")
+    yield from shape_problems(doc, kind if isinstance(kind, str) else "", path)
 
 
 def _metadata_problems(doc: dict[str, Any], path: FieldPath) -> Iterator[Finding]:
@@ -136,18 +128,3 @@ def _metadata_problems(doc: dict[str, Any], path: FieldPath) -> Iterator[Finding
 def _expect_map(value: Any, path: FieldPath) -> Iterator[Finding]:
     if value is not None and not isinstance(value, dict):
         yield Finding(path, f"expected a map, got {kind_of(value)}")
-
-
-def kind_of(value: Any) -> str:
-    """How a value's type reads in a message: `a string`, `null`, `a list` ..."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "an empty string" if not value else "a string"
-    return "a list" if isinstance(value, list) else "a map"

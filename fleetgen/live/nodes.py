@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fleetgen.live.node_versions import kubelet_version, runtime_version
+from fleetgen.live.shapes import of_kind
 from fleetgen.model import GPU_RESOURCE, Cluster, NodePool, Quantity, Version
 
 DRIVER_LABEL = "nvidia.com/cuda.driver-version"
@@ -134,8 +135,8 @@ def node_facts(node: dict[str, Any]) -> NodeFacts:
 
 
 def nodes_in(objects: list[dict[str, Any]]) -> list[NodeFacts]:
-    """The Nodes of a dump (other objects are ignored), by name."""
-    return sorted((node_facts(o) for o in objects if o.get("kind") == "Node"), key=lambda n: n.name)
+    """The Nodes of a dump as live_objects read it (their shape checked; other objects are ignored), by name."""
+    return sorted((node_facts(o) for o in of_kind(objects, "Node")), key=lambda n: n.name)
 
 
 def pool_of(cluster: Cluster, node: NodeFacts) -> NodePool | None:

@@ -18,6 +18,7 @@ from fleetgen.live.dumps import read_live as read_live  # the entry point for du
 from fleetgen.live.kubectl import kubectl
 from fleetgen.live.managed import managed_view
 from fleetgen.live.node_checks import NodeEvidence
+from fleetgen.live.shapes import live_quotas
 from fleetgen.model import Quantity
 from fleetgen.render.manifest import MANAGED_BY
 
@@ -78,21 +79,17 @@ def key_of(obj: dict[str, Any]) -> ObjectKey:
 
 
 def quota_impacts(rendered: dict[ObjectKey, dict[str, Any]], live: list[dict[str, Any]]) -> list[QuotaImpact]:
+    """Quotas the render sets below what their namespace uses; `live` as live_objects read it (its shapes checked)."""
     out = []
-    for obj in live:
-        key = key_of(obj)
-        used = (obj.get("status") or {}).get("used") or {}
-        if key[0] != "ResourceQuota" or key not in rendered or not used:
+    for quota in live_quotas(live):
+        key = ObjectKey("ResourceQuota", quota.namespace, quota.name)
+        if key not in rendered:
             continue
         for resource, hard in rendered[key].get("spec", {}).get("hard", {}).items():
-            if resource in used:
-                try:
-                    below = Quantity.parse(hard) < Quantity.parse(used[resource])
-                except ValueError:
-                    continue
-                if below:
-                    now = ((obj.get("spec") or {}).get("hard") or {}).get(resource)
-                    out.append(QuotaImpact(key[1], resource, str(used[resource]), str(hard), None if now is None else str(now)))
+            used = quota.used.get(resource)
+            if used is not None and Quantity.parse(hard) < used:
+                now = quota.hard.get(resource)
+                out.append(QuotaImpact(key[1], resource, used.text, str(hard), None if now is None else now.text))
     return out
 
 

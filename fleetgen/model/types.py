@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from fractions import Fraction
 from functools import total_ordering
 from typing import Annotated, Any
@@ -183,7 +183,9 @@ HandWrittenPath = Annotated[
     ),
 ]
 
-_QUANTITY = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?")
+# Unambiguous, so a long run of digits that fails to match fails in linear time (`\d+\.?\d*` backtracks: O(n^2)); an
+# exponent of at most three digits, so that computing 1e999999999 cannot stall (any beyond e18 is out of bounds anyway).
+_QUANTITY = re.compile(r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d{1,3})?")
 _BYTE_UNIT = re.compile(r"(\d+(?:\.\d+)?)\s*([kKMGTPE])i?[bB]")
 _SUFFIX = {
     "": Fraction(1),
@@ -200,27 +202,48 @@ _SUFFIX = {
 }
 
 
+# The API server's bound on a quantity (k8s.io/apimachinery resource.Quantity, `maxAllowed`): no magnitude above the
+# largest int64. Beyond it Kubernetes caps what was written, and a renderer would meet a number it cannot print (5,000
+# digits): so it is refused here, where every quantity is read. A step finer than 1n is rounded up by Kubernetes, not
+# refused, and no schema can say it of a number, so it is kept as written.
+LARGEST_QUANTITY = 2**63 - 1
+# 2^63-1 with nine decimals is 29 characters; a longer quantity can only be out of bounds or padded with zeros.
+LONGEST_QUANTITY = 64
+
+
+def shown(text: str, width: int = 40) -> str:
+    """`text` quoted for a one-line message, cut in the middle when it is long."""
+    if len(text) <= width:
+        return repr(text)
+    return f"{text[: width // 2]!r}...{text[-8:]!r} ({len(text):,} characters)"
+
+
 @total_ordering
 class Quantity:
-    """A Kubernetes resource quantity: written as the user wrote it, compared by value (1Gi == 1024Mi)."""
+    """A Kubernetes resource quantity: written as the user wrote it, compared by value (1Gi == 1024Mi).
+
+    Only quantities within the API server's bound are taken: at most 2^63-1 in magnitude."""
 
     __slots__ = ("text", "value")
 
     def __init__(self, text: str):
         match = _QUANTITY.fullmatch(text)
+        if match and len(text) > LONGEST_QUANTITY:
+            whole = match.group(1).lstrip("+-").split(".")[0].lstrip("0")
+            if len(whole) > len(str(LARGEST_QUANTITY)) and not (match.group(2) or "").startswith(("e-", "E-")):  # 5,000 nines
+                raise ValueError(f"{shown(text)} is larger than Kubernetes' largest quantity, 2^63-1 ({LARGEST_QUANTITY})")
+            raise ValueError(f"{shown(text)} is too long for a quantity: fleetgen reads at most {LONGEST_QUANTITY} characters")
         if not match:
-            byte_unit = _BYTE_UNIT.fullmatch(text)  # 64Gb, 512MB: a habit from other tools
+            byte_unit = _BYTE_UNIT.fullmatch(text) if len(text) <= LONGEST_QUANTITY else None  # 64Gb, 512MB: a habit from other tools
             hint = f"; did you mean {byte_unit.group(1) + byte_unit.group(2).upper() + 'i'!r}?" if byte_unit else ""
-            raise ValueError(f"{text!r} is not a Kubernetes quantity (e.g. 500m, 64, 256Gi, 1.5T){hint}")
+            raise ValueError(f"{shown(text)} is not a Kubernetes quantity (e.g. 500m, 64, 256Gi, 1.5T){hint}")
         number, suffix = match.group(1), match.group(2) or ""
-        try:
-            base = Fraction(Decimal(number))
-        except InvalidOperation:  # pragma: no cover - the regex admits only decimals
-            raise ValueError(f"{text!r} is not a Kubernetes quantity") from None
-        # `E` alone is exa (10^18); `e`/`E` with digits is an exponent (`5e-1`)
-        scale = Fraction(10) ** int(suffix[1:]) if suffix[:1] in ("e", "E") and suffix[1:] else _SUFFIX[suffix]
+        scale = _SUFFIX[suffix] if suffix in _SUFFIX else Fraction(10) ** int(suffix[1:])  # 1e3, 1E3; but 1E and 1Ei are suffixes
+        value = Fraction(Decimal(number)) * scale
+        if abs(value) > LARGEST_QUANTITY:
+            raise ValueError(f"{shown(text)} is larger than Kubernetes' largest quantity, 2^63-1 ({LARGEST_QUANTITY})")
         self.text = text
-        self.value = base * scale
+        self.value = value
 
     @classmethod
     def parse(cls, raw: Any) -> Quantity:
@@ -280,7 +303,10 @@ class Quantity:
         return core_schema.no_info_plain_validator_function(
             cls.size,
             json_schema_input_schema=core_schema.union_schema(
-                [core_schema.str_schema(pattern=f"^{_QUANTITY.pattern.replace('[+-]?', '[+]?', 1)}$"), core_schema.float_schema(ge=0)]
+                [
+                    core_schema.str_schema(pattern=f"^{_QUANTITY.pattern.replace('[+-]?', '[+]?', 1)}$", max_length=LONGEST_QUANTITY),
+                    core_schema.float_schema(ge=0, le=LARGEST_QUANTITY),
+                ]
             ),
             serialization=core_schema.plain_serializer_function_ser_schema(str),
         )

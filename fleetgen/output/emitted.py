@@ -33,11 +33,14 @@ def _unpack(entry: bytes | None) -> dict[str, bytes] | None:
         return None
     try:
         files = json.loads(entry)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: an entry nested deeper than Python's stack
         return None
     if not isinstance(files, dict) or not files or not all(isinstance(v, str) for v in files.values()):
         return None
-    return {path: text.encode("utf-8") for path, text in files.items()}
+    try:
+        return {path: text.encode("utf-8") for path, text in files.items()}
+    except UnicodeEncodeError:  # a lone surrogate (JSON's "\ud800"): never what _pack writes
+        return None
 
 
 def cluster_files(cache: Cache, fingerprint: str, source_name: str, plan: Callable[[], list[OutputFile]]) -> dict[str, bytes]:

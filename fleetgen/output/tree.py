@@ -216,7 +216,7 @@ class Tree:
         except FileNotFoundError:
             self._discard_staging()
             return
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested deeper than Python's stack
             raise InputError(f"{journal_path}: unreadable render journal ({exc}); remove it and render again") from None
         moves, removes = self._replay_plan(journal)
         try:

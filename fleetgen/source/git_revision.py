@@ -21,8 +21,11 @@ def _git(cwd: Path, *args: str) -> str:
 
 def read_at(fleet: Path, ref: str) -> bytes:
     """The bytes of the file `fleet` as committed at `ref` (any revision git understands)."""
-    if ref.startswith("-"):
-        raise InputError(f"{ref!r} is not a git revision")
+    # An option, a control character, a lone surrogate or a name longer than any ref git takes is no revision,
+    # and must not reach git's command line (a NUL cannot even be passed to it).
+    if not ref or ref.startswith("-") or not ref.isprintable() or len(ref) > 1024:
+        shown = ref if len(ref) <= 60 else f"{ref[:40]}...({len(ref):,} characters)"
+        raise InputError(f"{shown!r} is not a git revision")
     folder = fleet.resolve().parent
     top = Path(_git(folder, "rev-parse", "--show-toplevel").strip())
     relative = fleet.resolve().relative_to(top.resolve()).as_posix()
@@ -31,5 +34,6 @@ def read_at(fleet: Path, ref: str) -> bytes:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise InputError(f"git show {ref}:{relative}: {exc}") from None
     if done.returncode != 0:
-        raise InputError(f"{relative} at {ref}: {done.stderr.decode(errors='replace').strip() or 'not found'}")
+        said = [line.strip() for line in done.stderr.decode(errors="replace").splitlines() if line.strip()]
+        raise InputError(f"{relative} at {ref}: {said[0] if said else 'not found'}")  # git's own reason, on one line
     return done.stdout

@@ -15,6 +15,7 @@ from typing import Any
 
 from fleetgen.live.node_checks import covers
 from fleetgen.live.nodes import UPGRADE_DONE, UPGRADE_FAILED, NodeFacts, nodes_in, pool_of
+from fleetgen.live.shapes import of_kind
 from fleetgen.model import Cluster, Version
 from fleetgen.upgrade.operator import component_text
 
@@ -29,9 +30,9 @@ def node_version(node: NodeFacts, component: str) -> Version | None:
 
 def versions_configmap(objects: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The data of the cluster's fleet-versions ConfigMap in a dump, or None when the dump has none."""
-    for body in objects:
+    for body in of_kind(objects, "ConfigMap"):
         meta = body.get("metadata")
-        if body.get("kind") == "ConfigMap" and isinstance(meta, dict) and (meta.get("namespace"), meta.get("name")) == VERSIONS_CONFIGMAP:
+        if isinstance(meta, dict) and (meta.get("namespace"), meta.get("name")) == VERSIONS_CONFIGMAP:
             data = body.get("data")
             return data if isinstance(data, dict) else {}
     return None

@@ -15,9 +15,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
+from fleetgen.errors import FindingsError, InputError
+from fleetgen.source.reader import parse_documents, read_bytes
+from fleetgen.source.yaml_nodes import Limits
 
 GroupVersionKind = tuple[str, str]  # (apiVersion, kind)
+# Upstream CRDs are up to ~1 MB and nest ~40 deep (Argo CD's Application); a --crd folder holds a few dozen.
+CRD_LIMITS = Limits(bytes=16 * 1024 * 1024, values=5_000_000, depth=128)
 
 # The custom resources fleetgen renders (or that sit beside them); their schemas ship in schemas/crds.
 SHIPPED_GROUPS = (
@@ -52,13 +56,24 @@ def schemas_from_crds(documents: Iterable[Any]) -> dict[GroupVersionKind, dict[s
 
 
 def read_crds(paths: Iterable[Path]) -> dict[GroupVersionKind, dict[str, Any]]:
-    """Schemas of the CRD manifests in these files or folders (*.yaml, *.yml, *.json)."""
-    docs: list[Any] = []
+    """Schemas of the CRD manifests in these files or folders (*.yaml, *.yml, *.json).
+
+    `--crd` files are untrusted input: read with fleet.yaml's YAML 1.2 reader and its limits (size, depth,
+    aliases), and a file that holds no readable CRD is refused in one line naming it (exit 2)."""
+    out: dict[GroupVersionKind, dict[str, Any]] = {}
     for path in paths:
         files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json")) if path.is_dir() else [path]
         for file in files:
-            docs += [d for d in yaml.safe_load_all(file.read_text(encoding="utf-8")) if d]
-    return schemas_from_crds(docs)
+            try:
+                documents = parse_documents(read_bytes(file, CRD_LIMITS, "a CRD file"), str(file), CRD_LIMITS, positions=False)
+            except FindingsError as exc:
+                first = exc.findings[0]
+                raise InputError(f"{first.location or file}: {first.message}") from None
+            try:
+                out.update(schemas_from_crds(d.data for d in documents))
+            except (AttributeError, TypeError, KeyError, ValueError) as exc:  # a field of the wrong type somewhere in it
+                raise InputError(f"{file}: not a CustomResourceDefinition fleetgen can read ({type(exc).__name__}: {exc})") from None
+    return out
 
 
 def shipped_name(api_version: str, kind: str) -> str:

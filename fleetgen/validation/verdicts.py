@@ -69,7 +69,7 @@ class ClusterVerdict:
             data = json.loads(text)
             findings = tuple((_field_path(p), m, Severity(s)) for p, m, s in data["findings"])
             kinds = tuple((a, k) for a, k in data["kinds"])
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, RecursionError):  # RecursionError: nested deeper than Python's stack
             return None
         if not all(isinstance(m, str) for _, m, _ in findings) or not all(isinstance(a, str) and isinstance(k, str) for a, k in kinds):
             return None

@@ -1,0 +1,529 @@
+"""Every reader of untrusted input, and every renderer, is fuzzed: types swapped, sizes blown up, encodings broken.
+
+Untrusted input is whatever a user, a pull request or a cluster can put in front of fleetgen: fleet.yaml,
+its facts file, live dumps and what kubectl prints, git revisions, `--crd` files, the import tree, and the
+rendered tree's own bookkeeping (ledger, journal, the files `check` reads back) and cache entries. Each
+reader either returns what it read or says what is wrong in one line (InputError, exit 2) or as findings
+at their position (FindingsError, exit 1); any other exception is a crash. Renderers get every fleet the
+mutations leave valid.
+
+`test_every_reader_of_untrusted_input_has_a_fuzz_target` finds the readers by scanning the package for
+the calls that read (files, YAML, JSON, subprocesses): a new one fails it until it is listed below with
+the fuzz test that reaches it, or with the reason its input is fleetgen's own.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import EXAMPLE, REPO, git
+from fleetgen.render.serving import Serving
+from gitops_dumps import cluster_dump
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mutations import TRAPS, encoded, mutated
+from node_dumps import evidence_of
+
+from fleetgen import workflows
+from fleetgen.cache import Cache
+from fleetgen.checks.load import load_fleet_text
+from fleetgen.compat import facts
+from fleetgen.compat.extra import merge_facts_text
+from fleetgen.errors import FindingsError, InputError, RefusedAsk
+from fleetgen.live import state
+from fleetgen.live.drift_output import drift_json
+from fleetgen.output.emitted import _unpack
+from fleetgen.output.tree import JOURNAL, LEDGER
+from fleetgen.render.rendered import Rendered
+from fleetgen.source.edit import RoundTrip
+from fleetgen.source.git_revision import read_at
+from fleetgen.source.reader import parse_fleet, read_fleet
+from fleetgen.upgrade.status import live_nodes
+from fleetgen.validation.crd_schemas import read_crds
+from fleetgen.validation.verdicts import ClusterVerdict
+from fleetgen.workflows import live_state
+
+SLOW_ENOUGH = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+DEV = 3  # dev-eastus in the example
+
+
+def one_line(exc: Exception) -> None:
+    text = str(exc)
+    assert text and "\n" not in text and "Traceback" not in text, text
+
+
+def refused_cleanly(read: Callable[[], Any]) -> Any:
+    """What `read` returns, None when it refuses in one line or with positioned findings; any other exception fails."""
+    try:
+        return read()
+    except (InputError, RefusedAsk) as exc:  # exit 2; exit 1 for an ask the fleet does not allow
+        one_line(exc)
+    except FindingsError as exc:
+        assert exc.findings and all(f.location is not None and "\n" not in f.message for f in exc.findings), exc.findings
+    return None
+
+
+def dumped(doc: Any) -> str:
+    return dumped_all([doc]).removeprefix("---\n")
+
+
+def dumped_all(docs: list[Any]) -> str:
+    try:
+        return yaml.dump_all(docs, Dumper=yaml.CSafeDumper, sort_keys=False, allow_unicode=True, width=10_000)
+    except UnicodeEncodeError:  # libyaml cannot take a lone surrogate; PyYAML's own emitter escapes it
+        return yaml.safe_dump_all(docs, sort_keys=False, allow_unicode=False, width=10_000)
+
+
+# -- fleet.yaml, and every renderer ------------------------------------------------------------
+
+
+@cache
+def shipped_schemas() -> Any:
+    from fleetgen.validation.rendered_objects import Schemas
+
+    return Schemas()
+
+
+@cache
+def example_loaded() -> Any:
+    return load_fleet_text(EXAMPLE.read_bytes())
+
+
+@cache
+def variants() -> tuple[dict[str, Any], ...]:
+    """The example as it ships (Flux) and synced by Argo CD instead: between them every cluster renderer runs."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    return tuple(dict(yaml.safe_load(t)) for t in (text, text.replace("engine: flux ", "engine: argocd", 1)))
+
+
+def render_all(loaded: Any) -> dict[str, bytes]:
+    """What render, diff's fingerprints and explain make of a fleet: every renderer a fleet reaches."""
+    rendered = Rendered(loaded.fleet, loaded.source.file)
+    assert len(rendered.fingerprints) == len(loaded.fleet.clusters)
+    rendered.explained(len(loaded.fleet.clusters) - 1)
+    return rendered.files
+
+
+@pytest.mark.slow  # about a quarter of a second an example: a load and a render
+@SLOW_ENOUGH
+@given(doc=st.deferred(lambda: st.one_of(*(mutated(v) for v in variants()))))
+def test_fleet_yaml_mutated_anywhere_loads_or_is_refused_and_what_loads_renders(doc: Any) -> None:
+    started = time.monotonic()
+    text = dumped(doc)
+    loaded = refused_cleanly(lambda: load_fleet_text(text.encode("utf-8", "surrogatepass")))
+    if loaded is not None:  # valid after the mutation: every renderer gets it, and the editor takes its text
+        files = render_all(loaded)
+        assert files and all(isinstance(v, bytes) for v in files.values())
+        edited = RoundTrip(text).text()  # what team add and upgrade apply start from: the same values
+        assert parse_fleet(edited.encode("utf-8", "surrogatepass"), "fleet.yaml").data == loaded.source.data
+    assert time.monotonic() - started < 30
+
+
+@SLOW_ENOUGH
+@given(raw=st.deferred(lambda: encoded(EXAMPLE.read_text(encoding="utf-8"))))
+def test_fleet_yaml_in_any_encoding_is_read_or_refused_in_one_line(tmp_path_factory: pytest.TempPathFactory, raw: bytes) -> None:
+    path = tmp_path_factory.mktemp("encoded") / "fleet.yaml"
+    path.write_bytes(raw)
+    refused_cleanly(lambda: read_fleet(path))
+
+
+QUANTITY_TEXT = st.one_of(st.sampled_from(["500m", "8", "64Gi", "1n", "7Ei", "0", str(2**63 - 1)]), st.integers(0, 2**63 - 1).map(str))
+NAME = st.one_of(
+    st.sampled_from(["nlp", "robotics", "data-science", "dev-eastus", "training-eastus", "prod-inference-eastus", "finetune"]),
+    st.text(max_size=70),
+)
+
+
+@SLOW_ENOUGH
+@given(
+    team=NAME,
+    cluster=NAME,
+    name=NAME,
+    image=st.one_of(st.just("registry.example.com/trainer:v1"), st.text(max_size=300)),
+    gpus=st.integers(0, 64),  # what `job new` lets through (click.IntRange), small and large
+    nodes=st.integers(1, 1000),
+    gpu_model=st.one_of(st.none(), st.sampled_from(["A100", "H100", "T4", "A10G"]), st.text(max_size=8)),
+    command=st.lists(st.one_of(st.text(max_size=20), st.sampled_from(TRAPS)), max_size=4).map(tuple),
+    cpu=st.one_of(st.none(), QUANTITY_TEXT),
+    memory=st.one_of(st.none(), QUANTITY_TEXT),
+    gpu_slice=st.one_of(st.none(), st.sampled_from(["1g.10gb", "3g.40gb", "shared"]), st.text(max_size=10)),
+    serving=st.one_of(
+        st.none(),
+        st.builds(
+            Serving,
+            tier=st.one_of(st.sampled_from(["real-time", "near-real-time", "batch"]), st.text(max_size=10)),
+            load_time=st.integers(1, 10**6),
+            port=st.integers(1, 65_535),
+            replicas=st.integers(1, 1000),
+            health_path=st.one_of(st.just("/health"), st.text(max_size=30)),
+            selector=st.dictionaries(st.text(max_size=10), st.text(max_size=10), max_size=3),
+        ),
+    ),
+)
+def test_job_new_builds_or_refuses_any_ask_in_one_line(
+    team: str, cluster: str, name: str, image: str, gpus: int, nodes: int, gpu_model: str | None, command: tuple[str, ...],
+    cpu: str | None, memory: str | None, gpu_slice: str | None, serving: Serving | None,
+) -> None:  # fmt: skip
+    """The golden-path renderers (golden_paths, job_target, job_pod, slice_asks) on asks no one would make."""
+    from fleetgen.render.golden_paths import job_objects
+    from fleetgen.render.job_target import Ask
+
+    from fleetgen.model import Quantity
+
+    loaded = example_loaded()
+    ask = Ask(team, cluster, name, image, gpus, nodes, gpu_model, None, command,
+              Quantity(cpu) if cpu else None, Quantity(memory) if memory else None, gpu_slice)  # fmt: skip
+    built = refused_cleanly(lambda: job_objects(loaded.fleet, ask, shipped_schemas(), serving))
+    assert built is None or built.objects
+
+
+# -- the facts file ----------------------------------------------------------------------------
+
+FACTS_FILE = {
+    "cudaDriver": [
+        {"cuda": "12.8", "minDriver": "570.26", "source": "NVIDIA CUDA Toolkit Release Notes", "url": "https://docs.nvidia.com/cuda/"}
+    ],
+    "gpuModels": [
+        {"model": "L40S", "minDriver": "525.60.13", "minCuda": "12.0", "source": "NVIDIA L40S", "url": "https://www.nvidia.com/l40s"}
+    ],
+}
+
+
+@SLOW_ENOUGH
+@given(doc=mutated(FACTS_FILE), plain=st.booleans())
+def test_a_facts_file_mutated_anywhere_merges_or_is_refused_at_its_line(doc: Any, plain: bool) -> None:
+    raw = dumped(doc).encode("utf-8", "surrogatepass")
+    refused_cleanly(lambda: merge_facts_text(raw if plain else raw[: len(raw) // 2], "facts.yaml", facts()))
+
+
+# -- live dumps of every kind, through drift and the upgrade's evidence -------------------------
+
+
+@cache
+def faithful_dump() -> dict[str, Any]:
+    loaded = load_fleet_text(EXAMPLE.read_bytes())
+    rendered = Rendered(loaded.fleet, loaded.source.file).keyed(DEV, with_entry_point=False)
+    dump = cluster_dump(list(rendered.values()), "argocd", tracking="annotation", ssa=False)
+    quota = next(o for o in dump["items"] if o["kind"] == "ResourceQuota")
+    quota["status"] = {"hard": dict(quota["spec"]["hard"]), "used": {k: "1" for k in quota["spec"]["hard"]}}
+    small = [o for o in dump["items"] if o["kind"] in ("ResourceQuota", "Namespace", "LocalQueue", "ClusterQueue")][:8]
+    return {"apiVersion": "v1", "kind": "List", "items": small + evidence_of(loaded.fleet, "dev-eastus")}
+
+
+@pytest.fixture(scope="module")
+def fleet_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("fleet")
+    shutil.copy(EXAMPLE, folder / "fleet.yaml")
+    return folder
+
+
+@pytest.mark.slow  # about a quarter of a second an example: a load and a render
+@SLOW_ENOUGH
+@given(doc=st.deferred(lambda: mutated(faithful_dump())))
+def test_a_faithful_dump_mutated_anywhere_drifts_or_is_refused_in_one_line(fleet_folder: Path, doc: Any) -> None:
+    (fleet_folder / "live.yaml").write_text(dumped(doc), encoding="utf-8", errors="surrogatepass")
+    result = refused_cleanly(
+        lambda: live_state.drift(fleet_folder / "fleet.yaml", "dev-eastus", (fleet_folder / "live.yaml",), None, against="fleet.yaml")
+    )
+    if result is not None:
+        assert json.loads(drift_json("dev-eastus", result))["cluster"] == "dev-eastus"
+        loaded = load_fleet_text(EXAMPLE.read_bytes())
+        objects = state.read_live([fleet_folder / "live.yaml"])
+        live_nodes(loaded.fleet, {"dev-eastus": objects}, loaded.facts)  # what `upgrade status` and `verify` read of them
+
+
+@SLOW_ENOUGH
+@given(
+    stdout=st.one_of(st.deferred(lambda: mutated(faithful_dump()).map(dumped)), st.text(max_size=200)),
+    code=st.sampled_from([0, 1, 255]),
+    stderr=st.text(max_size=300),
+)
+def test_what_kubectl_prints_is_read_or_refused_in_one_line(monkeypatch: pytest.MonkeyPatch, stdout: str, code: int, stderr: str) -> None:
+    printed = subprocess.CompletedProcess(["kubectl"], code, stdout, stderr)
+    monkeypatch.setattr(state.subprocess, "run", lambda *args, **kwargs: printed)
+    monkeypatch.setattr(state, "kubectl", lambda flag: "kubectl")
+    objects = refused_cleanly(lambda: state.live_from_context("dev", ["node", "resourcequota"]))
+    assert objects is None or code == 0
+
+
+# -- git revisions -----------------------------------------------------------------------------
+
+REVISION = st.one_of(
+    st.sampled_from(["HEAD", "HEAD~1", "HEAD^{tree}", "main", "nope", "HEAD:", "@{-1}", ":/fleet", "HEAD..HEAD", "x" * 5000]),
+    st.text(max_size=30),
+    st.sampled_from(TRAPS).map(lambda t: f"HEAD{t}"),
+)
+
+
+@pytest.fixture(scope="module")
+def fleet_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("repo")
+    git(folder, "init", "-q", "-b", "main")
+    shutil.copy(EXAMPLE, folder / "fleet.yaml")
+    git(folder, "add", "fleet.yaml")
+    git(folder, "commit", "-qm", "fleet")
+    return folder
+
+
+@SLOW_ENOUGH
+@given(ref=REVISION)
+def test_any_git_revision_is_read_or_refused_in_one_line(fleet_repo: Path, ref: str) -> None:
+    raw = refused_cleanly(lambda: read_at(fleet_repo / "fleet.yaml", ref))
+    assert raw is None or isinstance(raw, bytes)
+
+
+# -- --crd files -------------------------------------------------------------------------------
+
+
+@cache
+def small_crd() -> dict[str, Any]:
+    path = min((REPO / "tests" / "crds").rglob("*.yaml"), key=lambda p: p.stat().st_size)
+    return dict(yaml.safe_load(path.read_text(encoding="utf-8")))
+
+
+@SLOW_ENOUGH
+@given(doc=st.deferred(lambda: mutated(small_crd())), encoding=st.sampled_from(["utf-8", "utf-16", "cut"]))
+def test_a_crd_file_mutated_anywhere_is_read_or_refused_in_one_line(
+    tmp_path_factory: pytest.TempPathFactory, doc: Any, encoding: str
+) -> None:
+    path = tmp_path_factory.mktemp("crd") / "crd.yaml"
+    raw = dumped(doc).encode("utf-8", "surrogatepass")
+    path.write_bytes(
+        raw.decode("utf-8", "surrogatepass").encode("utf-16", "surrogatepass")
+        if encoding == "utf-16"
+        else raw[:-3]
+        if encoding == "cut"
+        else raw
+    )
+    refused_cleanly(lambda: read_crds([path]))
+
+
+# -- the rendered tree's bookkeeping and the files `check` reads back ---------------------------
+
+
+@pytest.fixture(scope="module")
+def rendered_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("tree")
+    shutil.copy(EXAMPLE, folder / "fleet.yaml")
+    workflows.render_tree(folder / "fleet.yaml", None)
+    return folder
+
+
+LEDGER_LINE = st.one_of(
+    st.sampled_from(
+        ["", "# comment", "0" * 64 + "  clusters/dev-eastus/kustomization.yaml", "0" * 64 + "  ../escape", "0" * 64 + "  /etc/passwd"]
+    ),
+    st.text(max_size=80),
+    st.sampled_from(TRAPS),
+    st.just("x" * 100_000),
+)
+JOURNAL_DOC = {"moves": [[".fleetgen-staging/0/1", "clusters/x.yaml"]], "removes": ["base/a.yaml"]}
+
+
+@pytest.mark.slow  # about a quarter of a second an example: a load and a render
+@SLOW_ENOUGH
+@given(data=st.data())
+def test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line(rendered_tree: Path, data: st.DataObject) -> None:
+    """What `check` and `render` read back from the tree: the ledger, a journal, and the files fleetgen wrote."""
+    target = data.draw(st.sampled_from(["ledger", "journal", "file"]))
+    files = sorted(p for p in (rendered_tree / "clusters").rglob("*.yaml"))
+    path = {"ledger": rendered_tree / LEDGER, "journal": rendered_tree / JOURNAL, "file": data.draw(st.sampled_from(files))}[target]
+    before = path.read_bytes() if path.exists() else None
+    try:
+        if target == "ledger":
+            lines = before.decode().splitlines() if before else [""]
+            lines[data.draw(st.integers(0, len(lines) - 1))] = data.draw(LEDGER_LINE)
+            path.write_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))
+        elif target == "journal":
+            path.write_bytes(
+                data.draw(st.one_of(mutated(JOURNAL_DOC).map(json.dumps), st.just("[" * 100_000))).encode("utf-8", "surrogatepass")
+            )
+        else:
+            documents = data.draw(mutated(list(yaml.safe_load_all(before or b""))))
+            shown = dumped_all(documents if isinstance(documents, list) else [documents])
+            path.write_bytes(shown.encode("utf-8", "surrogatepass"))
+        result = refused_cleanly(lambda: workflows.freshness(rendered_tree / "fleet.yaml", None))
+        assert result is None or result.files > 0
+    finally:  # the next example starts from the rendered tree again
+        if before is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_bytes(before)
+
+
+@SLOW_ENOUGH
+@given(entry=st.one_of(st.binary(max_size=200), st.just(b"[" * 100_000), mutated({"a.yaml": "x: 1"}).map(lambda d: json.dumps(d).encode())))
+def test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds(tmp_path_factory: pytest.TempPathFactory, entry: bytes) -> None:
+    store = Cache(tmp_path_factory.mktemp("cache"))
+    store.put("files", "inputs", entry)
+    assert store.get("files", "inputs") == entry
+    files = _unpack(entry)
+    assert files is None or all(isinstance(v, bytes) for v in files.values())
+    verdict = ClusterVerdict.from_text(entry.decode("utf-8", "replace"))
+    assert verdict is None or isinstance(verdict, ClusterVerdict)
+
+
+# -- the import tree ---------------------------------------------------------------------------
+
+IMPORT_REPO = REPO / "tests" / "import_repo"
+
+
+@pytest.mark.slow  # each example builds three clusters with the real kustomize
+@SLOW_ENOUGH
+@given(data=st.data())
+def test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    from fleetgen.importer.imported import Given
+    from fleetgen.importer.run import import_repository
+
+    repo = tmp_path_factory.mktemp("import") / "repo"
+    shutil.copytree(IMPORT_REPO, repo)
+    path = data.draw(st.sampled_from(sorted(p for p in repo.rglob("*.yaml"))))
+    docs = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8"))]
+    changed = data.draw(mutated(docs, max_changes=2))
+    raw = dumped_all(changed if isinstance(changed, list) else [changed])
+    path.write_bytes(data.draw(encoded(raw)))
+    given_ = Given("fleet", "cc-1000", "flux", "https://github.com/acme/fleet-config")
+    refused_cleanly(lambda: import_repository(repo, given_))
+
+
+# -- the registry of readers -------------------------------------------------------------------
+
+READING_CALLS = {
+    "read_bytes",
+    "read_text",
+    "parse_documents",
+    "parse_fleet",
+    "safe_load",
+    "safe_load_all",
+    "load",
+    "load_all",
+    "loads",
+    "run",
+    "open",
+}
+FUZZED: dict[str, str] = {
+    "fleetgen.checks.load:load_fleet_text": "test_fleet_yaml_mutated_anywhere_loads_or_is_refused_and_what_loads_renders",
+    "fleetgen.source.edit:__init__": "test_fleet_yaml_mutated_anywhere_loads_or_is_refused_and_what_loads_renders",
+    "fleetgen.source.reader:read_fleet": "test_fleet_yaml_in_any_encoding_is_read_or_refused_in_one_line",
+    "fleetgen.source.reader:read_fleet_bytes": "test_fleet_yaml_in_any_encoding_is_read_or_refused_in_one_line",
+    "fleetgen.source.reader:read_bytes": "test_fleet_yaml_in_any_encoding_is_read_or_refused_in_one_line",
+    "fleetgen.source.reader:parse_fleet": "test_fleet_yaml_in_any_encoding_is_read_or_refused_in_one_line",
+    "fleetgen.compat.extra:merge_facts_text": "test_a_facts_file_mutated_anywhere_merges_or_is_refused_at_its_line",
+    "fleetgen.live.dumps:read_live": "test_a_faithful_dump_mutated_anywhere_drifts_or_is_refused_in_one_line",
+    "fleetgen.live.dumps:live_objects": "test_a_faithful_dump_mutated_anywhere_drifts_or_is_refused_in_one_line",
+    "fleetgen.live.state:live_from_context": "test_what_kubectl_prints_is_read_or_refused_in_one_line",
+    "fleetgen.source.git_revision:_git": "test_any_git_revision_is_read_or_refused_in_one_line",
+    "fleetgen.source.git_revision:read_at": "test_any_git_revision_is_read_or_refused_in_one_line",
+    "fleetgen.validation.crd_schemas:read_crds": "test_a_crd_file_mutated_anywhere_is_read_or_refused_in_one_line",
+    "fleetgen.output.tree:ledger": "test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line",
+    "fleetgen.output.tree:recover": "test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line",
+    "fleetgen.output.tree:read": "test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line",
+    "fleetgen.output.freshness:_changes": "test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line",
+    "fleetgen.cache:get": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
+    "fleetgen.output.emitted:_unpack": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
+    "fleetgen.validation.verdicts:from_text": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
+    "fleetgen.importer.addons:_argo": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
+    "fleetgen.importer.build:_build": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
+    "fleetgen.importer.build:_ask_for_origins": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
+    "fleetgen.importer.build:_with_file": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
+    "fleetgen.importer.keep:_content": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
+    "fleetgen.importer.keep:_read_local": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
+}
+RENDERERS_OUTSIDE_RENDER_FILES = {  # reached by no fleet's render, only by `job new`: fuzzed above
+    f"fleetgen.render.{name}": "test_job_new_builds_or_refuses_any_ask_in_one_line"
+    for name in ("golden_paths", "job_pod", "job_target", "serving", "slice_asks")
+}
+NOT_UNTRUSTED: dict[str, str] = {
+    "fleetgen.compat.facts:facts": "the facts.yaml shipped inside fleetgen",
+    "fleetgen.compat.gpu_operator:operator_facts": "gpu_operator.yaml shipped inside fleetgen",
+    "fleetgen.compat.partitioning:partitioning_facts": "partitioning.yaml shipped inside fleetgen",
+    "fleetgen.validation.api_rules:load_rules": "the API rules shipped inside fleetgen",
+    "fleetgen.validation.rendered_objects:__init__": "the schemas shipped inside fleetgen",
+    "fleetgen.validation.rendered_objects:_bundle": "a copy of a shipped schema, made with json.dumps",
+    "fleetgen.validation.rendered_objects:_core_schema": "the Kubernetes schemas shipped inside fleetgen",
+    "fleetgen.model.json_schema:_schema": "the JSON Schema fleetgen generates from its own model",
+    "fleetgen.model.reference_doc:reference_markdown": "the JSON Schema fleetgen generates from its own model",
+    "fleetgen.render.kueue_config:_yaml_of": "JSON fleetgen serialized itself a line before",
+    "fleetgen.importer.infer:_role": "JSON the importer serialized itself to count equal rules",
+    "fleetgen.importer.teams:_tenancy": "JSON the importer serialized itself to count equal rules",
+    "fleetgen.cache:_package_files": "fleetgen's own installed files, hashed for the cache key",
+    "fleetgen.authoring.fleetgen_source:installed_source": "pip's record of how this fleetgen was installed",
+    "fleetgen.authoring.fleetgen_source:_git": "git ls-remote of the --fleetgen-source URL, which FleetgenSource.parse checked",
+    "fleetgen.cli.job:_write": "reads a file only to compare it with what it writes",
+    "fleetgen.output.tree:_write_new": "opens a file to write it",
+    "fleetgen.output.tree:_flush_folder": "opens a folder to flush it",
+    "fleetgen.output.tree:write_new_files": "writes files",
+    "fleetgen.workflows:write_github_output": "appends to $GITHUB_OUTPUT",
+    "fleetgen.validation.cel_rules:_run": "runs a compiled CEL rule, reads nothing",
+}
+
+
+def readers_in(source: str, module: str) -> Iterator[str]:
+    """`module:function` of each function of `source` that calls something that reads a file, YAML, JSON or a process."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            calls = (c.func for c in ast.walk(node) if isinstance(c, ast.Call))
+            names = {f.attr if isinstance(f, ast.Attribute) else f.id for f in calls if isinstance(f, ast.Attribute | ast.Name)}
+            if names & READING_CALLS:
+                yield f"{module}:{node.name}"
+
+
+def readers() -> Iterator[str]:
+    for path in sorted((REPO / "fleetgen").rglob("*.py")):
+        yield from readers_in(path.read_text(encoding="utf-8"), ".".join(path.relative_to(REPO).with_suffix("").parts))
+
+
+def test_every_reader_of_untrusted_input_has_a_fuzz_target() -> None:
+    found = set(readers())
+    unlisted = sorted(found - FUZZED.keys() - NOT_UNTRUSTED.keys())
+    assert unlisted == [], f"new readers: fuzz them in this module and list them in FUZZED (or say why not in NOT_UNTRUSTED): {unlisted}"
+    assert sorted((FUZZED.keys() | NOT_UNTRUSTED.keys()) - found) == [], "listed readers that no longer read"
+    tests = {name: value for name, value in globals().items() if name.startswith("test_")}
+    for reader, test in FUZZED.items():
+        assert test in tests and hasattr(tests[test], "hypothesis"), f"{reader}: {test} is not a property test here"
+
+
+def test_the_reader_scan_sees_each_kind_of_read() -> None:
+    source = (
+        "import json, subprocess, yaml\n"
+        "def a(p):\n    return p.read_text()\n"
+        "def b(t):\n    return json.loads(t)\n"
+        "def c(t):\n    return yaml.safe_load(t)\n"
+        "def d():\n    return subprocess.run(['git'])\n"
+        "def e(t):\n    return t.strip()\n"
+    )
+    assert list(readers_in(source, "m")) == ["m:a", "m:b", "m:c", "m:d"]
+
+
+def test_every_render_module_is_reached_by_a_fuzzed_render() -> None:
+    """The fleet.yaml fuzzer renders what still loads; so every render module must run when the example renders
+    (or be listed with the fuzz test that reaches it): a renderer the example never calls would go unfuzzed."""
+    import sys
+
+    reached: set[str] = set()
+
+    def seen(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            reached.add(frame.f_code.co_filename)
+
+    sys.setprofile(seen)
+    try:
+        for variant in variants():
+            render_all(load_fleet_text(dumped(variant).encode()))
+    finally:
+        sys.setprofile(None)
+    modules = {p for p in (REPO / "fleetgen" / "render").glob("*.py") if p.name != "__init__.py"}
+    unreached = sorted(f"fleetgen.render.{p.stem}" for p in modules if str(p) not in reached)
+    assert [m for m in unreached if m not in RENDERERS_OUTSIDE_RENDER_FILES] == [], unreached
