@@ -27,7 +27,6 @@ from typing import Any
 import pytest
 import yaml
 from conftest import EXAMPLE, REPO, git
-from fleetgen.render.serving import Serving
 from gitops_dumps import cluster_dump
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -40,6 +39,7 @@ from fleetgen.checks.load import load_fleet_text
 from fleetgen.compat import facts
 from fleetgen.compat.extra import merge_facts_text
 from fleetgen.errors import FindingsError, InputError, RefusedAsk
+from fleetgen.jobs.serving import Serving
 from fleetgen.live import state
 from fleetgen.live.drift_output import drift_json
 from fleetgen.output.emitted import _unpack
@@ -108,10 +108,10 @@ def variants() -> tuple[dict[str, Any], ...]:
 
 def render_all(loaded: Any) -> dict[str, bytes]:
     """What render, diff's fingerprints and explain make of a fleet: every renderer a fleet reaches."""
-    rendered = Rendered(loaded.fleet, loaded.source.file)
+    rendered = Rendered(loaded.fleet)
     assert len(rendered.fingerprints) == len(loaded.fleet.clusters)
     rendered.explained(len(loaded.fleet.clusters) - 1)
-    return rendered.files
+    return TreeFiles(rendered).files
 
 
 @pytest.mark.slow  # about a quarter of a second an example: a load and a render
@@ -175,9 +175,8 @@ def test_job_new_builds_or_refuses_any_ask_in_one_line(
     cpu: str | None, memory: str | None, gpu_slice: str | None, serving: Serving | None,
 ) -> None:  # fmt: skip
     """The golden-path renderers (golden_paths, job_target, job_pod, slice_asks) on asks no one would make."""
-    from fleetgen.render.golden_paths import job_objects
-    from fleetgen.render.job_target import Ask
-
+    from fleetgen.jobs.golden_paths import job_objects
+    from fleetgen.jobs.job_target import Ask
     from fleetgen.model import Quantity
 
     loaded = example_loaded()
@@ -212,7 +211,7 @@ def test_a_facts_file_mutated_anywhere_merges_or_is_refused_at_its_line(doc: Any
 @cache
 def faithful_dump() -> dict[str, Any]:
     loaded = load_fleet_text(EXAMPLE.read_bytes())
-    rendered = Rendered(loaded.fleet, loaded.source.file).keyed(DEV, with_entry_point=False)
+    rendered = Rendered(loaded.fleet).keyed(DEV, with_entry_point=False)
     dump = cluster_dump(list(rendered.values()), "argocd", tracking="annotation", ssa=False)
     quota = next(o for o in dump["items"] if o["kind"] == "ResourceQuota")
     quota["status"] = {"hard": dict(quota["spec"]["hard"]), "used": {k: "1" for k in quota["spec"]["hard"]}}
@@ -430,7 +429,7 @@ FUZZED: dict[str, str] = {
     "fleetgen.output.tree:ledger": "test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line",
     "fleetgen.output.tree:recover": "test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line",
     "fleetgen.output.tree:read": "test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line",
-    "fleetgen.output.freshness:_changes": "test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line",
+    "fleetgen.review.freshness:_changes": "test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line",
     "fleetgen.cache:get": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
     "fleetgen.output.emitted:_unpack": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
     "fleetgen.validation.verdicts:from_text": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",

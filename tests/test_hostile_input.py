@@ -163,9 +163,10 @@ def test_garbage_live_dumps_through_the_drift_workflow(fleet_folder: Path, text:
         ([{**namespace(), "kind": "Node", "status": {"allocatable": {"nvidia.com/gpu": "9" * 5000}}}], 2),
     ],
 )
-def test_the_installed_drift_command_exits_1_or_2_with_one_line(fleet_folder: Path, cli_run: Run, items: list[Any], code: int) -> None:
+def test_the_installed_drift_command_exits_1_or_2_with_one_line(fleet_folder: Path, console_run: Run, items: list[Any], code: int) -> None:
     (fleet_folder / "live.yaml").write_text(dump(items))
-    done = cli_run("drift", "--cluster", "dev-eastus", "--live", "live.yaml", "--format", "json", cwd=fleet_folder)
+    args = ("drift", "--cluster", "dev-eastus", "--live", "live.yaml", "--against", "fleet.yaml", "--format", "json")
+    done = console_run(*args, cwd=fleet_folder)
     assert done.returncode == code, done.stderr
     if code == 2:
         [line] = done.stderr.splitlines()

@@ -54,7 +54,7 @@ items:
 def faithful() -> tuple[dict[str, Any], tuple[dict[str, Any], ...]]:
     """(dev-eastus's render by key, the objects of a faithful dump of it: synced objects, Nodes, a quota in use)."""
     loaded = load_fleet_text(EXAMPLE.read_bytes())
-    rendered = Rendered(loaded.fleet, loaded.source.file).keyed(DEV, with_entry_point=False)
+    rendered = Rendered(loaded.fleet).keyed(DEV, with_entry_point=False)
     items = cluster_dump(list(rendered.values()), "flux", tracking="annotation", ssa=True)["items"]
     quota = next(o for o in items if o["kind"] == "ResourceQuota")
     quota["status"] = {"hard": dict(quota["spec"]["hard"]), "used": {k: "0" for k in quota["spec"]["hard"]}}
