@@ -52,6 +52,7 @@ from fleetgen.upgrade.status import live_nodes
 from fleetgen.validation.crd_schemas import read_crds
 from fleetgen.validation.verdicts import ClusterVerdict
 from fleetgen.workflows import live_state
+from fleetgen.workflows.tree_files import TreeFiles
 
 SLOW_ENOUGH = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 DEV = 3  # dev-eastus in the example
