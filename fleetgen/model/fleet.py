@@ -100,6 +100,9 @@ class Pricing(Spec):
 class Capacity(Spec):
     gpu_overcommit: Float | None = Field(default=None, ge=1.0, le=100.0)
     """Allow team GPU quotas on a cluster to add up to this many times its GPUs; without it they must fit."""
+    lead_time_weeks: Int = Field(default=12, ge=1, le=104)
+    """How far ahead GPU capacity is planned: `fleetgen forecast` flags every cluster, pool and team quota that may run out
+    sooner (the operations chapter plans 8-12 weeks ahead: quota increases, reservations, new node pools)."""
 
 
 class Fleet(Spec):
