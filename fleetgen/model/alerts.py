@@ -19,8 +19,15 @@ AlertName = Literal[
     "gpuEccErrors",
     "nodePoolUtilization",
     "kueuePendingWorkloads",
+    "quotaConsumptionPlan",
+    "quotaConsumptionCritical",
+    "clusterQueueQuotaPlan",
+    "clusterQueueQuota",
+    "clusterQueueQuotaCritical",
+    "nodePoolUtilizationPlan",
+    "nodePoolUtilizationCritical",
 ]
-TeamAlertName = Literal["gpuUnderutilized", "gpuMemoryFull", "quotaConsumption"]
+TeamAlertName = Literal["gpuUnderutilized", "gpuMemoryFull", "quotaConsumption", "quotaConsumptionPlan", "quotaConsumptionCritical"]
 
 
 class AlertOverride(Spec):
