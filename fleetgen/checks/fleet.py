@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from fleetgen.checks.cloud_quota import CLOUD_QUOTA_CHECKS
 from fleetgen.checks.entitlement import ENTITLEMENT_CHECKS
 from fleetgen.checks.partitioning import PARTITIONING_CHECKS
 from fleetgen.checks.placement import PLACEMENT_CHECKS
@@ -218,6 +219,7 @@ CHECKS: tuple[Check, ...] = (
     *PLATFORM_CHECKS,
     *TENANCY_CHECKS,
     *PARTITIONING_CHECKS,
+    *CLOUD_QUOTA_CHECKS,
 )
 
 

@@ -17,6 +17,7 @@ from fleetgen.errors import FieldPath
 from fleetgen.model.alerts import Alerts
 from fleetgen.model.approvals import ApprovalRule
 from fleetgen.model.argocd import ArgoCd
+from fleetgen.model.cloud_quota import CloudAccount
 from fleetgen.model.cluster import Cluster, VersionSet
 from fleetgen.model.compat import Compatibility
 from fleetgen.model.naming import Naming, ObjectNames, name_source, names_of
@@ -139,6 +140,9 @@ class Fleet(Spec):
     """The add-ons the clusters get (Kueue, the NVIDIA GPU Operator, Prometheus Operator CRDs, Volcano), each a pinned Helm chart."""
     pricing: Pricing = Pricing()
     """GPU prices for the cost report."""
+    cloud_accounts: Annotated[tuple[CloudAccount, ...], unique_by("name")] = ()
+    """The cloud accounts (subscriptions) the clusters run in, with each region's vCPU quota per VM family: validate checks
+    that the node pools at their largest size fit."""
     rollout: Rollout = Field(default_factory=Rollout)
     """How version upgrades roll out: soak time, wave size, maintenance windows, freezes."""
     upgrade: Upgrade | None = None

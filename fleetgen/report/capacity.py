@@ -18,6 +18,7 @@ from fleetgen.compat.partitioning import nominal, per_gpu, pool_yield
 from fleetgen.model import Cluster, Fleet, NodePool
 from fleetgen.model.sharing import GPU
 from fleetgen.render.volcano import queue_name
+from fleetgen.report.quota_layers import ClusterLayers, quota_layers
 from fleetgen.report.slices import PoolSlices, TeamSlices, average_price, pool_slices, team_slices
 
 HOURS_PER_MONTH = 730
@@ -150,6 +151,7 @@ class Report:
     volcano: tuple[VolcanoShare, ...] = ()
     pool_slices: tuple[PoolSlices, ...] = ()
     team_slices: tuple[TeamSlices, ...] = ()
+    layers: tuple[ClusterLayers, ...] = ()  # every layer of the quota stack per cluster (report/quota_layers.py)
 
 
 def _price(fleet: Fleet, cluster: Cluster, queue: str | None) -> float | None:
@@ -265,4 +267,5 @@ def build_report(fleet: Fleet) -> Report:
         volcano,
         pool_slices(fleet),
         sliced,
+        quota_layers(fleet),
     )

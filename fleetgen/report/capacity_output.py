@@ -6,6 +6,8 @@ import html
 import json
 
 from fleetgen.report.capacity import HOURS_PER_MONTH, FlavorShare, Holding, Report
+from fleetgen.report.quota_layers import HEAD as LAYERS_HEAD
+from fleetgen.report.quota_layers import layers_json, layers_markdown
 from fleetgen.report.slices import slices_markdown
 
 
@@ -108,6 +110,7 @@ def report_markdown(report: Report) -> str:
         lines.append(f"| {team.team} | {team.cost_center} | {cells} | {team.gpus} | {_money(team.monthly_cost, cur)} |")
     lines += slices_markdown(report.pool_slices, report.team_slices, cur)
     lines += _sharing_markdown(report)
+    lines += layers_markdown(report.layers)
     lines += ["", "## Fleet compatibility matrix", "", "| Component | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     lines += [f"| {title} | " + " | ".join(values) + " |" for title, values in report.matrix]
     if report.unpriced:
@@ -202,6 +205,7 @@ def report_json(report: Report) -> str:
             ],
             "matrix": {title: dict(zip([c.name for c in report.clusters], values, strict=True)) for title, values in report.matrix},
             "unpriced": list(report.unpriced),
+            "quotaLayers": layers_json(report.layers),
         },
         indent=2,
     )
@@ -258,6 +262,7 @@ def report_html(report: Report) -> str:
     sharing = table(SHARING_HEAD, _sharing_rows(report)) + (f"<ul>{sentences}</ul>" if sentences else "")
     if report.volcano:
         sharing += table(VOLCANO_HEAD, _volcano_rows(report))
+    sharing += f"<h2>Quota layers</h2>{table(LAYERS_HEAD, [layer.cells() for layer in report.layers])}" if report.layers else ""
     title = html.escape(f"GPU fleet report: {report.fleet}")
     style = (
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px}"

@@ -1,0 +1,108 @@
+"""The cloud layer of the quota stack: node pools at their largest size against each region's VM-family vCPU quota.
+
+The example's contoso-ai-prod subscription holds 384 vCPUs of standardNDSH100v5Family in eastus;
+training-eastus' h100-ondemand pool (Standard_ND96isr_H100_v5, 96 vCPUs) can grow to 2 nodes: 192.
+"""
+
+from __future__ import annotations
+
+from conftest import findings_of, line_of, replace_once
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fleetgen.checks.cloud_quota import quota_uses
+from fleetgen.checks.load import load_fleet_text
+from fleetgen.compat.vm_sizes import family_key, known_sizes, vm_size
+from fleetgen.errors import Severity
+
+H100_QUOTA = "          standardNDSH100v5Family: {vcpus: 384}"
+H100_POOL = "        vmSize: Standard_ND96isr_H100_v5\n        gpuModel: H100\n        gpusPerNode: 8\n        cpuPerNode: 88\n        memoryPerNode: 1600Gi\n        maxNodes: 2"
+AT = "cloudAccounts[0].regions.eastus.families.standardNDSH100v5Family.vcpus"
+
+
+def _at_quota(text: str, severity: Severity) -> list[str]:
+    return [f for f in findings_of(text, severity) if AT in f]
+
+
+def test_eight_h100_nodes_in_a_region_whose_quota_holds_four_is_an_error_at_the_quota(example_text: str) -> None:
+    text = replace_once(example_text, H100_POOL, H100_POOL.replace("maxNodes: 2", "maxNodes: 8"))
+    line = line_of(text, H100_QUOTA)
+    assert _at_quota(text, Severity.ERROR) == [
+        f"{line}:44: {AT}: node pools at their largest need 768 of 384 vCPUs of contoso-ai-prod eastus standardNDSH100v5Family"
+        " (training-eastus/h100-ondemand 8 x 96): above the quota; lower maxNodes or request an increase"
+    ]
+
+
+@settings(deadline=None)
+@given(quota=st.integers(0, 1000))
+def test_the_severity_follows_the_chapters_thresholds(example_text: str, quota: int) -> None:
+    """192 vCPUs of H100s against any quota: an error above it, a warning above 80%, a note above 60%, else nothing."""
+    stated = H100_QUOTA.replace("384", str(quota))
+    text = replace_once(example_text, H100_QUOTA, stated)
+    found = {s: _at_quota(text, s) for s in Severity}
+    percent = 192 / quota * 100 if quota else float("inf")
+    expected = Severity.ERROR if percent > 100 else Severity.WARNING if percent > 80 else Severity.NOTE if percent > 60 else None
+    assert {s for s, f in found.items() if f} == ({expected} if expected else set())
+    for s, lines in found.items():
+        assert all(f.startswith(f"{line_of(text, stated)}:") for f in lines), s
+
+
+def test_spot_pools_count_against_the_regions_spot_vcpus(example_text: str) -> None:
+    text = replace_once(example_text, "        spotVcpus: 800", "        spotVcpus: 300")
+    errors = [f for f in findings_of(text) if "spotVcpus" in f]
+    # a100-spot 2 x 96, t4-spot 8 x 4, a10g-spot 4 x 36: 368 vCPUs, none of them against a family's quota
+    assert len(errors) == 1 and "need 368 of 300 vCPUs" in errors[0]
+    assert "training-eastus/a100-spot 2 x 96, dev-eastus/t4-spot 8 x 4, dev-eastus/a10g-spot 4 x 36" in errors[0]
+    assert errors[0].startswith(f"{line_of(text, 'spotVcpus: 300')}:20:")
+
+
+def test_an_unknown_vm_size_says_what_to_state_and_a_stated_family_is_used(example_text: str) -> None:
+    unknown = replace_once(example_text, "vmSize: Standard_NC4as_T4_v3", "vmSize: Standard_NX8_Future_v9")
+    warnings = [f for f in findings_of(unknown, Severity.WARNING) if "does not know VM size" in f]
+    assert warnings == [
+        f"{line_of(unknown, 'Standard_NX8_Future_v9')}:17: clusters[3].nodePools[0].vmSize: fleetgen does not know VM size"
+        " Standard_NX8_Future_v9: state vmFamily and vcpusPerNode to check its cloud quota"
+    ]
+    stated = replace_once(
+        unknown.replace("        spotVcpus: 800\n", "        spotVcpus: 800\n", 1),
+        "vmSize: Standard_NX8_Future_v9",
+        "vmSize: Standard_NX8_Future_v9\n        vmFamily: standardNDSH100v5Family\n        vcpusPerNode: 100",
+    )
+    stated = stated.replace(
+        "        scaling: spot\n        labels: {accelerator: nvidia-t4}",
+        "        scaling: on-demand\n        labels: {accelerator: nvidia-t4}",
+    )
+    errors = _at_quota(stated, Severity.ERROR)  # 192 of the H100s and 8 x 100 of the stated family: 992 of 384
+    assert len(errors) == 1 and "need 992 of 384" in errors[0] and "dev-eastus/t4-spot 8 x 100" in errors[0]
+
+
+def test_a_family_without_a_stated_quota_and_an_unknown_cluster_are_reported(example_text: str) -> None:
+    text = replace_once(example_text, H100_QUOTA + "\n", "")
+    warnings = [f for f in findings_of(text, Severity.WARNING) if "no quota stated for standardNDSH100v5Family" in f]
+    assert len(warnings) == 1 and warnings[0].startswith(f"{line_of(text, 'StandardNCADSA100v4Family: {vcpus: 200}') - 1}:")
+    wrong = replace_once(
+        example_text, "clusters: [prod-inference-eastus, training-eastus,", "clusters: [prod-inference-eastus, training-eastux,"
+    )
+    assert any("cloudAccounts[0].clusters[1]: unknown cluster 'training-eastux'" in f for f in findings_of(wrong))
+
+
+def test_the_example_fits_its_quotas_and_every_layer_is_counted(example_text: str) -> None:
+    fleet = load_fleet_text(example_text.encode()).fleet
+    uses, problems = quota_uses(fleet)
+    assert problems == []
+    by = {(u.region, u.family): (u.vcpus, u.limit) for u in uses}
+    assert by == {
+        ("eastus", "StandardNCADSA100v4Family"): (96, 200),
+        ("eastus", "StandardNVADSA10v5Family"): (144, 288),
+        ("eastus", "Standard NDASv4_A100 Family"): (96, 192),
+        ("eastus", "standardNDSH100v5Family"): (192, 384),
+        ("eastus", "spot vCPUs"): (368, 800),
+        ("westeurope", "StandardNCADSA100v4Family"): (96, 192),
+        ("westeurope", "StandardNVADSA10v5Family"): (144, 288),
+    }
+
+
+def test_every_known_size_names_its_family_as_azure_writes_it() -> None:
+    for name, row in known_sizes().items():
+        assert vm_size(name.upper()) == row and row.gpus >= 1 and row.vcpus >= 4
+        assert family_key(row.family).startswith("standard") and family_key(row.family).endswith("family"), row.family
