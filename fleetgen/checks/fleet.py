@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 
 from fleetgen.checks.cloud_quota import CLOUD_QUOTA_CHECKS
 from fleetgen.checks.entitlement import ENTITLEMENT_CHECKS
+from fleetgen.checks.grants import GRANT_CHECKS
 from fleetgen.checks.partitioning import PARTITIONING_CHECKS
 from fleetgen.checks.placement import PLACEMENT_CHECKS
 from fleetgen.checks.platform import PLATFORM_CHECKS
@@ -220,6 +221,7 @@ CHECKS: tuple[Check, ...] = (
     *TENANCY_CHECKS,
     *PARTITIONING_CHECKS,
     *CLOUD_QUOTA_CHECKS,
+    *GRANT_CHECKS,
 )
 
 
