@@ -15,6 +15,7 @@ from fleetgen.render.provenance import quota_path
 from fleetgen.render.rendered import Rendered
 from fleetgen.review.approvals import Approval, required_approvals
 from fleetgen.review.changes import Change, fleet_changes
+from fleetgen.review.grants import grant_changes
 from fleetgen.review.object_diff import ObjectChange, diff_objects
 from fleetgen.review.offboarding import removal_warnings
 from fleetgen.review.policy_changes import policy_changes
@@ -45,7 +46,7 @@ class FleetDiff:
 def diff_fleets(base_render: Rendered, head_render: Rendered, base_name: str, head_name: str) -> FleetDiff:
     """Summary, approvals (by the base's rules, so a change cannot relax its own gate) and per-cluster objects."""
     base, head = base_render.fleet, head_render.fleet
-    changes = policy_changes(base, head) + fleet_changes(base, head)
+    changes = policy_changes(base, head) + fleet_changes(base, head) + list(grant_changes(base, head))
     approvals = required_approvals(base, changes)
     old_index = {c.name: i for i, c in enumerate(base.clusters)}
     new_index = {c.name: i for i, c in enumerate(head.clusters)}

@@ -40,6 +40,14 @@ class Change:
     gpus: int | None = None  # GPUs a team gains the right to on a cluster (new team, placement or raised quota)
     warning: str | None = None  # what to watch for when it is applied
     path: FieldPath | None = None  # where it stands in the head's fleet.yaml, when the fields above do not say
+    # a time-bound grant (review/grants.py): days to its end, what for, its GPUs' monthly cost, and the monthly cost of the
+    # team's and its cost centre's GPU quotas with it, for approval rules on duration, workload and budget
+    days: int | None = None
+    workload: str | None = None
+    monthly_cost: float | None = None
+    team_monthly: float | None = None
+    cost_center: str | None = None
+    cost_center_monthly: float | None = None
 
 
 def fleet_changes(base: Fleet, head: Fleet) -> list[Change]:
