@@ -154,6 +154,7 @@ def test_weeks_with_too_few_hours_are_left_out_and_short_history_says_so() -> No
     assert short.status == "too-little-history" and short.expected is None
 
 
+@pytest.mark.slow
 @settings(deadline=None)
 @given(order=st.permutations(range(4)), split=st.integers(0, 4))
 def test_the_same_history_gives_the_same_forecast_in_any_order_or_files(order: list[int], split: int) -> None:
