@@ -6,14 +6,16 @@ training-eastus' h100-ondemand pool (Standard_ND96isr_H100_v5, 96 vCPUs) can gro
 
 from __future__ import annotations
 
+import pytest
 from conftest import findings_of, line_of, replace_once
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fleetgen.checks.cloud_quota import quota_uses
+from fleetgen.checks.cloud_quota import check_cloud_quotas, quota_uses
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.compat.vm_sizes import family_key, known_sizes, vm_size
 from fleetgen.errors import Severity
+from fleetgen.model import Fleet
 
 H100_QUOTA = "          standardNDSH100v5Family: {vcpus: 384}"
 H100_POOL = "        vmSize: Standard_ND96isr_H100_v5\n        gpuModel: H100\n        gpusPerNode: 8\n        cpuPerNode: 88\n        memoryPerNode: 1600Gi\n        maxNodes: 2"
@@ -33,6 +35,7 @@ def test_eight_h100_nodes_in_a_region_whose_quota_holds_four_is_an_error_at_the_
     ]
 
 
+@pytest.mark.slow
 @settings(deadline=None)
 @given(quota=st.integers(0, 1000))
 def test_the_severity_follows_the_chapters_thresholds(example_text: str, quota: int) -> None:
@@ -106,3 +109,50 @@ def test_every_known_size_names_its_family_as_azure_writes_it() -> None:
     for name, row in known_sizes().items():
         assert vm_size(name.upper()) == row and row.gpus >= 1 and row.vcpus >= 4
         assert family_key(row.family).startswith("standard") and family_key(row.family).endswith("family"), row.family
+
+
+@pytest.mark.slow
+@settings(deadline=None)
+@given(
+    clusters=st.integers(1, 6),
+    quotas=st.lists(st.integers(0, 3000), min_size=2, max_size=2),
+    spot=st.integers(0, 3000),
+)
+def test_every_pool_is_counted_once_in_a_generated_fleet_and_findings_follow_the_percentages(
+    clusters: int, quotas: list[int], spot: int
+) -> None:
+    """benchmarks/synth.py's fleets (spot and on-demand A100 pools on every cluster, three regions) under one account."""
+    import sys
+
+    from conftest import REPO
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import yaml
+    from synth import synthetic_fleet
+
+    data = yaml.safe_load(synthetic_fleet(clusters, 4, 2))
+    regions = sorted({c["region"] for c in data["clusters"]})
+    data["cloudAccounts"] = [
+        {
+            "name": "sub",
+            "clusters": [c["name"] for c in data["clusters"]],
+            "regions": {
+                r: {"families": {"standardNDASv4_A100Family": {"vcpus": quotas[i % 2]}}, "spotVcpus": spot} for i, r in enumerate(regions)
+            },
+        }
+    ]
+    fleet = Fleet.model_validate(data, by_alias=True, by_name=False)
+    uses, problems = quota_uses(fleet)
+    assert problems == []
+    for region in regions:  # each region's vCPUs: every pool of its clusters, once, at maxNodes x 96
+        pools = [p for c in fleet.clusters if c.region == region for p in c.node_pools]
+        for spotted in (True, False):
+            expected = sum(p.max_nodes * 96 for p in pools if (p.scaling == "spot") == spotted)
+            counted = [u.vcpus for u in uses if u.region == region and (u.family == "spot vCPUs") == spotted]
+            assert sum(counted) == expected and len(counted) == (1 if expected else 0)
+    found = list(check_cloud_quotas(fleet))
+    for u in uses:
+        percent = u.percent
+        assert percent is not None
+        severity = None if percent <= 60 else Severity.NOTE if percent <= 80 else Severity.WARNING if percent <= 100 else Severity.ERROR
+        assert [f.severity for f in found if f.path == u.at] == ([severity] if severity else [])
