@@ -156,3 +156,23 @@ def test_every_pool_is_counted_once_in_a_generated_fleet_and_findings_follow_the
         assert percent is not None
         severity = None if percent <= 60 else Severity.NOTE if percent <= 80 else Severity.WARNING if percent <= 100 else Severity.ERROR
         assert [f.severity for f in found if f.path == u.at] == ([severity] if severity else [])
+
+
+def test_a_stated_gpu_quota_is_checked_too(example_text: str) -> None:
+    text = replace_once(example_text, H100_QUOTA, H100_QUOTA.replace("{vcpus: 384}", "{vcpus: 384, gpus: 8}"))
+    errors = [f for f in findings_of(text) if "standardNDSH100v5Family.gpus" in f]
+    assert len(errors) == 1 and "hold 16 GPUs of contoso-ai-prod eastus standardNDSH100v5Family, above its 8" in errors[0]
+
+
+def test_the_report_shows_every_layer_per_cluster(example_text: str) -> None:
+    from fleetgen.report.capacity import build_report
+    from fleetgen.report.capacity_output import report_json, report_markdown
+
+    report = build_report(load_fleet_text(example_text.encode()).fleet)
+    training = next(layer for layer in report.layers if layer.cluster == "training-eastus")
+    assert (training.pool_gpus, training.namespace_gpus, training.nominal_gpus) == (40, 20, 16)
+    assert training.local_queues == (("gpu-cluster-queue", 12, 16), ("data-science-queue", 8, 8))  # 16 owned; 0 owned + 8 borrowable
+    assert ("contoso-ai-prod/eastus/standardNDSH100v5Family", 192, 384) in training.cloud
+    markdown = report_markdown(report)
+    assert "## Quota layers" in markdown and "| training-eastus | contoso-ai-prod/eastus/spot vCPUs 368/800 (46%);" in markdown
+    assert '"quotaLayers"' in report_json(report)
