@@ -223,3 +223,13 @@ def test_dates_count_from_the_last_hour_of_history() -> None:
     outlook = row_of(forecast).outlook
     assert outlook.expected is not None
     assert (forecast.as_of + timedelta(days=outlook.expected)).date() == (forecast.as_of + timedelta(days=true_days(16, 8, 1.0))).date()
+
+
+def test_a_clusters_gpu_utilisation_runs_out_at_100_percent() -> None:
+    """avg by (cluster) (DCGM_FI_DEV_GPU_UTIL), labelled as utilisation: 55% growing 3 points a week reaches 100% in 15 weeks."""
+    busy = {"cluster": "training-eastus", "fleetgen_series": "gpu_busy_percent"}
+    forecast = forecast_of([(busy, gpus_in_use(DAYS * 24, 55, 3.0, weekly=8))])
+    row = row_of(forecast, "busy", "training-eastus")
+    assert row.subject.capacity == 100 and forecast.without_history  # the pools and teams had no history here
+    assert row.outlook.expected == pytest.approx(true_days(100, 55, 3.0), abs=1.0)
+    assert all(s.kind != "busy" for s in forecast.without_history)  # utilisation is optional, never missing

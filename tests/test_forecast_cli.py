@@ -89,7 +89,7 @@ class _Prometheus(BaseHTTPRequestHandler):
         if url.path != "/api/v1/query_range":
             self.send_error(404)
             return
-        body = self.answers["flavor" if "flavor" in query["query"] else "namespace"].encode()
+        body = self.answers[next(key for key in ("flavor", "namespace", "DCGM") if key in query["query"])].encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -105,11 +105,9 @@ def prometheus() -> Iterator[tuple[str, list[dict[str, str]]]]:
     """A Prometheus API on 127.0.0.1 (a free port) for one test; it stops when the test ends, and no request waits over 10 s."""
     asked: list[dict[str, str]] = []
     pools = [({k: v for k, v in POOL.items() if k != "resource"}, gpus_in_use(DAYS * 24, 8, 1.0, weekly=2))]  # no cluster label
-    handler = type(
-        "Handler",
-        (_Prometheus,),
-        {"asked": asked, "answers": {"flavor": answer_text(pools), "namespace": answer_text([])}, "timeout": 10},
-    )
+    busy = [({"fleetgen_series": "gpu_busy_percent"}, gpus_in_use(DAYS * 24, 50, 2.0, weekly=10))]  # 25 weeks to 100%
+    answers = {"flavor": answer_text(pools), "namespace": answer_text([]), "DCGM": answer_text(busy)}
+    handler = type("Handler", (_Prometheus,), {"asked": asked, "answers": answers, "timeout": 10})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
     thread.start()
@@ -128,12 +126,15 @@ def test_the_live_path_asks_prometheus_for_90_days_hourly(
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
     done = cli_run("forecast", "--prometheus", f"training-eastus={url}", "--format", "json", cwd=tmp_path)
     assert done.returncode == 1, done.stderr  # eight weeks to go on a100-spot
-    assert [a["path"] for a in asked] == ["/api/v1/query_range"] * 2
+    assert [a["path"] for a in asked] == ["/api/v1/query_range"] * 3
     assert "kueue_cluster_queue_resource_usage" in asked[0]["query"] and "kube_resourcequota" in asked[1]["query"]
+    assert "DCGM_FI_DEV_GPU_UTIL" in asked[2]["query"] and '"fleetgen_series", "gpu_busy_percent"' in asked[2]["query"]
     for query in asked:
         assert int(query["end"]) - int(query["start"]) == DAYS * 86400 and query["step"] == "3600"
-    rows = {(s["cluster"], s["name"]): s for s in json.loads(done.stdout)["subjects"]}
-    assert rows[("training-eastus", "a100-spot")]["insideLeadTime"]
+    rows = {(s["kind"], s["name"]): s for s in json.loads(done.stdout)["subjects"]}
+    assert rows[("pool", "a100-spot")]["insideLeadTime"]
+    busy = rows[("busy", "training-eastus")]
+    assert busy["capacityGpus"] == 100 and busy["status"] == "runs-out" and not busy["insideLeadTime"]
 
 
 def test_an_unreachable_or_refusing_prometheus_is_one_line_and_exit_2(

@@ -70,7 +70,7 @@ def build_forecast(fleet: Fleet, answers: Iterable[Answer], lookback_weeks: int)
         lead_time_weeks=fleet.capacity.lead_time_weeks,
         lookback_weeks=lookback_weeks,
         rows=tuple(rows),
-        without_history=tuple(sorted(known - set(history.subjects))),
+        without_history=tuple(sorted(known - set(history.subjects))),  # utilisation is optional: never listed as missing
         unknown=tuple(sorted(history.unknown)),
         ignored=history.ignored,
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 
 from fleetgen.forecast.build import Forecast, Row
-from fleetgen.forecast.output import STATUS_WORDS, runs_out, subject_label
+from fleetgen.forecast.output import STATUS_WORDS, capacity_text, runs_out, subject_label
 from fleetgen.forecast.trend import CONFIDENCE
 
 CHARTS = 60
@@ -81,10 +81,10 @@ def forecast_html(forecast: Forecast) -> str:
         "td.out{color:#c0392b;font-weight:bold}.charts{display:flex;flex-wrap:wrap;gap:12px}"
     )
     lead = forecast.lead_time_weeks * 7
-    head = "".join(f"<th>{h}</th>" for h in ("What", "GPUs", "Last week", "Per week", f"Runs out ({CONFIDENCE:.0%} interval)"))
+    head = "".join(f"<th>{h}</th>" for h in ("What", "Capacity", "Last week", "Per week", f"Runs out ({CONFIDENCE:.0%} interval)"))
     body = "".join(
         "<tr>"
-        f"<td>{html.escape(subject_label(r.subject))}</td><td>{r.subject.capacity}</td>"
+        f"<td>{html.escape(subject_label(r.subject))}</td><td>{capacity_text(r.subject)}</td>"
         f"<td>{'—' if r.outlook.last_week is None else f'{r.outlook.last_week:.1f}'}</td>"
         f"<td>{'—' if r.outlook.growth is None else f'{r.outlook.growth:+.1f}'}</td>"
         f"<td{' class=out' if r.outlook.within(lead) else ''}>{html.escape(runs_out(forecast, r))}</td>"

@@ -4,6 +4,8 @@ A series is recognised by its labels, so an answer may come from any query that 
 - a node pool: `cluster` and `flavor` (Kueue's kueue_cluster_queue_resource_usage; a pool is the ResourceFlavor of its
   name) or `node_pool`, in nvidia.com/gpu. Its GPUs also count towards its cluster.
 - a team: `cluster` and `namespace` (kube-state-metrics' kube_resourcequota, type "used") or `team`.
+- a cluster's GPU utilisation: `cluster` and `fleetgen_series="gpu_busy_percent"`, one series a cluster (the live
+  path labels `avg by (cluster) (DCGM_FI_DEV_GPU_UTIL)` so), against 100%: when its GPUs would be busy all the time.
 Series of another resource (a slice, cpu) or of a quota's hard limit are left out; so are series naming no cluster,
 pool or team of fleet.yaml (counted, so the reader can see them). Several series of one subject (one per ClusterQueue
 drawing on a pool) add up: each contributes its mean of every hour.
@@ -25,7 +27,8 @@ from fleetgen.model import Fleet
 HOUR = 3600
 WEEK_HOURS = 168
 GPU_RESOURCES = {"nvidia.com/gpu", "requests.nvidia.com/gpu"}
-Kind = Literal["cluster", "pool", "team"]
+Kind = Literal["cluster", "pool", "team", "busy"]
+BUSY = "gpu_busy_percent"  # the fleetgen_series label of a cluster's average GPU utilisation
 
 
 @dataclass(frozen=True, order=True)
@@ -33,7 +36,7 @@ class Subject:
     """What runs out: a cluster's GPUs, a node pool's GPUs at its largest size, or a team's GPU quota on a cluster."""
 
     cluster: str
-    order: int  # the cluster, then its pools, then its teams
+    order: int  # the cluster, then its pools, then its teams, then its GPU utilisation
     name: str  # the cluster's, the pool's or the team's
     kind: Kind
     capacity: int  # GPUs
@@ -103,12 +106,14 @@ class SubjectIndex:
         self.clusters: dict[str, Subject] = {}
         self.pools: dict[tuple[str, str], Subject] = {}
         self.teams: dict[tuple[str, str], Subject] = {}
+        self.busy: dict[str, Subject] = {}  # percent of the cluster's GPUs' time busy, against 100
         for cluster in fleet.clusters:
             # Partitioned pools hand out slices, not nvidia.com/gpu: their GPUs are not what a GPU series counts.
             whole = [p for p in cluster.node_pools if p.gpus_per_node and p.partitioning.kind == "none"]
             gpus = sum(p.max_nodes * p.gpus_per_node for p in whole)
             if gpus:
                 self.clusters[cluster.name] = Subject(cluster.name, 0, cluster.name, "cluster", gpus)
+                self.busy[cluster.name] = Subject(cluster.name, 3, cluster.name, "busy", 100)
             for pool in whole:
                 self.pools[(cluster.name, pool.name)] = Subject(cluster.name, 1, pool.name, "pool", pool.max_nodes * pool.gpus_per_node)
         for team in fleet.teams:
@@ -125,6 +130,11 @@ class SubjectIndex:
             history.ignored += 1
             return []
         cluster = labels.get("cluster")
+        if labels.get("fleetgen_series") == BUSY and cluster is not None:
+            busy = self.busy.get(cluster)
+            if busy is None:
+                history.unknown.add(cluster)
+            return [busy] if busy else []
         pool = labels.get("flavor") or labels.get("node_pool")
         team = labels.get("team") or labels.get("namespace")
         if cluster is None or (pool is None and team is None):

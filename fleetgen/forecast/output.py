@@ -41,7 +41,13 @@ def runs_out(forecast: Forecast, row: Row) -> str:
 
 
 def subject_label(s: Subject) -> str:
-    return {"cluster": s.cluster, "pool": f"{s.cluster} pool {s.name}", "team": f"{s.cluster} team {s.name}"}[s.kind]
+    labels = {"cluster": s.cluster, "pool": f"{s.cluster} pool {s.name}", "team": f"{s.cluster} team {s.name}"}
+    return labels.get(s.kind, f"{s.cluster} GPUs busy (%)")
+
+
+def capacity_text(s: Subject) -> str:
+    """A subject's capacity: GPUs, or 100% for a cluster's GPU utilisation."""
+    return f"{s.capacity}%" if s.kind == "busy" else str(s.capacity)
 
 
 def _number(value: float | None, sign: bool = False) -> str:
@@ -51,13 +57,13 @@ def _number(value: float | None, sign: bool = False) -> str:
 def forecast_text(forecast: Forecast) -> str:
     if forecast.as_of is None:
         return f"{forecast.fleet}: no GPU allocation history for any cluster, pool or team of fleet.yaml\n"
-    head = ["", "What", "GPUs", "Last week", "Per week", f"Runs out ({CONFIDENCE:.0%} interval)"]
+    head = ["", "What", "Capacity", "Last week", "Per week", f"Runs out ({CONFIDENCE:.0%} interval)"]
     lead = forecast.lead_time_weeks * 7
     rows = [
         [
             "!" if r.outlook.within(lead) else "",
             subject_label(r.subject),
-            str(r.subject.capacity),
+            capacity_text(r.subject),
             _number(r.outlook.last_week),
             _number(r.outlook.growth, sign=True),
             runs_out(forecast, r),

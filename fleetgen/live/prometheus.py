@@ -1,8 +1,9 @@
 """GPU allocation history from a live Prometheus (or anything that answers its HTTP API: Thanos, Mimir).
 
-Two range queries, one point an hour, each answer streamed to the reader rather than held whole: the
+Three range queries, one point an hour, each answer streamed to the reader rather than held whole: the
 GPUs Kueue has admitted per cluster and node pool (a pool is its ResourceFlavor; the leader's copy,
-as the alerts count it), and the GPUs each namespace's quota counts as used (kube-state-metrics).
+as the alerts count it), the GPUs each namespace's quota counts as used (kube-state-metrics), and
+each cluster's average GPU utilisation (the DCGM exporter), labelled as utilisation.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ TIMEOUT_SECONDS = 60
 QUERIES = (
     'sum by (cluster, flavor) (kueue_cluster_queue_resource_usage{resource="nvidia.com/gpu", replica_role!="follower"})',
     'sum by (cluster, namespace) (kube_resourcequota{resource="requests.nvidia.com/gpu", type="used"})',
+    # label_replace with an empty source and regex sets the label on every series: it marks them as utilisation
+    'label_replace(avg by (cluster) (DCGM_FI_DEV_GPU_UTIL), "fleetgen_series", "gpu_busy_percent", "", "")',
 )
 
 
