@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 
 from fleetgen.forecast.build import Forecast, Row
-from fleetgen.forecast.output import STATUS_WORDS, capacity_text, runs_out, subject_label
+from fleetgen.forecast.output import STATUS_WORDS, capacity_text, number, runs_out, subject_label
 from fleetgen.forecast.trend import CONFIDENCE
 
 CHARTS = 60
@@ -67,7 +67,7 @@ def _chart(forecast: Forecast, row: Row) -> str:
         f'<line x1="{x(0):.1f}" y1="{TOP}" x2="{x(0):.1f}" y2="{HEIGHT - BOTTOM}" stroke="#555"/>',
         f'<text x="{x(0) + 2:.1f}" y="{HEIGHT - 6}" font-size="10">now</text>',
         f'<line x1="{x(lead):.1f}" y1="{TOP}" x2="{x(lead):.1f}" y2="{HEIGHT - BOTTOM}" stroke="#888" stroke-dasharray="2,2"/>',
-        f'<text x="{x(lead) + 2:.1f}" y="{HEIGHT - 6}" font-size="10">+{lead} weeks</text>',
+        f'<text x="{x(lead) - 2:.1f}" y="{HEIGHT - 6}" font-size="10" text-anchor="end">+{lead} weeks</text>',
         f'<text x="{LEFT}" y="{HEIGHT - 6}" font-size="10">{int(start)} weeks</text>',
         "</svg>",
     ]
@@ -86,7 +86,7 @@ def forecast_html(forecast: Forecast) -> str:
         "<tr>"
         f"<td>{html.escape(subject_label(r.subject))}</td><td>{capacity_text(r.subject)}</td>"
         f"<td>{'—' if r.outlook.last_week is None else f'{r.outlook.last_week:.1f}'}</td>"
-        f"<td>{'—' if r.outlook.growth is None else f'{r.outlook.growth:+.1f}'}</td>"
+        f"<td>{number(r.outlook.growth)}</td>"
         f"<td{' class=out' if r.outlook.within(lead) else ''}>{html.escape(runs_out(forecast, r))}</td>"
         "</tr>"
         for r in forecast.rows

@@ -50,8 +50,12 @@ def capacity_text(s: Subject) -> str:
     return f"{s.capacity}%" if s.kind == "busy" else str(s.capacity)
 
 
-def _number(value: float | None, sign: bool = False) -> str:
-    return "—" if value is None else (f"{value:+.1f}" if sign else f"{value:.1f}")
+def number(value: float | None, sign: bool = True) -> str:
+    """One decimal, an em dash for none; a flat trend reads +0.0, never -0.0."""
+    if value is None:
+        return "—"
+    value = round(value, 1) + 0.0
+    return f"{value:+.1f}" if sign else f"{value:.1f}"
 
 
 def forecast_text(forecast: Forecast) -> str:
@@ -64,8 +68,8 @@ def forecast_text(forecast: Forecast) -> str:
             "!" if r.outlook.within(lead) else "",
             subject_label(r.subject),
             capacity_text(r.subject),
-            _number(r.outlook.last_week),
-            _number(r.outlook.growth, sign=True),
+            number(r.outlook.last_week, sign=False),
+            number(r.outlook.growth),
             runs_out(forecast, r),
         ]
         for r in forecast.rows
