@@ -8,9 +8,12 @@ at 3.40, 16 H100s at 12.29): 12 x 6.956 x 730 = 60,935 USD a month.
 from __future__ import annotations
 
 import datetime
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
-from conftest import findings_of, replace_once
+from conftest import findings_of, git, replace_once
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +24,7 @@ from fleetgen.review.approvals import required_approvals
 from fleetgen.review.changes import fleet_changes
 from fleetgen.review.grants import grant_changes, monthly_cost
 
+Run = Callable[..., subprocess.CompletedProcess[str]]
 NLP_TRAINING = "      training-eastus: {queue: gpu-cluster-queue}   # the cluster has two queues: say which"
 RULES_END = "    when: {priorityClasses: true}\n    approvers: [platform-leads]\n"
 
@@ -91,3 +95,24 @@ def test_the_rules_are_the_bases_and_a_budget_names_one_owner(example_text: str)
         RULES_END + "  - name: grants\n    when: {budget: {team: nlp, costCenter: cc-4780, monthly: 1}}\n    approvers: [finance]\n",
     )
     assert any("a budget belongs to one team or one costCenter: set exactly one" in f for f in findings_of(both))
+
+
+def test_the_pr_comment_shows_the_grant_and_the_budget_rule_that_gates_it(repo: Path, cli_run: Run) -> None:
+    base = replace_once(
+        (repo / "fleet.yaml").read_text(),
+        RULES_END,
+        RULES_END + "  - name: nlp-budget\n    when: {budget: {team: nlp, monthly: 60000}}\n    approvers: [engineering-leadership]\n",
+    )
+    (repo / "fleet.yaml").write_text(base)
+    git(repo, "commit", "-qam", "a GPU budget for nlp")
+    until = utc_today() + datetime.timedelta(days=29)
+    grant = f"      training-eastus: {{queue: gpu-cluster-queue, requests: {{gpu: 12}}, until: {until}, reason: LLM pretraining run, workload: training}}"
+    (repo / "fleet.yaml").write_text(replace_once(base, NLP_TRAINING, grant))
+    git(repo, "commit", "-qam", "nlp: 12 GPUs for a month")
+    done = cli_run("diff", "--base", "HEAD~1", "--head", "HEAD", "--format", "markdown", cwd=repo)
+    assert done.returncode == 1, done.stderr
+    assert (
+        f"team nlp: grant of 12 GPUs on training-eastus until {until} (30 days), training, 60,935 USD a month: LLM pretraining run"
+        in done.stdout
+    )
+    assert "engineering-leadership (nlp-budget)" in done.stdout  # its quotas now cost well over 60,000 USD a month
