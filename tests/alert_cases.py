@@ -137,6 +137,19 @@ def node_pool_utilization(c: Cluster, rule: dict[str, Any]) -> Case:
     )
 
 
+def cluster_queue_quota(c: Cluster, rule: dict[str, Any]) -> Case:
+    """A queue's GPUs in use over its nominal quota; a queue that owns none (it only borrows) never fires, however much it holds."""
+    t = threshold(rule)
+    owned: dict[str, int] = {}
+    for (q, _), (_, nominal) in c.nominal.items():
+        owned[q] = owned.get(q, 0) + nominal
+    q = next(q for q, nominal in owned.items() if nominal > 0)
+    most = int(t * owned[q] // 100)  # the most GPUs in use without passing the threshold
+    quiet = {"at the threshold": {("queue", q): most}, "HA: a follower reports the same": {("queue", q): most, ("follower", q): True}}
+    quiet |= {f"{borrower} owns nothing": {("queue", borrower): 8} for borrower, nominal in owned.items() if nominal == 0}
+    return Case({("queue", q): most + 1}, quiet, {"cluster_queue": q}, waits(rule) + 10)
+
+
 def _endpoint(c: Cluster, rule: dict[str, Any]) -> Endpoint:
     return next(e for e in c.endpoints if (e.team, e.name) == (rule["labels"]["team"], rule["labels"]["endpoint"]))
 
@@ -174,6 +187,13 @@ CASES: dict[str, Builder] = {
     "GPUDoubleBitECCErrors": gpu_ecc,
     "KueuePendingWorkloadsHigh": kueue_pending,
     "NodePoolGPUsNearlyFull": node_pool_utilization,
+    "GPUQuotaPlanIncrease": quota_consumption,  # the chapter's 60%, 80% and 95% on each quota layer (render/alert_tiers.py)
+    "GPUQuotaCritical": quota_consumption,
+    "ClusterQueueGPUQuotaPlanIncrease": cluster_queue_quota,
+    "ClusterQueueGPUQuotaNearlyUsed": cluster_queue_quota,
+    "ClusterQueueGPUQuotaCritical": cluster_queue_quota,
+    "NodePoolGPUsPlanIncrease": node_pool_utilization,
+    "NodePoolGPUsCritical": node_pool_utilization,
     "ErrorBudgetBurn1h": error_budget_burn,
     "ErrorBudgetBurn6h": error_budget_burn,
     "ErrorBudgetBurn1d": error_budget_burn,

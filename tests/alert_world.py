@@ -98,6 +98,7 @@ class Cluster:
     virtual_gpus: bool = False  # the exporter copies a shared GPU's series for each pod holding a replica
     slice_quotas: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)  # (namespace, slice quota) -> (name, hard)
     host_label: str = "Hostname"  # the node label of the cluster's DCGM exporter: `hostname` from dcgm-exporter 4.8.3 on
+    nominal: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)  # (ClusterQueue, flavor) -> (cohort, nominal GPUs)
 
     def gpu_of(self, namespace: str) -> Gpu:
         return next(g for g in self.gpus if g.holder and g.holder[0] == namespace)
@@ -174,6 +175,15 @@ def build_cluster(
             if resource.startswith("requests.nvidia.com/") and resource != GPU_QUOTA  # a slice: requests.nvidia.com/mig-1g.10gb
         },
         exporter_host_label(platform),
+        {
+            (body["metadata"]["name"], flavor["name"]): (body["spec"].get("cohortName", ""), int(resource["nominalQuota"]))
+            for body in objects
+            if body["kind"] == "ClusterQueue"
+            for group in body["spec"]["resourceGroups"]
+            for flavor in group["flavors"]
+            for resource in flavor["resources"]
+            if resource["name"] == GPU
+        },
     )
 
 
@@ -217,7 +227,8 @@ def healthy(c: Cluster) -> Knobs:
     knobs |= {("quota", ns): hard // 4 for ns, (_, hard) in c.quotas.items()}
     knobs |= {("quota", ns, resource): hard // 4 for (ns, resource), (_, hard) in c.slice_quotas.items()}
     knobs |= {("pending", q): (5, 2) for q in c.queues}
-    knobs |= {("pool", pool): most // 2 for pool, (_, most) in c.pools.items()}
+    # A quarter of each pool, as of each quota: under the 60% "plan now" rules of pools and of the queues that share them out.
+    knobs |= {("pool", pool): most // 4 for pool, (_, most) in c.pools.items()}
     for e in c.endpoints:
         knobs |= {("errors", e.team, e.name): e.allowed / 2, ("latency", e.team, e.name): "fast"}
     return knobs
@@ -288,14 +299,23 @@ def world(c: Cluster, knobs: Knobs, minutes: int) -> list[tuple[Labels, str]]:
                 for status, value in (("active", active), ("inadmissible", inadmissible)):
                     exposed = {"cluster_queue": q, "status": status, "replica_role": role}
                     out.append((c.kueue.series("kueue_pending_workloads", exposed), _gauge(value, minutes)))
+        placed: set[str] = set()  # queues whose ("queue", q) knob is on the series already: on their first flavor, 0 on the others
         for pool, (queues, _) in c.pools.items():  # the pool's GPUs in use, shared out over its queues
             in_use = knobs[("pool", pool)]
             roles = ["leader", "follower"] if knobs.get(("follower", pool)) else ["leader"]
             for n, q in enumerate(queues):
                 share = in_use // len(queues) + (in_use % len(queues) if n == 0 else 0)
-                for role in roles:
+                if ("queue", q) in knobs:
+                    share = 0 if q in placed else knobs[("queue", q)]
+                    placed.add(q)
+                for role in ["leader", "follower"] if knobs.get(("follower", q)) else roles:
                     exposed = {"cluster_queue": q, "flavor": pool, "resource": GPU, "replica_role": role}
                     out.append((c.kueue.series("kueue_cluster_queue_resource_usage", exposed), _gauge(share, minutes)))
+        for (q, flavor), (cohort, nominal) in c.nominal.items():  # Kueue reports a queue's nominal quota of every flavor
+            roles = ["leader", "follower"] if knobs.get(("follower", q)) else ["leader"]
+            for role in roles:
+                exposed = {"cohort": cohort, "cluster_queue": q, "flavor": flavor, "resource": GPU, "replica_role": role}
+                out.append((c.kueue.series("kueue_cluster_queue_nominal_quota", exposed), _gauge(nominal, minutes)))
     for e in c.endpoints:
         out += _serving(e, knobs[("errors", e.team, e.name)], knobs[("latency", e.team, e.name)], _latency_limit(c, e), minutes)
     return out

@@ -41,6 +41,7 @@ ORDER += [
     "team add",
     "team remove",
     "team devcontainer",
+    "forecast",
     "",
 ]
 
@@ -84,6 +85,12 @@ def sandbox(tmp_path: Path) -> Path:
     subprocess.run(apply, cwd=scratch, check=True, capture_output=True)
     nodes = evidence_of(load_fleet(scratch / "fleet.yaml").fleet, "dev-eastus")
     (repo / "dev-nodes.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": nodes}), encoding="utf-8")
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from synth_history import answer_text, gpus_in_use
+
+    # forecast's history: the A100 spot pool of training-eastus, half full and growing slowly (nothing inside the lead time)
+    pool = {"cluster": "training-eastus", "flavor": "a100-spot", "resource": "nvidia.com/gpu"}
+    (repo / "gpu-history.json").write_text(answer_text([(pool, gpus_in_use(90 * 24, 8, 0.1, weekly=2))]), encoding="utf-8")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "fleet.yaml", "base", "clusters", "FLEET.md", ".fleetgen-ledger")
     git(repo, "commit", "-qm", "fleet")

@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from fleetgen.checks.capacity import CAPACITY_CHECKS, pool_capacity
+from fleetgen.checks.cloud_quota import CLOUD_QUOTA_CHECKS
 from fleetgen.checks.entitlement import ENTITLEMENT_CHECKS
+from fleetgen.checks.grants import GRANT_CHECKS
 from fleetgen.checks.multikueue import MULTIKUEUE_CHECKS
 from fleetgen.checks.onboarding import ONBOARDING_CHECKS
 from fleetgen.checks.partitioning import PARTITIONING_CHECKS
@@ -228,6 +230,8 @@ CHECKS: tuple[Check, ...] = (
     *CAPACITY_CHECKS,
     *MULTIKUEUE_CHECKS,
     *ONBOARDING_CHECKS,
+    *CLOUD_QUOTA_CHECKS,
+    *GRANT_CHECKS,
 )
 
 

@@ -1,7 +1,7 @@
 """The command line: click commands that parse options, call one workflow and print its result.
 
 One module per command group: `fleet` (validate, render, check, schema, docs, report, init),
-`doctor`, `explain`, `review` (diff, drift), `team`, `upgrade`, `adopt` (import) and `job` (golden paths). `common`
+`doctor`, `explain`, `review` (diff, drift), `team`, `upgrade`, `adopt` (import), `job` (golden paths) and `forecast`. `common`
 holds the console and the one map from errors to exit codes.
 """
 
@@ -13,7 +13,7 @@ import sys
 import click
 
 from fleetgen import __version__
-from fleetgen.cli import adopt, doctor, explain, fleet, job, review, team, upgrade
+from fleetgen.cli import adopt, doctor, explain, fleet, forecast, job, review, team, upgrade
 from fleetgen.cli.common import Console
 from fleetgen.errors import EXIT_TROUBLE
 
@@ -31,7 +31,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug, "console": Console()}
 
 
-for group in (fleet, doctor, explain, review, team, upgrade, adopt, job):
+for group in (fleet, doctor, explain, review, team, upgrade, adopt, job, forecast):
     for command in group.COMMANDS:
         cli.add_command(command)
 

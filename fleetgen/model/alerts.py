@@ -21,8 +21,15 @@ AlertName = Literal[
     "kueuePendingWorkloads",
     "multikueueNotAdmitted",
     "multikueueWorkerInactive",
+    "quotaConsumptionPlan",
+    "quotaConsumptionCritical",
+    "clusterQueueQuotaPlan",
+    "clusterQueueQuota",
+    "clusterQueueQuotaCritical",
+    "nodePoolUtilizationPlan",
+    "nodePoolUtilizationCritical",
 ]
-TeamAlertName = Literal["gpuUnderutilized", "gpuMemoryFull", "quotaConsumption"]
+TeamAlertName = Literal["gpuUnderutilized", "gpuMemoryFull", "quotaConsumption", "quotaConsumptionPlan", "quotaConsumptionCritical"]
 
 
 class AlertOverride(Spec):

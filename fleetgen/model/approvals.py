@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Bool, Float, Identifier, Int, unique_by
-from fleetgen.model.types import DnsLabel, Line
+from fleetgen.model.types import DnsLabel, LabelValue, Line
 
 
 def _one_condition(schema: dict[str, Any]) -> None:
@@ -18,7 +18,23 @@ def _one_condition(schema: dict[str, Any]) -> None:
         {"required": [name], "properties": {name: {"type": kind}}}
         for name, kind in (("gpuQuotaAtLeast", "integer"), ("addedGpusAtLeast", "integer"), ("addedMonthlyCostAtLeast", "number"))
     ]
+    chosen += [{"required": [name]} for name in ("grantLongerThanDays", "workload", "budget")]
     schema["oneOf"] = chosen + [{"required": [flag], "properties": {flag: {"const": True}}} for flag in flags]
+
+
+class Budget(Spec):
+    """A monthly GPU budget of one team or one cost centre (its teams' GPU quotas at pricing.gpuHour, 730 hours a month)."""
+
+    team: DnsLabel | None = None
+    cost_center: LabelValue | None = None
+    monthly: Float = Field(ge=0)
+    """The budget a month, in pricing.currency."""
+
+    @model_validator(mode="after")
+    def _one_owner(self) -> Budget:
+        if (self.team is None) == (self.cost_center is None):
+            raise ValueError("a budget belongs to one team or one costCenter: set exactly one")
+        return self
 
 
 class ApprovalCondition(Spec):
@@ -43,6 +59,12 @@ class ApprovalCondition(Spec):
     """Any version (Kubernetes, driver, CUDA, cuDNN, containerd) of a production cluster."""
     priority_classes: Bool = False
     """A priority class added, removed or changed."""
+    grant_longer_than_days: Int | None = Field(default=None, ge=1)
+    """A time-bound grant (teams[].clusters.*.until) added or changed that runs longer than this many days from today."""
+    workload: Literal["training", "inference", "notebooks"] | None = None
+    """A time-bound grant added or changed for this workload."""
+    budget: Budget | None = None
+    """A time-bound grant that takes its team's (or cost centre's) GPU quotas above a monthly budget: within it, no approval."""
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ApprovalCondition:
@@ -50,7 +72,7 @@ class ApprovalCondition(Spec):
         if len(chosen) != 1:
             raise ValueError(
                 "set exactly one condition: gpuQuotaAtLeast, addedGpusAtLeast, addedMonthlyCostAtLeast, newCluster, "
-                "removedCluster, productionVersions or priorityClasses"
+                "removedCluster, productionVersions, priorityClasses, grantLongerThanDays, workload or budget"
             )
         return self
 

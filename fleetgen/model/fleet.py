@@ -17,6 +17,7 @@ from fleetgen.errors import FieldPath, InputError
 from fleetgen.model.alerts import Alerts
 from fleetgen.model.approvals import ApprovalRule
 from fleetgen.model.argocd import ArgoCd
+from fleetgen.model.cloud_quota import CloudAccount
 from fleetgen.model.cluster import Cluster, VersionSet
 from fleetgen.model.compat import Compatibility
 from fleetgen.model.multikueue import MultiKueue, on_workers
@@ -105,6 +106,9 @@ class Capacity(Spec):
     gpu_overcommit: Float | None = Field(default=None, ge=1.0, le=100.0)
     """Allow team GPU quotas on a cluster, and the nominal quotas of its ClusterQueues and Cohorts on each node pool, to add up
     to this many times what the pools yield; without it they must fit."""
+    lead_time_weeks: Int = Field(default=12, ge=1, le=104)
+    """How far ahead GPU capacity is planned: `fleetgen forecast` flags every cluster, pool and team quota that may run out
+    sooner (the operations chapter plans 8-12 weeks ahead: quota increases, reservations, new node pools)."""
 
 
 class Fleet(Spec):
@@ -143,6 +147,9 @@ class Fleet(Spec):
     """The add-ons the clusters get (Kueue, the NVIDIA GPU Operator, Prometheus Operator CRDs, Volcano), each a pinned Helm chart."""
     pricing: Pricing = Pricing()
     """GPU prices for the cost report."""
+    cloud_accounts: Annotated[tuple[CloudAccount, ...], unique_by("name")] = ()
+    """The cloud accounts (subscriptions) the clusters run in, with each region's vCPU quota per VM family: validate checks
+    that the node pools at their largest size fit."""
     rollout: Rollout = Field(default_factory=Rollout)
     """How version upgrades roll out: soak time, wave size, maintenance windows, freezes."""
     upgrade: Upgrade | None = None

@@ -29,6 +29,11 @@ class NodePool(Spec):
     """Node pool name; also the name of its Kueue ResourceFlavor."""
     vm_size: Identifier
     """Cloud VM SKU, e.g. Standard_NC24ads_A100_v4."""
+    vm_family: Identifier | None = None
+    """The VM family whose cloud quota the pool counts against (standardNDSH100v5Family); fleetgen's table of VM sizes when
+    left out."""
+    vcpus_per_node: Int | None = Field(default=None, ge=1, le=1024)
+    """vCPUs of one VM, as the cloud's quota counts them; fleetgen's table of VM sizes when left out."""
     gpu_model: Annotated[Token, Field(pattern=_GPU_MODEL), WithJsonSchema({"type": "string", "pattern": _GPU_MODEL})] | None = None
     """GPU model of the nodes: T4, A10G, A100, L4, H100, H200, B200 ...; left out for a CPU-only pool (gpusPerNode 0)."""
     gpus_per_node: Int = Field(ge=0, le=64)

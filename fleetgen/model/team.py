@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
@@ -16,7 +16,7 @@ from fleetgen.model.spec import Spec
 from fleetgen.model.storage import Volumes
 from fleetgen.model.strict import Identifier, Int, unique_by
 from fleetgen.model.tenancy import TeamTenancy
-from fleetgen.model.types import DnsLabel, DnsSubdomain, LabelValue, Quantity
+from fleetgen.model.types import Date, DnsLabel, DnsSubdomain, LabelValue, Line, Quantity
 
 if TYPE_CHECKING:
     from fleetgen.model.cluster import Cluster
@@ -74,6 +74,13 @@ class Placement(Quota):
     """ClusterQueue the team's LocalQueue feeds; the cluster's first queue when left out."""
     volumes: Volumes = ()
     """PersistentVolumeClaims the team gets in its namespace here; kept when the team or the volume leaves fleet.yaml."""
+    until: Date | None = None
+    """The last day of a time-bound grant: the values here are the team's until then (UTC); validate warns 14 days
+    before and fails after it, until a pull request takes the grant back."""
+    reason: Line = ""
+    """Why the team holds these values here (the business justification of a grant; required with `until`)."""
+    workload: Literal["training", "inference", "notebooks"] | None = None
+    """What the grant is for."""
 
 
 class Team(Spec):

@@ -1,11 +1,11 @@
 """GPU alerts (PrometheusRule) and Grafana dashboards (sidecar ConfigMaps), from the same model.
 
 Alerts use the metric names of NVIDIA's DCGM exporter (DCGM_FI_DEV_*), kube-state-metrics
-(kube_resourcequota) and Kueue (kueue_pending_workloads). Defaults are the seed's: GPU
-utilization under 20% for 1h, GPU memory over 95%, temperature over 83 C, XID and ECC errors,
-more than 50 pending workloads, quota consumption over 80%, a node pool's GPUs over 85% in use. Each level (fleet, cluster, team)
-may change threshold, duration, severity or switch an alert off. Quota consumption is watched on the team's GPU quota and,
-at the same settings, on each slice quota it holds on the cluster (GPUSliceQuotaNearlyUsed, one rule per slice).
+(kube_resourcequota) and Kueue (kueue_pending_workloads). Defaults are the seed's: GPU utilization under 20% for 1h, GPU memory over
+95%, temperature over 83 C, XID and ECC errors, more than 50 pending workloads, quota consumption over 80%, a node pool's GPUs over 85%
+in use; and on every quota layer (namespace, ClusterQueue, pool) the chapter's 60% info and 95% critical (render/alert_tiers.py). Each
+level (fleet, cluster, team) may change threshold, duration, severity or switch an alert off. Quota consumption is watched on the
+team's GPU quota and, at the same settings, on each slice quota it holds on the cluster (GPUSliceQuotaNearlyUsed, one rule per slice).
 
 The team rules and panels select the labels the series carry once stored: the workload's
 `namespace` and `pod` on DCGM's series (the exporter's ServiceMonitor honours them, render/platform.py),
@@ -31,12 +31,14 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
+from fleetgen.checks.entitlement import queue_gpus
 from fleetgen.compat.dcgm_exporter import OLDEST_LABEL, host_label
 from fleetgen.errors import FieldPath
 from fleetgen.model import GPU_RESOURCE, Cluster, Fleet, NodePool, Team
 from fleetgen.model.alerts import AlertOverride
 from fleetgen.model.partitioning import slice_resource
 from fleetgen.render import provenance as prov
+from fleetgen.render.alert_tiers import TIERED
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object, team_labels
 from fleetgen.render.provenance import NOWHERE, Given, Recorder
 from fleetgen.render.slo import budget_panel_targets
@@ -45,6 +47,7 @@ MONITORING_API = "monitoring.coreos.com/v1"
 GPU_QUOTA = "requests.nvidia.com/gpu"
 SLICE_QUOTA_ALERT = "GPUSliceQuotaNearlyUsed"  # quotaConsumption on a team's slice quota, one rule per slice
 DASHBOARD_LABEL = {"grafana_dashboard": "1"}  # what the Grafana sidecar watches for by default
+_QUEUE_GPUS = ("kueue_cluster_queue_resource_usage", "kueue_cluster_queue_nominal_quota")
 
 
 @dataclass(frozen=True)
@@ -57,11 +60,14 @@ class Alert:
     severity: str
     summary: str
     enabled: bool = True
+    query: str = ""  # the alert whose query this one asks at its own threshold (render/alert_tiers.py); its own name when empty
 
     def expr(
         self, namespace: str | None, pool: NodePool | None = None, mig: bool = False, quota: str = GPU_QUOTA, host: str = OLDEST_LABEL
     ) -> str:
         """The rule's PromQL; `host` is the label the cluster's DCGM exporter names a GPU's node with (compat/dcgm_exporter.py)."""
+        if self.query and self.query != self.name:
+            return replace(self, name=self.query, query="").expr(namespace, pool, mig, quota, host)
         t = f"{self.threshold:g}"
         ns = {"namespace": namespace} if namespace else {}
         if self.name == "gpuUnderutilized":
@@ -83,6 +89,9 @@ class Alert:
             # Active and inadmissible workloads both wait. Every Kueue replica reports the gauge (replica_role tells
             # them apart since v0.16): count the leader's (or a lone replica's), not each replica's copy.
             return f'sum by (cluster_queue) (kueue_pending_workloads{{replica_role!="follower"}}) > {t}'
+        if self.name == "clusterQueueQuota":  # a queue that owns nothing (it only borrows) has no share to run out of
+            usage, nominal = (f'sum by (cluster_queue) ({m}{{resource="{GPU_RESOURCE}", replica_role!="follower"}})' for m in _QUEUE_GPUS)
+            return f"100 * {usage} / ({nominal} > 0) > {t}"
         if self.name == "nodePoolUtilization" and pool is not None:
             # a pool name is a DNS label: nothing to escape; the leader's copy, as for pending workloads
             usage = f'kueue_cluster_queue_resource_usage{{flavor="{pool.name}", resource="{GPU_RESOURCE}", replica_role!="follower"}}'
@@ -123,7 +132,7 @@ DEFAULT_ALERTS: tuple[Alert, ...] = (
         "warning",
         "More than {threshold} workloads wait in a cluster queue",
     ),
-)
+) + tuple(Alert(*row[:7], query=row[7]) for row in TIERED)
 
 
 def busy(labels: dict[str, str], mig: bool) -> str:
@@ -196,7 +205,10 @@ def queued_gpu_pools(cluster: Cluster) -> list[NodePool]:
 def cluster_alerts(fleet: Fleet, cluster: Cluster) -> list[tuple[Alert, NodePool | None]]:
     """The cluster's health rules in order: each cluster alert once, each pool alert once per queued GPU pool."""
     out: list[tuple[Alert, NodePool | None]] = []
+    owns_gpus = any(queue_gpus(fleet, cluster, i).owned for i in range(len(cluster.queues)))
     for alert in effective_alerts(fleet, cluster):
+        if (alert.query or alert.name) == "clusterQueueQuota" and not owns_gpus:
+            continue  # no queue owns whole GPUs (MIG slices only, or borrowers): a rule that could never fire
         out += [(alert, pool) for pool in queued_gpu_pools(cluster)] if alert.scope == "pool" else [(alert, None)]
     return out
 

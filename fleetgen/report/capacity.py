@@ -20,6 +20,7 @@ from fleetgen.model import Cluster, Fleet, NodePool
 from fleetgen.model.sharing import GPU
 from fleetgen.render.volcano import queue_name
 from fleetgen.report.fleet_queues import FleetQueue, fleet_queues
+from fleetgen.report.quota_layers import ClusterLayers, quota_layers
 from fleetgen.report.slices import PoolSlices, TeamSlices, average_price, pool_slices, team_slices
 
 COMPONENT_TITLES = {
@@ -158,6 +159,7 @@ class Report:
     pool_slices: tuple[PoolSlices, ...] = ()
     team_slices: tuple[TeamSlices, ...] = ()
     fleet_queues: tuple[FleetQueue, ...] = ()  # MultiKueue's manager queues (fleet_queues.py)
+    layers: tuple[ClusterLayers, ...] = ()  # every layer of the quota stack per cluster (report/quota_layers.py)
 
 
 def _price(fleet: Fleet, cluster: Cluster, queue: str | None) -> float | None:
@@ -284,4 +286,5 @@ def build_report(fleet: Fleet) -> Report:
         pool_slices(fleet),
         sliced,
         fleet_queues(fleet),
+        quota_layers(fleet),
     )

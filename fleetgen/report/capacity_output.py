@@ -8,6 +8,8 @@ import json
 from fleetgen.checks.capacity import HOURS_PER_MONTH
 from fleetgen.report.capacity import ClusterCapacity, FlavorShare, Holding, Report
 from fleetgen.report.fleet_queues import FLEET_QUEUES_HEAD, fleet_queues_json, fleet_queues_markdown, fleet_queues_rows
+from fleetgen.report.quota_layers import HEAD as LAYERS_HEAD
+from fleetgen.report.quota_layers import layers_json, layers_markdown
 from fleetgen.report.slices import slices_markdown
 
 
@@ -131,6 +133,7 @@ def report_markdown(report: Report) -> str:
     lines += slices_markdown(report.pool_slices, report.team_slices, cur)
     lines += _sharing_markdown(report)
     lines += fleet_queues_markdown(report.fleet_queues)
+    lines += layers_markdown(report.layers)
     lines += ["", "## Fleet compatibility matrix", "", "| Component | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     lines += [f"| {title} | " + " | ".join(values) + " |" for title, values in report.matrix]
     if report.unpriced:
@@ -231,6 +234,7 @@ def report_json(report: Report) -> str:
             ],
             "matrix": {title: dict(zip([c.name for c in report.clusters], values, strict=True)) for title, values in report.matrix},
             "unpriced": list(report.unpriced),
+            "quotaLayers": layers_json(report.layers),
         },
         indent=2,
     )
@@ -286,6 +290,7 @@ def report_html(report: Report) -> str:
         sharing += table(VOLCANO_HEAD, _volcano_rows(report))
     if report.fleet_queues:
         sharing += "<h3>Fleet-wide queues (MultiKueue)</h3>" + table(FLEET_QUEUES_HEAD, fleet_queues_rows(report.fleet_queues))
+    sharing += f"<h2>Quota layers</h2>{table(LAYERS_HEAD, [layer.cells() for layer in report.layers])}" if report.layers else ""
     title = html.escape(f"GPU fleet report: {report.fleet}")
     style = (
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px}"

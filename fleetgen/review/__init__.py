@@ -16,6 +16,7 @@ from fleetgen.render.provenance import quota_path
 from fleetgen.render.rendered import Rendered
 from fleetgen.review.approvals import Approval, required_approvals
 from fleetgen.review.changes import Change, fleet_changes
+from fleetgen.review.grants import grant_changes
 from fleetgen.review.multikueue_changes import multikueue_changes
 from fleetgen.review.offboarding import removal_warnings
 from fleetgen.review.policy_changes import policy_changes
@@ -49,7 +50,8 @@ def diff_fleets(
     """Summary, approvals (by the base's rules, so a change cannot relax its own gate) and per-cluster objects;
     `facts`: each side's own facts file (compatibility.factsFile), whose edits are changes too."""
     base, head = base_render.fleet, head_render.fleet
-    changes = policy_changes(base, head) + fleet_changes(base, head, facts) + list(multikueue_changes(base, head))
+    changes = policy_changes(base, head) + fleet_changes(base, head, facts)
+    changes += [*multikueue_changes(base, head), *grant_changes(base, head)]
     approvals = required_approvals(base, changes)
     old_index = {c.name: i for i, c in enumerate(base.clusters)}
     new_index = {c.name: i for i, c in enumerate(head.clusters)}

@@ -81,6 +81,17 @@ def matches(when: ApprovalCondition, change: Change) -> bool:
         return change.kind == "versions" and change.production
     if when.priority_classes:
         return change.kind == "priority-class"
+    if change.kind != "grant":
+        return False
+    if when.grant_longer_than_days is not None:
+        return change.days is not None and change.days > when.grant_longer_than_days
+    if when.workload is not None:
+        return change.workload == when.workload
+    if when.budget is not None:  # within the budget the grant needs no approval from this rule; above it, it escalates
+        budget = when.budget
+        if budget.team is not None:
+            return change.team == budget.team and (change.team_monthly or 0.0) > budget.monthly
+        return change.cost_center == budget.cost_center and (change.cost_center_monthly or 0.0) > budget.monthly
     return False
 
 

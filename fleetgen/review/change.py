@@ -33,6 +33,7 @@ ChangeKind = Literal[
     "upgrade-wave",
     "access",
     "access-narrowed",
+    "grant",  # a time-bound grant: a team's quota on a cluster with an end date (grants.py)
 ]
 
 
@@ -53,3 +54,11 @@ class Change:
     added_cost: float | None = 0.0  # monthly cost it adds at maxNodes; None when a price is missing (the cost rule then fires)
     warning: str | None = None  # what to watch for when it is applied
     path: FieldPath | None = None  # where it stands in the head's fleet.yaml, when the fields above do not say
+    # a time-bound grant (grants.py): days to its end, what for, its GPUs' monthly cost, and the monthly cost of the
+    # team's and its cost centre's GPU quotas with it, for approval rules on duration, workload and budget
+    days: int | None = None
+    workload: str | None = None
+    monthly_cost: float | None = None
+    team_monthly: float | None = None
+    cost_center: str | None = None
+    cost_center_monthly: float | None = None
