@@ -101,10 +101,20 @@ def example_loaded() -> Any:
 
 
 @cache
+def multikueue_loaded() -> Any:
+    return load_fleet_text(MULTIKUEUE_FLEET.read_bytes())
+
+
+MULTIKUEUE_FLEET = REPO / "tests" / "cases" / "multikueue-two-models" / "fleet.yaml"
+
+
+@cache
 def variants() -> tuple[dict[str, Any], ...]:
-    """The example as it ships (Flux) and synced by Argo CD instead: between them every cluster renderer runs."""
+    """The example as it ships (Flux) and synced by Argo CD instead, and a MultiKueue fleet (a manager and two workers,
+    which the example has not): between them every cluster renderer runs on what it renders."""
     text = EXAMPLE.read_text(encoding="utf-8")
-    return tuple(dict(yaml.safe_load(t)) for t in (text, text.replace("engine: flux ", "engine: argocd", 1)))
+    texts = (text, text.replace("engine: flux ", "engine: argocd", 1), MULTIKUEUE_FLEET.read_text(encoding="utf-8"))
+    return tuple(dict(yaml.safe_load(t)) for t in texts)
 
 
 def render_all(loaded: Any) -> dict[str, bytes]:
@@ -141,12 +151,14 @@ def test_fleet_yaml_in_any_encoding_is_read_or_refused_in_one_line(tmp_path_fact
 QUANTITY_TEXT = st.one_of(st.sampled_from(["500m", "8", "64Gi", "1n", "7Ei", "0", str(2**63 - 1)]), st.integers(0, 2**63 - 1).map(str))
 NAME = st.one_of(
     st.sampled_from(["nlp", "robotics", "data-science", "dev-eastus", "training-eastus", "prod-inference-eastus", "finetune"]),
+    st.sampled_from(["llm", "vision", "dispatch-eastus", "training-westus2"]),  # the MultiKueue fleet's teams and clusters
     st.text(max_size=70),
 )
 
 
 @SLOW_ENOUGH
 @given(
+    multikueue=st.booleans(),
     team=NAME,
     cluster=NAME,
     name=NAME,
@@ -172,19 +184,66 @@ NAME = st.one_of(
     ),
 )
 def test_job_new_builds_or_refuses_any_ask_in_one_line(
-    team: str, cluster: str, name: str, image: str, gpus: int, nodes: int, gpu_model: str | None, command: tuple[str, ...],
+    multikueue: bool, team: str, cluster: str, name: str, image: str, gpus: int, nodes: int, gpu_model: str | None, command: tuple[str, ...],
     cpu: str | None, memory: str | None, gpu_slice: str | None, serving: Serving | None,
 ) -> None:  # fmt: skip
-    """The golden-path renderers (golden_paths, job_target, job_pod, slice_asks) on asks no one would make."""
+    """The golden-path renderers (jobs/: golden_paths, job_target, job_pod, slice_asks, serving, and job_dispatch on the
+    MultiKueue fleet's manager) on asks no one would make."""
     from fleetgen.jobs.golden_paths import job_objects
     from fleetgen.jobs.job_target import Ask
     from fleetgen.model import Quantity
 
-    loaded = example_loaded()
+    loaded = multikueue_loaded() if multikueue else example_loaded()
     ask = Ask(team, cluster, name, image, gpus, nodes, gpu_model, None, command,
               Quantity(cpu) if cpu else None, Quantity(memory) if memory else None, gpu_slice)  # fmt: skip
     built = refused_cleanly(lambda: job_objects(loaded.fleet, ask, shipped_schemas(), serving))
     assert built is None or built.objects
+
+
+# -- the repository files doctor reads --------------------------------------------------------
+
+
+@cache
+def gate_files() -> dict[str, str]:
+    """The workflow and CODEOWNERS `fleetgen init` writes for the example, which a pull request may edit."""
+    from fleetgen.authoring.codeowners import CODEOWNERS_PLACES, codeowners_text
+    from fleetgen.authoring.scaffold import WORKFLOW_PATH, workflow_text
+
+    owners = example_loaded().fleet.platform_owners
+    return {
+        WORKFLOW_PATH: workflow_text("pip install fleetgen").decode(),
+        CODEOWNERS_PLACES[0]: codeowners_text("acme", tuple(owners), "fleet.yaml", None).decode(),
+    }
+
+
+LINE = st.one_of(st.text(max_size=60), st.sampled_from(TRAPS), st.just("x" * 100_000), st.just("* " + " ".join(["@a/b"] * 2000)))
+
+
+@SLOW_ENOUGH
+@given(data=st.data())
+def test_a_workflow_or_codeowners_mutated_anywhere_is_examined_by_doctor(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    """`fleetgen doctor` (authoring.doctor's _read and _workflow_problems): the workflow mutated as YAML, CODEOWNERS
+    line by line, either in any encoding or missing; every problem is one line."""
+    from fleetgen.authoring.doctor import examine
+
+    folder = tmp_path_factory.mktemp("doctor")
+    for name, text in gate_files().items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if name.endswith(".yml"):
+            changed = dumped(data.draw(mutated(yaml.safe_load(text))))
+        else:
+            lines = text.splitlines()
+            lines[data.draw(st.integers(0, len(lines) - 1))] = data.draw(LINE)
+            changed = "\n".join(lines)
+        if data.draw(st.booleans()):  # else the file as init wrote it
+            text = changed
+        if data.draw(st.integers(0, 9)):  # else missing
+            path.write_bytes(data.draw(encoded(text)))
+    found = refused_cleanly(lambda: examine(folder, example_loaded().fleet))
+    assert found is not None and all(isinstance(p, str) and "\n" not in p for p in found.problems)
 
 
 # -- the facts file ----------------------------------------------------------------------------
@@ -204,6 +263,22 @@ FACTS_FILE = {
 def test_a_facts_file_mutated_anywhere_merges_or_is_refused_at_its_line(doc: Any, plain: bool) -> None:
     raw = dumped(doc).encode("utf-8", "surrogatepass")
     refused_cleanly(lambda: merge_facts_text(raw if plain else raw[: len(raw) // 2], "facts.yaml", facts()))
+
+
+FACTS_TEXT = st.one_of(st.none(), st.deferred(lambda: mutated(FACTS_FILE).map(dumped).flatmap(encoded)), st.binary(max_size=100))
+
+
+@SLOW_ENOUGH
+@given(old=FACTS_TEXT, new=FACTS_TEXT)
+def test_a_facts_file_mutated_at_either_revision_is_compared_in_review(old: bytes | None, new: bytes | None) -> None:
+    """What the review of a pull request says of its facts file (review.capacity_changes's _tables): the base's and
+    the head's bytes, each mutated, unreadable or absent."""
+    from fleetgen.review.capacity_changes import facts_changes
+
+    fleet = example_loaded().fleet
+    head = fleet.model_copy(update={"compatibility": fleet.compatibility.model_copy(update={"facts_file": "facts.yaml"})})
+    changes = refused_cleanly(lambda: list(facts_changes(fleet, head, (old, new))))
+    assert changes is not None and all(c.text and c.field == "compatibility.factsFile" for c in changes)
 
 
 # -- live dumps of every kind, through drift and the upgrade's evidence -------------------------
@@ -256,6 +331,54 @@ def test_what_kubectl_prints_is_read_or_refused_in_one_line(monkeypatch: pytest.
     assert objects is None or code == 0
 
 
+KUBECTL_STDERR = st.one_of(
+    st.text(max_size=300),
+    st.sampled_from(
+        [
+            'error: the server doesn\'t have a resource type "clusterqueues"',
+            'Error from server (Forbidden): roles is forbidden: User "u" cannot list resource "roles"',
+            "Unable to connect to the server: dial tcp: i/o timeout",
+            "Error from server (NotFound): the server could not find the requested resource",
+            "",
+        ]
+    ),
+    st.sampled_from(TRAPS).map(lambda t: f"(Forbidden){t}\n{t}"),
+)
+
+
+@SLOW_ENOUGH
+@given(
+    stdout=st.one_of(st.deferred(lambda: mutated(faithful_dump()).map(dumped)), st.text(max_size=200), st.sampled_from(TRAPS)),
+    code=st.sampled_from([0, 1, 255]),
+    stderr=KUBECTL_STDERR,
+    fails=st.sampled_from([None, OSError(2, "No such file or directory"), subprocess.TimeoutExpired(["kubectl"], 45)]),
+)
+def test_what_kubectl_prints_kind_by_kind_is_read_or_refused_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, stdout: str, code: int, stderr: str, fails: Exception | None
+) -> None:
+    """drift --context: each kind's `kubectl get` (live.cluster_reader's _read_kind) and the objects asked for by name (_read_one)."""
+    from fleetgen.live import cluster_reader
+    from fleetgen.render.manifest import ObjectKey
+
+    def run(*args: Any, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        if fails is not None:
+            raise fails
+        return subprocess.CompletedProcess(["kubectl"], code, stdout, stderr)
+
+    monkeypatch.setattr(cluster_reader.subprocess, "run", run)
+    monkeypatch.setattr(cluster_reader, "kubectl", lambda flag: "kubectl")
+    read = refused_cleanly(lambda: cluster_reader.read_cluster("dev", ["node", "resourcequota", "clusterqueue.kueue.x-k8s.io"]))
+    if read is None:
+        return
+    assert all(isinstance(o, dict) for o in read.objects) and all("\n" not in why for why in read.unread.values())
+    expected = {
+        ObjectKey("ResourceQuota", "team-nlp", "gone"): {"apiVersion": "v1", "kind": "ResourceQuota"},
+        ObjectKey("Namespace", "", "team-nlp"): {"apiVersion": "v1", "kind": "Namespace"},
+    }
+    found = refused_cleanly(lambda: cluster_reader.by_name("dev", expected, read))
+    assert found is None or all(isinstance(o, dict) for o in found.objects)
+
+
 # -- git revisions -----------------------------------------------------------------------------
 
 REVISION = st.one_of(
@@ -280,6 +403,103 @@ def fleet_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_any_git_revision_is_read_or_refused_in_one_line(fleet_repo: Path, ref: str) -> None:
     raw = refused_cleanly(lambda: read_at(fleet_repo / "fleet.yaml", ref))
     assert raw is None or isinstance(raw, bytes)
+
+
+# -- the tree committed at a revision, and the revision an engine records -----------------------
+
+
+@pytest.fixture(scope="module")
+def committed_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A small fleet repository: fleet.yaml and the rendered tree of dev-eastus (its cluster folder and base/), committed."""
+    folder = tmp_path_factory.mktemp("committed")
+    shutil.copy(EXAMPLE, folder / "fleet.yaml")
+    shutil.copytree(REPO / "base", folder / "base")
+    shutil.copytree(REPO / "clusters" / "dev-eastus", folder / "clusters" / "dev-eastus")
+    git(folder, "init", "-q", "-b", "main")
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "fleet and its render")
+    return folder, git(folder, "rev-parse", "HEAD").strip()
+
+
+def committed_at(folder: Path, message: str) -> str:
+    git(folder, "add", "-A")
+    git(folder, "commit", "-q", "--allow-empty", "-m", message)
+    return git(folder, "rev-parse", "HEAD").strip()
+
+
+@pytest.mark.slow  # each example commits and builds dev-eastus's folders with the real kubectl kustomize: about a second
+@SLOW_ENOUGH
+@given(data=st.data())
+def test_a_committed_tree_mutated_anywhere_builds_or_is_refused_in_one_line(committed_repo: tuple[Path, str], data: st.DataObject) -> None:
+    """drift's committed tree (live.committed): the kustomizations synced_folders reads, the files `git archive` gives,
+    what `kubectl kustomize` makes of them; each rendered file of dev-eastus and base/ may be the one mutated."""
+    from fleetgen.live.committed import Revision, committed_tree
+
+    folder, _ = committed_repo
+    path = data.draw(st.sampled_from(sorted(p for p in (folder / "clusters").rglob("*.yaml")) + sorted((folder / "base").rglob("*.yaml"))))
+    before = path.read_bytes()
+    try:
+        docs = list(yaml.safe_load_all(before))
+        changed = data.draw(mutated(docs, max_changes=2))
+        path.write_bytes(data.draw(encoded(dumped_all(changed if isinstance(changed, list) else [changed]))))
+        commit = committed_at(folder, "mutated")
+        built = refused_cleanly(lambda: committed_tree(folder / "fleet.yaml", Revision(commit, "test"), "dev-eastus"))
+        assert built is None or (built.commit == commit and all(isinstance(o, dict) for o in built.objects.values()))
+    finally:  # the next example mutates the render as committed
+        path.write_bytes(before)
+
+
+@cache
+def flux_engine_objects() -> list[dict[str, Any]]:
+    """dev-eastus's Flux Kustomizations as the cluster shows them, each recording the commit it applied (filled in below)."""
+    loaded = example_loaded()
+    entry = [m.body for m in Rendered(loaded.fleet).entry_point(DEV) if m.body["kind"] == "Kustomization"]
+    engines = cluster_dump(entry, "flux")["items"]
+    for obj in engines:
+        obj["status"] = {"lastAppliedRevision": "main@sha1:COMMIT", "observedGeneration": 1}
+    return engines
+
+
+RECORDED = st.one_of(
+    st.sampled_from(["main@sha1:COMMIT", "main/COMMIT", "COMMIT", "main@sha256:COMMIT", "main@sha1:" + "0" * 40, "sha1:" + "f" * 64]),
+    st.text(max_size=60),
+    st.sampled_from(TRAPS).map(lambda t: f"main@sha1:COMMIT{t}"),
+    st.just("main@sha1:" + "a" * 100_000),
+)
+
+
+@SLOW_ENOUGH
+@given(data=st.data(), recorded=RECORDED)
+def test_the_revision_an_engine_records_is_built_or_refused_in_one_line(
+    committed_repo: tuple[Path, str], data: st.DataObject, recorded: str
+) -> None:
+    """What drift takes from a Flux Kustomization's status (live.committed's synced_revision), read from a dump, then
+    the tree committed at it (committed_tree): a commit this repository has, or one line."""
+    from fleetgen.live.committed import committed_tree, synced_revision
+    from fleetgen.live.dumps import live_objects
+
+    folder, head = committed_repo
+    engines = [dict(o, status={**o["status"], "lastAppliedRevision": recorded.replace("COMMIT", head)}) for o in flux_engine_objects()]
+    shown = data.draw(st.one_of(st.just(engines), mutated(engines, max_changes=2)))
+    text = dumped({"apiVersion": "v1", "kind": "List", "items": shown})
+    live = refused_cleanly(lambda: live_objects(text.encode("utf-8", "surrogatepass"), "live.yaml"))
+    if live is None:
+        return
+    entry = {m.key: m.body for m in Rendered(example_loaded().fleet).entry_point(DEV)}
+    revision = refused_cleanly(lambda: synced_revision(live, entry, "dev-eastus"))
+    if revision is not None and revision.ref != head:  # the head's tree is built by the test above; others are refused before
+        assert refused_cleanly(lambda: committed_tree(folder / "fleet.yaml", revision, "dev-eastus")) is None
+
+
+@SLOW_ENOUGH
+@given(ref=REVISION)
+def test_any_revision_given_to_drift_is_built_or_refused_in_one_line(committed_repo: tuple[Path, str], ref: str) -> None:
+    """`drift --ref REV`, and HEAD when nothing records one: committed_tree's git reads of any revision string."""
+    from fleetgen.live.committed import Revision, committed_tree
+
+    folder, head = committed_repo
+    built = refused_cleanly(lambda: committed_tree(folder / "fleet.yaml", Revision(ref, "--ref"), "dev-eastus"))
+    assert built is None or built.objects
 
 
 # -- --crd files -------------------------------------------------------------------------------
@@ -398,6 +618,41 @@ def test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line(
     refused_cleanly(lambda: import_repository(repo, given_))
 
 
+MULTIKUEUE_TREE = REPO / "tests" / "cases" / "multikueue-two-models" / "expected"
+MANAGER = "clusters/dispatch-eastus"
+
+
+@pytest.mark.slow  # each example builds three clusters with the real kustomize
+@SLOW_ENOUGH
+@given(data=st.data())
+def test_a_multikueue_tree_mutated_anywhere_imports_or_is_refused_in_one_line(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    """The MultiKueue import (importer.multikueue, its _dispatcher): a rendered MultiKueue tree whose manager also lists
+    its platform folder, so that the Kueue HelmRelease's controllerManagerConfigYaml is read; the manager's objects,
+    that HelmRelease, or the Kueue configuration inside it is the file mutated."""
+    from fleetgen.importer.imported import Given
+    from fleetgen.importer.run import import_repository
+
+    repo = tmp_path_factory.mktemp("import") / "repo"
+    shutil.copytree(MULTIKUEUE_TREE, repo)
+    overlay = repo / MANAGER / "kustomization.yaml"
+    overlay.write_text(overlay.read_text(encoding="utf-8") + "- platform\n", encoding="utf-8")
+    path = repo / MANAGER / data.draw(st.sampled_from(["cluster.yaml", "platform/platform.yaml"]))
+    docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+    release = next((d for d in docs if d.get("kind") == "HelmRelease" and d["metadata"]["name"] == "kueue"), None)
+    if release is not None and data.draw(st.booleans()):  # the Kueue configuration, a YAML text inside the values
+        values = release["spec"]["values"]["managerConfig"]
+        inner = data.draw(mutated(yaml.safe_load(values["controllerManagerConfigYaml"]), max_changes=2))
+        values["controllerManagerConfigYaml"] = data.draw(st.one_of(st.just(dumped(inner)), st.sampled_from(TRAPS), st.just("[" * 10_000)))
+        changed: Any = docs
+    else:
+        changed = data.draw(mutated(docs, max_changes=2))
+    raw = dumped_all(changed if isinstance(changed, list) else [changed])
+    path.write_bytes(data.draw(encoded(raw)))
+    refused_cleanly(lambda: import_repository(repo, Given()))
+
+
 # -- the registry of readers -------------------------------------------------------------------
 
 READING_CALLS = {
@@ -440,10 +695,21 @@ FUZZED: dict[str, str] = {
     "fleetgen.importer.build:_with_file": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
     "fleetgen.importer.keep:_content": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
     "fleetgen.importer.keep:_read_local": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
+    "fleetgen.importer.multikueue:_dispatcher": "test_a_multikueue_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
+    "fleetgen.authoring.doctor:_read": "test_a_workflow_or_codeowners_mutated_anywhere_is_examined_by_doctor",
+    "fleetgen.authoring.doctor:_workflow_problems": "test_a_workflow_or_codeowners_mutated_anywhere_is_examined_by_doctor",
+    "fleetgen.review.capacity_changes:_tables": "test_a_facts_file_mutated_at_either_revision_is_compared_in_review",
+    "fleetgen.live.cluster_reader:_read_kind": "test_what_kubectl_prints_kind_by_kind_is_read_or_refused_in_one_line",
+    "fleetgen.live.cluster_reader:_read_one": "test_what_kubectl_prints_kind_by_kind_is_read_or_refused_in_one_line",
+    "fleetgen.live.committed:committed_tree": "test_a_committed_tree_mutated_anywhere_builds_or_is_refused_in_one_line",
+    "fleetgen.live.committed:synced_folders": "test_a_committed_tree_mutated_anywhere_builds_or_is_refused_in_one_line",
+    "fleetgen.live.committed:_build": "test_a_committed_tree_mutated_anywhere_builds_or_is_refused_in_one_line",
+    "fleetgen.live.committed:_git": "test_any_revision_given_to_drift_is_built_or_refused_in_one_line",
 }
+RENDER_FOLDERS = ("render", "jobs")  # what a fleet renders, and what `job new` renders for an ask
 RENDERERS_OUTSIDE_RENDER_FILES = {  # reached by no fleet's render, only by `job new`: fuzzed above
-    f"fleetgen.render.{name}": "test_job_new_builds_or_refuses_any_ask_in_one_line"
-    for name in ("golden_paths", "job_pod", "job_target", "serving", "slice_asks")
+    f"fleetgen.jobs.{name}": "test_job_new_builds_or_refuses_any_ask_in_one_line"
+    for name in ("golden_paths", "job_pod", "job_target", "serving", "slice_asks", "job_dispatch")
 }
 NOT_UNTRUSTED: dict[str, str] = {
     "fleetgen.compat.facts:facts": "the facts.yaml shipped inside fleetgen",
@@ -465,7 +731,15 @@ NOT_UNTRUSTED: dict[str, str] = {
     "fleetgen.output.tree:_write_new": "opens a file to write it",
     "fleetgen.output.tree:_flush_folder": "opens a folder to flush it",
     "fleetgen.output.tree:write_new_files": "writes files",
-    "fleetgen.workflows:write_github_output": "appends to $GITHUB_OUTPUT",
+    "fleetgen.workflows.__init__:write_github_output": "appends to $GITHUB_OUTPUT",
+    "fleetgen.compat.chart_kinds:chart_kinds": "chart_kinds.yaml shipped inside fleetgen",
+    "fleetgen.compat.cuda_images:cuda_images": "cuda_images.yaml shipped inside fleetgen",
+    "fleetgen.compat.dcgm_exporter:exporter_facts": "dcgm_exporter.yaml shipped inside fleetgen",
+    "fleetgen.compat.vm_sizes:known_sizes": "vm_sizes.yaml shipped inside fleetgen",
+    "fleetgen.validation.quantity_fields:_schema": "the CRD schemas shipped inside fleetgen and kubernetes-validate's core ones",
+    "fleetgen.validation.quantity_fields:_core_definitions": "kubernetes-validate's _definitions.json, installed with fleetgen",
+    "fleetgen.authoring.first_commit:_git": "git init, add and commit in the folder init writes; reads only exit codes and HEAD",
+    "fleetgen.cli.team:team_devcontainer": "reads a file only to compare it with what it writes",
     "fleetgen.validation.cel_rules:_run": "runs a compiled CEL rule, reads nothing",
 }
 
@@ -524,6 +798,10 @@ def test_every_render_module_is_reached_by_a_fuzzed_render() -> None:
             render_all(load_fleet_text(dumped(variant).encode()))
     finally:
         sys.setprofile(None)
-    modules = {p for p in (REPO / "fleetgen" / "render").glob("*.py") if p.name != "__init__.py"}
-    unreached = sorted(f"fleetgen.render.{p.stem}" for p in modules if str(p) not in reached)
+    modules = {p for folder in RENDER_FOLDERS for p in (REPO / "fleetgen" / folder).glob("*.py") if p.name != "__init__.py"}
+    named = {".".join(p.relative_to(REPO).with_suffix("").parts): p for p in modules}
+    unreached = sorted(name for name, p in named.items() if str(p) not in reached)
     assert [m for m in unreached if m not in RENDERERS_OUTSIDE_RENDER_FILES] == [], unreached
+    assert sorted(RENDERERS_OUTSIDE_RENDER_FILES.keys() - named.keys()) == [], "listed renderers that are no longer modules"
+    tests = {name: value for name, value in globals().items() if name.startswith("test_")}
+    assert all(hasattr(tests.get(test), "hypothesis") for test in RENDERERS_OUTSIDE_RENDER_FILES.values())

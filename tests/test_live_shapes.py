@@ -27,10 +27,11 @@ from node_dumps import evidence_of
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import InputError
+from fleetgen.live.committed import Revision, synced_revision
 from fleetgen.live.dumps import live_objects
 from fleetgen.live.nodes import nodes_in
 from fleetgen.live.shapes import KIND_SHAPES, fields_of, live_quotas, of_kind
-from fleetgen.live.state import compare, quota_impacts
+from fleetgen.live.state import compare, key_of, quota_impacts
 from fleetgen.render.rendered import Rendered
 from fleetgen.upgrade.evidence import versions_configmap
 
@@ -50,20 +51,34 @@ items:
 """
 
 
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
 @cache
 def faithful() -> tuple[dict[str, Any], tuple[dict[str, Any], ...]]:
-    """(dev-eastus's render by key, the objects of a faithful dump of it: synced objects, Nodes, a quota in use)."""
+    """(dev-eastus's render by key, the objects of a faithful dump of it: synced objects and Flux's Kustomizations
+    that record the commit they applied, Nodes, a quota in use)."""
     loaded = load_fleet_text(EXAMPLE.read_bytes())
-    rendered = Rendered(loaded.fleet).keyed(DEV, with_entry_point=False)
+    rendered = Rendered(loaded.fleet).keyed(DEV)
     items = cluster_dump(list(rendered.values()), "flux", tracking="annotation", ssa=True)["items"]
     quota = next(o for o in items if o["kind"] == "ResourceQuota")
     quota["status"] = {"hard": dict(quota["spec"]["hard"]), "used": {k: "0" for k in quota["spec"]["hard"]}}
+    for engine in (o for o in items if o["kind"] == "Kustomization"):
+        engine["status"] = {"lastAppliedRevision": f"main@sha1:{COMMIT}", "observedGeneration": 1}
     nodes = evidence_of(loaded.fleet, "dev-eastus")
     return rendered, tuple(items + [o for o in nodes if o["kind"] == "Node"])
 
 
+@cache
+def argocd_application() -> dict[str, Any]:
+    """dev-eastus's Application when Argo CD syncs the example, as the hub shows it: synced at a commit."""
+    loaded = load_fleet_text(EXAMPLE.read_bytes().replace(b"engine: flux ", b"engine: argocd", 1))
+    app = next(m.body for m in Rendered(loaded.fleet).entry_point(DEV) if m.body["kind"] == "Application")
+    return {**copy.deepcopy(app), "status": {"sync": {"status": "Synced", "revision": COMMIT}}}
+
+
 def sample(kind: str) -> dict[str, Any]:
-    return copy.deepcopy(next(o for o in faithful()[1] if o["kind"] == kind))
+    return copy.deepcopy(next(o for o in (*faithful()[1], argocd_application()) if o["kind"] == kind))
 
 
 def set_at(obj: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
@@ -79,10 +94,13 @@ def read(items: list[Any]) -> list[dict[str, Any]]:
 
 def test_every_kind_with_a_shape_has_a_faithful_sample_and_reads_cleanly() -> None:
     rendered, objects = faithful()
-    assert {o["kind"] for o in objects} >= set(KIND_SHAPES)
+    assert {o["kind"] for o in (*objects, argocd_application())} >= set(KIND_SHAPES)
     live = read(list(objects))
     assert not compare(rendered, live).found and quota_impacts(rendered, live) == []
     assert live_quotas(live) and nodes_in(live) and versions_configmap(live)
+    assert synced_revision(live, rendered, "dev-eastus") == Revision(COMMIT, "Flux Kustomization flux-system/contoso-ai")
+    hub = read([argocd_application()])
+    assert synced_revision(hub, {key_of(o): o for o in hub}, "dev-eastus") is not None
 
 
 def test_a_kind_read_without_a_declared_shape_is_refused() -> None:
@@ -132,6 +150,10 @@ def test_a_wrong_shape_in_any_read_field_is_one_line_at_that_field(target: tuple
     nodes_in(live)
     versions_configmap(live)
     compare(rendered, live)
+    try:  # the engine's record: a commit, or refused in one line (a string that names no commit)
+        synced_revision(live, {key_of(o): o for o in live}, "dev-eastus")
+    except InputError as exc:
+        assert "\n" not in str(exc) and len(str(exc)) < 400, str(exc)
 
 
 def test_the_issue_dump_is_refused_by_drift_and_diff(repo: Path, cli_run: Run) -> None:

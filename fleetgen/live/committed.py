@@ -26,6 +26,7 @@ import yaml
 
 from fleetgen.errors import InputError
 from fleetgen.live.kubectl import kubectl
+from fleetgen.live.shapes import of_kind
 from fleetgen.model import Fleet
 from fleetgen.output.emit import GENERATED_MARKS
 from fleetgen.render.manifest import ObjectKey
@@ -52,12 +53,15 @@ class Committed:
     files: dict[str, bytes]  # path relative to fleet.yaml's folder -> bytes, under clusters/<name>/ and base/ (what render writes for it)
 
 
-def _record(obj: dict[str, Any]) -> str | None:
-    """The revision an engine object says it applied, as a commit name; None when it records none."""
+ENGINES = {"Kustomization": "Flux", "Application": "Argo CD"}  # the engine objects that record what they applied
+
+
+def _record(obj: dict[str, Any], kind: str) -> str | None:
+    """The revision an engine object of `kind` says it applied, as a commit name; None when it records none."""
     status = obj.get("status") or {}
     if not isinstance(status, dict):
         return None
-    if obj.get("kind") == "Application":
+    if kind == "Application":
         sync = status.get("sync") or {}
         value = sync.get("revision") if isinstance(sync, dict) else None
     else:
@@ -70,27 +74,31 @@ def _record(obj: dict[str, Any]) -> str | None:
     if not COMMIT.fullmatch(commit):
         meta = obj.get("metadata") or {}
         raise InputError(
-            f"{obj.get('kind')} {meta.get('namespace', '')}/{meta.get('name', '')}: the revision it applied, {text!r}, "
+            f"{kind} {meta.get('namespace', '')}/{meta.get('name', '')}: the revision it applied, {_shown(text)}, "
             "is not a git commit; give --ref REV"
         )
     return commit
 
 
+def _shown(text: str, most: int = 60) -> str:
+    """`text` quoted for a one-line message, cut in the middle when long."""
+    return repr(text) if len(text) <= most else f"{text[: most // 2]!r}...{text[-most // 4 :]!r} ({len(text):,} characters)"
+
+
 def synced_revision(live: list[dict[str, Any]], entry: dict[ObjectKey, dict[str, Any]], cluster: str) -> Revision | None:
     """The revision the cluster's own engine objects (those of `entry`) say they applied: the one that syncs
     `clusters/<cluster>` first, then the others in key order."""
-    engines = ("Kustomization", "Application")
     present = {
-        ObjectKey(str(o.get("kind")), str((o.get("metadata") or {}).get("namespace") or ""), str((o.get("metadata") or {}).get("name"))): o
-        for o in live
-        if o.get("kind") in engines
+        ObjectKey(kind, str((o.get("metadata") or {}).get("namespace") or ""), str((o.get("metadata") or {}).get("name"))): o
+        for kind in ENGINES
+        for o in of_kind(live, kind)
     }
-    keys = sorted(k for k in entry if k[0] in engines and k in present)
+    keys = sorted(k for k in entry if k[0] in ENGINES and k in present)
     keys.sort(key=lambda k: _syncs_path(entry[k]) != f"clusters/{cluster}")
     for key in keys:
-        commit = _record(present[key])
+        commit = _record(present[key], key[0])
         if commit is not None:
-            return Revision(commit, f"{'Flux' if key[0] == 'Kustomization' else 'Argo CD'} {key[0]} {key[1]}/{key[2]}")
+            return Revision(commit, f"{ENGINES[key[0]]} {key[0]} {key[1]}/{key[2]}")
     return None
 
 
@@ -103,7 +111,7 @@ def _syncs_path(body: dict[str, Any]) -> str:
 def _git(cwd: Path, *args: str) -> bytes:
     try:
         done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=120, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:  # ValueError: an argument with NUL or a lone surrogate
         raise InputError(f"git {args[0]}: {exc}") from None
     if done.returncode != 0:
         message = done.stderr.decode(errors="replace").strip().splitlines()
@@ -113,8 +121,8 @@ def _git(cwd: Path, *args: str) -> bytes:
 
 def committed_tree(fleet: Path, revision: Revision, cluster: str) -> Committed:
     """Build cluster `cluster` from the tree committed at `revision` in the repository that holds `fleet`."""
-    if revision.ref.startswith("-"):
-        raise InputError(f"{revision.ref!r} is not a git revision")
+    if revision.ref.startswith("-") or not revision.ref.isprintable():  # an option to git, or NUL, a lone surrogate ...
+        raise InputError(f"{_shown(revision.ref)} is not a git revision")
     folder = fleet.resolve().parent
     try:
         top = Path(_git(folder, "rev-parse", "--show-toplevel").decode().strip())
@@ -168,8 +176,8 @@ def synced_folders(tree: Path, cluster_folder: str) -> list[str]:
         assert path is not None
         try:
             document = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader) or {}
-        except (UnicodeDecodeError, yaml.YAMLError) as exc:
-            raise InputError(f"{path.relative_to(tree).as_posix()}: cannot read the committed kustomization: {exc}") from None
+        except (ValueError, yaml.YAMLError) as exc:  # ValueError: not UTF-8, or an integer of more than 4,300 digits
+            raise InputError(f"{path.relative_to(tree).as_posix()}: cannot read the committed kustomization: {_one_line(exc)}") from None
         resources = document.get("resources") if isinstance(document, dict) else None
         for resource in resources if isinstance(resources, list) else []:
             listed.add(Path(posixpath.normpath((folder / str(resource)).as_posix())))
@@ -187,8 +195,13 @@ def _build(tree: Path, folder: str) -> list[dict[str, Any]]:
         raise InputError(f"{folder} (committed): kubectl kustomize failed: {last}")
     try:
         return [d for d in yaml.load_all(done.stdout, Loader=yaml.CSafeLoader) if isinstance(d, dict)]
-    except yaml.YAMLError as exc:  # pragma: no cover - kustomize prints valid YAML
-        raise InputError(f"{folder}: kubectl kustomize printed invalid YAML: {exc}") from None
+    except (ValueError, yaml.YAMLError) as exc:  # what the committed files hold, passed through: an integer of 5,000 digits
+        raise InputError(f"{folder} (committed): cannot read what kubectl kustomize built: {_one_line(exc)}") from None
+
+
+def _one_line(exc: Exception) -> str:
+    """A YAML error's lines (the problem, and where) as one line."""
+    return " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
 
 
 def stale_note(planned: dict[str, bytes], committed: Committed) -> str:
@@ -215,7 +228,7 @@ def on_cluster(fleet: Fleet, committed: Committed, revision: Revision, live: lis
     An Argo CD hub keeps the Applications: they are compared when the live objects hold the hub's too."""
     against = f"the tree committed at {committed.commit[:12]} ({revision.origin})"
     hub = fleet.gitops.engine == "argocd" and fleet.gitops.argocd.mode == "hub"
-    if not hub or any(o.get("kind") == "Application" for o in live):
+    if not hub or of_kind(live, "Application"):
         return committed.objects, against
     kept = {k: v for k, v in committed.objects.items() if not str(v.get("apiVersion", "")).startswith("argoproj.io/")}
     return kept, against + "; the hub's Applications are not in the live objects, so not compared"

@@ -104,6 +104,9 @@ KIND_SHAPES: dict[str, tuple[Field, ...]] = {
         Field(("spec", "nodeTaints"), "items", ("key", "value", "effect")),
         Field(("spec", "tolerations"), "items", ("key", "operator", "value", "effect")),
     ),
+    # The engine objects whose record of the revision they applied drift reads (committed.py).
+    "Kustomization": (Field(("status", "lastAppliedRevision"), "string"),),
+    "Application": (Field(("status", "sync"), "map"), Field(("status", "sync", "revision"), "string")),
 }
 
 
