@@ -109,6 +109,7 @@ def dr_fleet(pairs: int, cap: int) -> Fleet:
     data["clusters"] = clusters
     data["teams"] = []
     data["rollout"] = {"maxWaveSize": cap}
+    data.pop("cloudAccounts")  # it names the example's clusters, which this fleet replaces
     return load_fleet_text(yaml.safe_dump(data).encode()).fleet
 
 
