@@ -61,6 +61,18 @@ def test_the_cli_writes_the_file_and_keeps_a_different_one(cli_run: Run, tmp_pat
     assert forced.returncode == 0 and "12.6.3" in target.read_text()
 
 
+def test_a_devcontainer_json_that_is_not_utf8_is_a_different_file_in_the_way(cli_run: Run, tmp_path: Path) -> None:
+    target = tmp_path / ".devcontainer" / "devcontainer.json"
+    target.parent.mkdir()
+    raw = '{"name": "caf\u00e9"}\n'.encode("latin-1")  # not UTF-8
+    target.write_bytes(raw)
+    ask = ("team", "devcontainer", "nlp", "--cluster", "dev-eastus", "--fleet", str(EXAMPLE), "--dir", str(tmp_path))
+    kept = cli_run(*ask)
+    assert kept.returncode == 2 and "in the way" in kept.stderr and kept.stderr.count("\n") == 1 and target.read_bytes() == raw
+    forced = cli_run(*ask, "--force")
+    assert forced.returncode == 0 and "12.6.3" in target.read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [

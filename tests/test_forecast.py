@@ -208,6 +208,15 @@ def test_a_subject_keeps_at_most_its_lookback_of_hours(lookback: int, hours: lis
         ('{"data":{"result":[{"metric":{"a":1},"values":[]}]}}', "h.json:1:20: data.result[0].metric: label values are strings"),
         ("[1, 2]", "h.json:1:1: (document): expected '{'"),
         ('{"data":{"result":[]}} x', "h.json:1:24: (document): text after the answer"),
+        ('{"data":{"result":[{"metric":{},"values":[{"0":1,"1":"2"}]}]}}', "h.json:1:20: data.result[0].values: each sample"),
+        ('{"data":{"result":[{"metric":{},"values":["12"]}]}}', "h.json:1:20: data.result[0].values: each sample"),
+        ('{"data":{"result":[{"metric":{},"values":[[1e12,"2"]]}]}}', "h.json:1:20: data.result[0].values: each sample"),
+        ('{"data":{"result":[{"metric":{},"values":[[-1,"2"]]}]}}', "h.json:1:20: data.result[0].values: each sample"),
+        ('{"data":{"result":[{"metric":{},"values":[[NaN,"2"]]}]}}', "h.json:1:20: data.result[0].values: each sample"),
+        pytest.param(
+            '{"data":{"result":[{"metric":{},"values":[[1' + "0" * 400 + ',"2"]]}]}}', "h.json:1:20: data.result[0].values", id="huge"
+        ),
+        pytest.param('{"data":{"result":' + "[" * 100_000, "h.json:1:20: data.result[0]: nested too deep", id="deep"),
     ],
 )
 def test_a_malformed_answer_is_one_error_at_its_line_and_column(text: str, where: str) -> None:
@@ -215,6 +224,28 @@ def test_a_malformed_answer_is_one_error_at_its_line_and_column(text: str, where
         list(read_answer(io.StringIO(text), "h.json", 8))
     assert str(raised.value).startswith(where), str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_an_answer_that_is_not_utf8_is_one_error_where_the_text_stopped() -> None:
+    raw = b'{"status":"success",\n"data":{"resultType":"matrix","result":[{"metric":{"team":"caf\xe9"}'
+    with pytest.raises(InputError) as raised:
+        list(read_answer(io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8"), "h.json", 8))
+    assert str(raised.value).startswith("h.json:") and "not UTF-8 (byte 0xe9)" in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_samples_years_apart_cost_no_more_memory_than_the_lookback() -> None:
+    """An hour near 1970 and one near 9000 in one series: only the lookback before the newest is ever allocated."""
+    values = [[3600, "3"], [221_845_388_400, "4"]]
+    text = json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [{"metric": POOL, "values": values}]}})
+    forecast = build_forecast(FLEET, [Answer("history.json", io.StringIO(text))], 13)
+    assert forecast.as_of is not None and forecast.as_of.year == 9000
+    history = History(lookback_hours=WEEK_HOURS)
+    subject = Subject("c", 1, "p", "pool", 8)
+    for hour in (0, 61_623_718, 5):  # the newest first, then hours far older: nothing older than the lookback is kept
+        history.add(Series({}, np.array([hour * 3600.0]), np.ones(1)), [subject])
+        assert history.subjects[subject].sums.size <= WEEK_HOURS
+    assert history.subjects[subject].last == 61_623_718
 
 
 def test_dates_count_from_the_last_hour_of_history() -> None:

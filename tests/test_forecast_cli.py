@@ -175,3 +175,24 @@ def test_the_html_chart_is_valid_and_draws_in_a_headless_browser(tmp_path: Path,
         [browser, *flags, "--dump-dom", (tmp_path / "forecast.html").as_uri()], capture_output=True, text=True, timeout=120, check=False
     ).stdout
     assert dom.count("<svg") == charts and dom.count("<polygon") == charts and "a100-spot" in dom
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b'{"status": "error", "error": "parse error:\\nunexpected \\u2028 character"}', "parse error: unexpected character"),
+        (b"[" * 100_000, "Bad Request"),  # nested deeper than json reads
+        (b'{"status": "error", "error": {"nested": 1}}', "Bad Request"),
+        (b"\xff\xfe not json", "Bad Request"),
+        (b'{"error": "' + b"x" * 1000 + b'"}', "x" * 300 + "..."),
+    ],
+)
+def test_what_a_refusing_prometheus_says_is_one_short_line(body: bytes, reason: str) -> None:
+    import io
+    import urllib.error
+    from email.message import Message
+
+    from fleetgen.live.prometheus import _reason
+
+    refused = urllib.error.HTTPError("http://127.0.0.1:9090/api/v1/query_range", 400, "Bad Request", Message(), io.BytesIO(body))
+    assert _reason(refused) == reason

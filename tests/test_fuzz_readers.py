@@ -653,6 +653,194 @@ def test_a_multikueue_tree_mutated_anywhere_imports_or_is_refused_in_one_line(
     refused_cleanly(lambda: import_repository(repo, Given()))
 
 
+@pytest.mark.parametrize(
+    ("config", "dispatcher"),
+    [
+        (
+            "multiKueue:\n  dispatcherName: kueue.x-k8s.io/multikueue-dispatcher-incremental\n",
+            "kueue.x-k8s.io/multikueue-dispatcher-incremental",
+        ),
+        ("[" * 10_000, ""),  # deeper than any parser's recursion: fleetgen's bounded reader refuses it
+        ("{" * 200 + "}" * 200, ""),
+        ("a: [1\n", ""),
+        ("--- {}\n--- {}\n", ""),
+        ("multiKueue: [dispatcherName]\n", ""),
+        ("\ud800", ""),
+        (7, ""),
+    ],
+)
+def test_the_kueue_configuration_names_a_dispatcher_or_none(monkeypatch: pytest.MonkeyPatch, config: Any, dispatcher: str) -> None:
+    """importer.multikueue's _dispatcher on the controllerManagerConfigYaml text of the manager's Kueue HelmRelease."""
+    from types import SimpleNamespace
+
+    from fleetgen.importer import multikueue
+
+    kueue = SimpleNamespace(values={"managerConfig": {"controllerManagerConfigYaml": config}})
+    monkeypatch.setattr(multikueue, "installs", lambda modelled: {"kueue": kueue})
+    assert multikueue._dispatcher(SimpleNamespace(modelled=[])) == dispatcher  # type: ignore[arg-type]
+
+
+# -- a Prometheus range-query answer, from a file or a live server --------------------------------
+
+FORECAST_END = 1_790_000_000 // 3600 * 3600
+FORECAST_STEP = 6 * 3600  # four samples a day over four weeks: the trend has weeks to fit, the mutations few paths
+
+
+@cache
+def range_answer_doc() -> dict[str, Any]:
+    """A faithful answer: a pool of training-eastus growing, a team's used quota, and the cluster's GPU utilisation."""
+    times = list(range(FORECAST_END - 28 * 86400 + FORECAST_STEP, FORECAST_END + 1, FORECAST_STEP))
+
+    def series(labels: dict[str, str], start: float, per_sample: float) -> dict[str, Any]:
+        return {"metric": labels, "values": [[t, f"{start + i * per_sample:.4g}"] for i, t in enumerate(times)]}
+
+    return {
+        "status": "success",
+        "data": {
+            "resultType": "matrix",
+            "result": [
+                series({"cluster": "training-eastus", "flavor": "a100-spot", "resource": "nvidia.com/gpu"}, 6, 0.05),
+                series({"cluster": "training-eastus", "namespace": "team-nlp"}, 3, 0.01),
+                series({"cluster": "training-eastus", "fleetgen_series": "gpu_busy_percent"}, 50, 0.1),
+            ],
+        },
+    }
+
+
+def answer_json(doc: Any) -> str:
+    try:
+        return json.dumps(doc, ensure_ascii=False)
+    except ValueError:  # an int too long to print: the answer a server cut off
+        return json.dumps(range_answer_doc())[:-7]
+
+
+SAMPLE_TIME = st.one_of(
+    st.sampled_from([0, -1, 1e10, 1e12, 2**63, 221_845_392_000, float("nan"), float("inf"), "1789999200", True]),
+    st.integers(-(2**70), 2**70),
+    st.floats(),
+)
+SAMPLE_VALUE = st.one_of(st.sampled_from(["NaN", "+Inf", "-Inf", "1e308", "-1e308", "0x10", "", 1e308, None]), st.floats().map(repr))
+
+
+@st.composite
+def resampled(draw: st.DrawFn) -> dict[str, Any]:
+    """The answer with some samples' times or values out of the ordinary: far apart in time, huge, not numbers."""
+    doc = json.loads(json.dumps(range_answer_doc()))
+    for _ in range(draw(st.integers(1, 3))):
+        series = draw(st.sampled_from(doc["data"]["result"]))
+        sample = series["values"][draw(st.integers(0, len(series["values"]) - 1))]
+        sample[draw(st.integers(0, 1))] = draw(SAMPLE_TIME if draw(st.booleans()) else SAMPLE_VALUE)
+    return doc
+
+
+ANSWER_BYTES = st.one_of(
+    st.deferred(lambda: mutated(range_answer_doc(), max_changes=2).map(answer_json).flatmap(encoded)),
+    resampled().map(lambda doc: answer_json(doc).encode("utf-8")),
+    st.deferred(lambda: encoded(json.dumps(range_answer_doc()))),
+    st.sampled_from(TRAPS).map(
+        lambda t: json.dumps(range_answer_doc()).replace('"success"', json.dumps(t), 1).encode("utf-8", "surrogatepass")
+    ),
+    st.just(b"[" * 100_000),
+    st.just(b'{"status": "success", "data": ' + b"[" * 100_000),
+    st.binary(max_size=200),
+)
+ERROR_BODY = st.one_of(
+    st.deferred(lambda: mutated({"status": "error", "errorType": "bad_data", "error": "parse error at char 1"}).map(answer_json)).map(
+        lambda t: t.encode("utf-8", "surrogatepass")
+    ),
+    st.sampled_from(TRAPS).map(lambda t: json.dumps({"status": "error", "error": f"line one{t}\nline two"}).encode()),
+    st.just(b"[" * 100_000),
+    st.binary(max_size=200),
+)
+
+
+class _Answering:
+    """What the Prometheus on 127.0.0.1 answers each query with, set by each example."""
+
+    code = 200
+    body = b""
+
+
+@pytest.fixture(scope="module")
+def fuzzed_prometheus() -> Iterator[tuple[str, type[_Answering]]]:
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    answering = type("Answering", (_Answering,), {})
+
+    class Handler(BaseHTTPRequestHandler):
+        timeout = 10
+
+        def do_GET(self) -> None:
+            self.send_response(answering.code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answering.body)))
+            self.end_headers()
+            self.wfile.write(answering.body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", answering
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@SLOW_ENOUGH
+@given(
+    live=st.booleans(),
+    answer=ANSWER_BYTES,
+    code=st.sampled_from([200, 200, 200, 400, 422, 503]),
+    error=ERROR_BODY,
+    cluster=st.sampled_from([None, "training-eastus", "nowhere"]),
+)
+def test_a_range_query_answer_mutated_anywhere_is_forecast_or_refused_in_one_line(
+    tmp_path_factory: pytest.TempPathFactory,
+    fuzzed_prometheus: tuple[str, type[_Answering]],
+    live: bool,
+    answer: bytes,
+    code: int,
+    error: bytes,
+    cluster: str | None,
+) -> None:
+    """`fleetgen forecast` (cli.forecast's _answers): an answer read from --history FILE, or from --prometheus on
+    127.0.0.1, which may refuse the query with an error body of its own (live.prometheus's _reason); what is read is
+    forecast and written as text, JSON and HTML."""
+    from contextlib import ExitStack
+
+    from fleetgen.cli.forecast import _answers
+    from fleetgen.forecast.build import build_forecast
+    from fleetgen.forecast.chart import forecast_html
+    from fleetgen.forecast.output import forecast_json, forecast_text
+
+    fleet = example_loaded().fleet
+    prefix = f"{cluster}=" if cluster else ""
+    if live:
+        url, answering = fuzzed_prometheus
+        answering.code, answering.body = code, answer if code == 200 else error
+        history: tuple[str, ...] = ()
+        servers: tuple[str, ...] = (prefix + url,)
+    else:
+        path = tmp_path_factory.mktemp("history") / "history.json"
+        path.write_bytes(answer)
+        history, servers = (prefix + str(path),), ()
+
+    def forecast() -> Any:
+        with ExitStack() as stack:
+            return build_forecast(fleet, _answers(stack, fleet, history, servers, 7), 3)
+
+    result = refused_cleanly(forecast)
+    if result is not None:
+        assert json.loads(forecast_json(result))
+        assert forecast_text(result) and forecast_html(result).count("<html") == 1
+
+
 # -- the registry of readers -------------------------------------------------------------------
 
 READING_CALLS = {
@@ -705,6 +893,8 @@ FUZZED: dict[str, str] = {
     "fleetgen.live.committed:synced_folders": "test_a_committed_tree_mutated_anywhere_builds_or_is_refused_in_one_line",
     "fleetgen.live.committed:_build": "test_a_committed_tree_mutated_anywhere_builds_or_is_refused_in_one_line",
     "fleetgen.live.committed:_git": "test_any_revision_given_to_drift_is_built_or_refused_in_one_line",
+    "fleetgen.cli.forecast:_answers": "test_a_range_query_answer_mutated_anywhere_is_forecast_or_refused_in_one_line",
+    "fleetgen.live.prometheus:_reason": "test_a_range_query_answer_mutated_anywhere_is_forecast_or_refused_in_one_line",
 }
 RENDER_FOLDERS = ("render", "jobs")  # what a fleet renders, and what `job new` renders for an ask
 RENDERERS_OUTSIDE_RENDER_FILES = {  # reached by no fleet's render, only by `job new`: fuzzed above
@@ -781,6 +971,28 @@ def test_the_reader_scan_sees_each_kind_of_read() -> None:
     assert list(readers_in(source, "m")) == ["m:a", "m:b", "m:c", "m:d"]
 
 
+def data_only(path: Path) -> bool:
+    """A module with no function, method or lambda: nothing of it runs after its import."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return not any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) for n in ast.walk(tree))
+
+
+def imports_of(path: Path) -> set[str]:
+    """The fleetgen modules `path` imports by name (`import a.b`, `from a.b import c`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    return names | {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level}
+
+
+def test_the_render_reach_counts_a_data_module_only_through_a_module_that_ran(tmp_path: Path) -> None:
+    data = tmp_path / "rows.py"
+    data.write_text('ROWS = (("a", 1),)\n', encoding="utf-8")
+    code = tmp_path / "code.py"
+    code.write_text("from fleetgen.render.rows import ROWS\n\n\ndef rows():\n    return ROWS\n", encoding="utf-8")
+    assert data_only(data) and not data_only(code)
+    assert imports_of(code) == {"fleetgen.render.rows"} and imports_of(data) == set()
+
+
 def test_every_render_module_is_reached_by_a_fuzzed_render() -> None:
     """The fleet.yaml fuzzer renders what still loads; so every render module must run when the example renders
     (or be listed with the fuzz test that reaches it): a renderer the example never calls would go unfuzzed."""
@@ -800,7 +1012,10 @@ def test_every_render_module_is_reached_by_a_fuzzed_render() -> None:
         sys.setprofile(None)
     modules = {p for folder in RENDER_FOLDERS for p in (REPO / "fleetgen" / folder).glob("*.py") if p.name != "__init__.py"}
     named = {".".join(p.relative_to(REPO).with_suffix("").parts): p for p in modules}
-    unreached = sorted(name for name, p in named.items() if str(p) not in reached)
+    # A module of data alone (alert_tiers: the threshold rows) has no function to call: its code ran once, at import.
+    # It is reached when a module whose functions ran imports it, for they read its data as they render.
+    imported = {name for p in named.values() if str(p) in reached for name in imports_of(p)}
+    unreached = sorted(name for name, p in named.items() if str(p) not in reached and not (data_only(p) and name in imported))
     assert [m for m in unreached if m not in RENDERERS_OUTSIDE_RENDER_FILES] == [], unreached
     assert sorted(RENDERERS_OUTSIDE_RENDER_FILES.keys() - named.keys()) == [], "listed renderers that are no longer modules"
     tests = {name: value for name, value in globals().items() if name.startswith("test_")}

@@ -155,6 +155,25 @@ def test_a_field_that_is_not_a_quantity_is_never_taken_by_value() -> None:
     assert quantity_fields("v1", "Namespace").patterns == frozenset()
 
 
+@pytest.mark.parametrize(
+    ("api_version", "kind"),
+    [
+        ("v1", "K" * 300),  # a file name too long to open
+        ("kueue.x-k8s.io/" + "v" * 300, "ClusterQueue"),
+        ("a" * 253 + "/v1", "Q" * 63),  # each part within its own bound, the file name not
+        ("v1", "../../etc/passwd"),
+        ("v1", "Pod\x00"),
+        ("../v1", "ResourceQuota"),
+        ("", ""),
+    ],
+)
+def test_an_unknown_or_over_long_kind_has_no_quantity_fields(api_version: str, kind: str) -> None:
+    """What a dump or a pull request calls an object names no schema file: it has no quantity fields, and nothing is opened."""
+    assert quantity_fields(api_version, kind).patterns == frozenset()
+    body = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "q"}, "spec": {"hard": {"cpu": "1"}}}
+    assert [c.path for c in object_diff(body, put(body, ("spec", "hard", "cpu"), "1000m"), kind)] == ["spec.hard.cpu"]
+
+
 @given(
     mantissa=st.integers(min_value=-(10**12), max_value=10**12),
     exponent=st.integers(min_value=-9, max_value=9),

@@ -99,8 +99,13 @@ def team_devcontainer(name: str, fleet: Path, cluster: str, folder: Path, force:
     target = folder / PATH
     data = devcontainer_text(document)
     try:
-        if target.exists() and target.read_text(encoding="utf-8") != data and not force:
-            raise InputError(f"{target}: in the way (a different devcontainer.json); --force replaces it")
+        if target.exists() and not force:
+            try:
+                existing: str | None = target.read_text(encoding="utf-8")
+            except UnicodeDecodeError:  # not UTF-8 text: not the file fleetgen writes
+                existing = None
+            if existing != data:
+                raise InputError(f"{target}: in the way (a different devcontainer.json); --force replaces it")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(data, encoding="utf-8")
     except OSError as exc:

@@ -51,6 +51,16 @@ class Hourly:
     seen: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     def add(self, hours: npt.NDArray[np.int64], means: npt.NDArray[np.float64], lookback_hours: int) -> None:
+        """Add the means of distinct hours, oldest first. Only the lookback before the newest hour is ever allocated:
+        hours years apart (an answer may hold any) cost no more memory than hours a week apart."""
+        oldest = max(int(hours[-1]), self.last if self.sums.size else int(hours[-1])) - lookback_hours + 1
+        if self.sums.size and self.first < oldest:
+            cut = min(oldest - self.first, self.sums.size)
+            self.sums, self.seen, self.first = self.sums[cut:], self.seen[cut:], self.first + cut
+        kept = hours >= oldest
+        hours, means = hours[kept], means[kept]
+        if not hours.size:
+            return
         low, high = int(hours[0]), int(hours[-1])
         if not self.sums.size:
             self.first, self.sums, self.seen = low, np.zeros(high - low + 1), np.zeros(high - low + 1, dtype=bool)

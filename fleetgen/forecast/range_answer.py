@@ -8,6 +8,7 @@ series is incomplete. A malformed answer is one error naming the file, line and 
 
 from __future__ import annotations
 
+import http.client
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from fleetgen.errors import InputError
 READ_SIZE = 1 << 16
 _DECODER = json.JSONDecoder()
 _SPACE = " \t\r\n"
+LAST_TIME = 221_845_392_000  # 9000-01-01 in seconds since 1970: a forecast's dates, two years on, are still dates
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,12 @@ class _Reader:
         """Drop what was read, append the next `size` characters; False at the end of the stream."""
         if self.ended:
             return False
+        try:
+            chunk = self.stream.read(size or self.read_size)
+        except UnicodeDecodeError as exc:  # the bytes' place in the text is not known: the end of the text read so far
+            raise InputError(f"{self.where(len(self.text))}: not UTF-8 (byte 0x{exc.object[exc.start]:02x})") from None
+        except (OSError, http.client.HTTPException) as exc:  # a file or a server's connection that fails half-way
+            raise InputError(f"{self.where(len(self.text))}: cannot read on: {getattr(exc, 'strerror', None) or exc!r}") from None
         done = self.text[: self.at]
         newlines = done.count("\n")
         if newlines:
@@ -53,7 +61,6 @@ class _Reader:
             self.dropped_line_start = len(done) - done.rfind("\n") - 1
         else:
             self.dropped_line_start += len(done)
-        chunk = self.stream.read(size or self.read_size)
         self.text, self.at = self.text[self.at :] + chunk, 0
         self.ended = chunk == ""
         return not self.ended
@@ -90,6 +97,8 @@ class _Reader:
             self.started = self.at
             try:
                 found, end = _DECODER.raw_decode(self.text, self.at)
+            except RecursionError:  # arrays or objects nested deeper than json reads: no series is
+                raise self.fail(path, "nested too deep (not a Prometheus range-query answer)", self.at) from None
             except json.JSONDecodeError as exc:
                 shift = 0 if self.ended else self.at  # what more() drops from the front of the window
                 if self.more(size):
@@ -111,13 +120,17 @@ def _series(raw: Any, reader: _Reader, path: str, at: int) -> Series:
         raise reader.fail(f"{path}.metric", "label values are strings", at)
     samples = raw["values"]
     try:
-        if any(len(pair) != 2 for pair in samples):
+        if not all(isinstance(pair, list) and len(pair) == 2 for pair in samples):  # not an object of two keys, nor a text
             raise ValueError
         # One list per column, then one conversion each: ten times faster than numpy parsing the pairs as strings.
         times = np.array([pair[0] for pair in samples], dtype=np.float64)
         values = np.array([float(pair[1]) for pair in samples], dtype=np.float64)
-    except (TypeError, ValueError):
-        raise reader.fail(f"{path}.values", 'each sample is [seconds, "value"] with a number in both', at) from None
+        if not ((times >= 0) & (times < LAST_TIME)).all():  # NaN too: no hour, no date, no bounded history
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an integer beyond any float
+        raise reader.fail(
+            f"{path}.values", 'each sample is [seconds, "value"] with a number in both, seconds since 1970 before 9000', at
+        ) from None
     return Series(labels, times, values)
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
+from fleetgen.errors import FindingsError
 from fleetgen.importer.addons import installs
 from fleetgen.importer.imported import Imported, or_placeholder
 from fleetgen.importer.recognise import ClusterView
+from fleetgen.live.dumps import LIVE_LIMITS
 from fleetgen.model.multikueue import DISPATCHERS
+from fleetgen.source.reader import parse_documents
 
 CONTROLLER = "kueue.x-k8s.io/multikueue"
 
@@ -93,8 +94,12 @@ def _dispatcher(view: ClusterView) -> str:
     text = ((kueue.values.get("managerConfig") or {}) if kueue else {}).get("controllerManagerConfigYaml")
     if not isinstance(text, str):
         return ""
-    try:
-        config = yaml.safe_load(text)
-    except yaml.YAMLError:
+    try:  # fleetgen's bounded reader: a configuration nested too deep, too large or not UTF-8 is one that names no dispatcher
+        read = parse_documents(
+            text.encode("utf-8", "surrogatepass"), "controllerManagerConfigYaml", LIVE_LIMITS, positions=False, single=True
+        )
+    except FindingsError:
         return ""
-    return str(((config or {}).get("multiKueue") or {}).get("dispatcherName") or "") if isinstance(config, dict) else ""
+    config = read[0].data if read else None
+    multikueue = config.get("multiKueue") if isinstance(config, dict) else None
+    return str(multikueue.get("dispatcherName") or "") if isinstance(multikueue, dict) else ""

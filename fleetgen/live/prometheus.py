@@ -50,10 +50,15 @@ def range_answer(base: str, query: str, start: int, end: int) -> Iterator[IO[str
         yield io.TextIOWrapper(response, encoding="utf-8")
 
 
+REASON_CHARACTERS = 300
+
+
 def _reason(exc: urllib.error.HTTPError) -> str:
-    """Prometheus' own error text (`{"status": "error", "error": ...}`), else the HTTP reason."""
+    """Prometheus' own error text (`{"status": "error", "error": ...}`), else the HTTP reason; one line, cut short."""
     try:
         body = json.loads(exc.read(65536) or b"{}")
-    except (ValueError, OSError):
-        return str(exc.reason)
-    return str(body.get("error") or exc.reason) if isinstance(body, dict) else str(exc.reason)
+    except (ValueError, OSError, RecursionError):  # not JSON, cut off, or nested deeper than json reads
+        body = None
+    error = body.get("error") if isinstance(body, dict) else None
+    text = " ".join(str(error if isinstance(error, str) and error else exc.reason).split())  # no line breaks of any kind
+    return text if len(text) <= REASON_CHARACTERS else text[:REASON_CHARACTERS] + "..."

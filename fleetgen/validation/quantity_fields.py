@@ -32,6 +32,12 @@ Steps = tuple[str, ...]
 _QUANTITY_DEFINITION = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 _QUANTITY_PATTERN = "[KMGTPE]i"  # the binary suffixes, which only the quantity pattern of the CRD generator holds
 _STRICT_DIR = re.compile(r"v(\d+)\.(\d+)\.\d+-local-strict")
+# What a schema file can be named for: a group of DNS labels, a version and a kind that are identifiers, short enough
+# together for a file name (no shipped schema's is a third of it). Anything else (an object from a dump or a pull request
+# may say anything) has no schema: no file is looked up.
+_NAME_LENGTH = 200
+_API_VERSION = re.compile(r"(?:[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?/)?[a-z0-9]{1,63}")
+_KIND = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}")
 
 
 class QuantityFields:
@@ -99,7 +105,10 @@ def _definition(name: str, definitions: dict[str, Any], done: dict[str, frozense
 
 
 def _schema(api_version: str, kind: str) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-    """A custom resource's shipped schema, else the core kind's in the newest Kubernetes fleetgen has, with its definitions."""
+    """A custom resource's shipped schema, else the core kind's in the newest Kubernetes fleetgen has, with its definitions;
+    none for an apiVersion or kind no schema file can be named for."""
+    if len(api_version) + len(kind) > _NAME_LENGTH or not (_API_VERSION.fullmatch(api_version) and _KIND.fullmatch(kind)):
+        return None, {}
     shipped = resources.files("fleetgen") / "schemas" / "crds" / f"{api_version.replace('/', '_')}_{kind}.json"
     if shipped.is_file():
         return json.loads(shipped.read_text(encoding="utf-8")), {}
