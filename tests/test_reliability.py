@@ -36,7 +36,7 @@ from fleetgen.render import plan
 from fleetgen.render.rendered import Rendered
 from fleetgen.review import diff_fleets
 from fleetgen.review.freshness import check_tree
-from fleetgen.workflows.tree_files import render_files
+from fleetgen.workflows.tree_files import TreeFiles, render_files
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from synth import synthetic_fleet
@@ -247,7 +247,7 @@ def test_render_check_and_self_diff_round_trip(clusters: int, teams: int, per_te
         tree = Tree(out)
         tree.write(files)
         assert tree.write(render_files(load_fleet_text(raw).fleet)).empty  # idempotent
-        assert check_tree(tree, files, Rendered(loaded.fleet).output, loaded.source) == []
+        assert check_tree(tree, files, TreeFiles(Rendered(loaded.fleet)).output, loaded.source) == []
     same = diff_fleets(Rendered(loaded.fleet), Rendered(load_fleet_text(raw).fleet), "a", "b")
     assert same.empty and same.clusters == [] and same.approvals == []
 
