@@ -19,13 +19,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fleetgen import __version__
-from fleetgen.workflows.tree_files import render_files
 from fleetgen.authoring.migrate import REWRITES, migrate
 from fleetgen.checks.deprecations import DEPRECATIONS
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import Severity
 from fleetgen.model import Version
-from fleetgen.render.rendered import Rendered
+from fleetgen.workflows.tree_files import render_files
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 PREVIOUS = sorted((Path(__file__).parent / "previous_release").glob("fleet-*.yaml"))
