@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from functools import total_ordering
 from typing import Annotated, Any
@@ -283,7 +283,11 @@ class Quantity:
                 if not rest:
                     return f"{whole}{suffix}"
             return str(self.value.numerator)
-        return f"{(Decimal(self.value.numerator) / Decimal(self.value.denominator)).normalize():f}"
+        # Exactly: a quantity's denominator divides a power of ten, so its decimal ends within as many digits as
+        # numerator and denominator have together; the default 28 digits would round a long quantity.
+        with localcontext() as exact:
+            exact.prec = len(str(self.value.numerator)) + len(str(self.value.denominator))
+            return f"{(Decimal(self.value.numerator) / Decimal(self.value.denominator)).normalize():f}"
 
     def __repr__(self) -> str:
         return f"Quantity({self.text!r})"
