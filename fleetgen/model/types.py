@@ -274,19 +274,15 @@ class Quantity:
         return self.text
 
     def canonical(self, binary: bool = True) -> str:
-        """One spelling per value (262144Mi and 256Gi are both 256Gi): whole numbers in the largest binary
-        suffix that divides them (sizes; `binary=False` for counts such as CPUs), anything else as a plain
-        decimal. For text that must not churn with notation."""
+        """One spelling per value (262144Mi and 256Gi are both 256Gi): whole numbers in the largest binary suffix that divides
+        them (sizes; `binary=False` for counts such as CPUs), anything else as an exact plain decimal. For text that must not churn."""
         if binary and self.value.denominator == 1 and self.value:
             for suffix in ("Ei", "Pi", "Ti", "Gi", "Mi", "Ki"):
                 whole, rest = divmod(self.value.numerator, _SUFFIX[suffix].numerator)
                 if not rest:
                     return f"{whole}{suffix}"
             return str(self.value.numerator)
-        # Exactly: a quantity's denominator divides a power of ten, so its decimal ends within as many digits as
-        # numerator and denominator have together; the default 28 digits would round a long quantity.
-        with localcontext() as exact:
-            exact.prec = len(str(self.value.numerator)) + len(str(self.value.denominator))
+        with localcontext(prec=len(str(self.value.numerator)) + len(str(self.value.denominator))):  # exact, not 28 digits
             return f"{(Decimal(self.value.numerator) / Decimal(self.value.denominator)).normalize():f}"
 
     def __repr__(self) -> str:
