@@ -173,12 +173,28 @@ def test_every_cluster_renders_the_seed_alerts() -> None:
 
 
 def _write_case(folder: Path, where: Where, tests: list[dict[str, Any]], every: int = 1, only: dict[str, Any] | None = None) -> None:
-    """A promtool test file of `tests` in `folder`, beside the cluster's rendered rule groups (or the one holding rule `only`)."""
-    groups = [g for g in _groups(where) if only is None or only in g["rules"]]
+    """A promtool test file of `tests` in `folder`, beside the cluster's rendered rule groups, or beside the group
+    holding rule `only` cut to that rule and the recording rules it reads (the group's other rules cannot change
+    its verdict, and promtool would evaluate each of them at every step)."""
+    groups = _groups(where)
+    if only is not None:
+        groups = [{**g, "rules": _read_by(only, g["rules"])} for g in groups if only in g["rules"]]
     folder.mkdir(exist_ok=True)
     (folder / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
     suite = {"rule_files": ["rules.yaml"], "evaluation_interval": f"{every}m", "tests": tests}
     (folder / "tests.yaml").write_text(yaml.safe_dump(suite))
+
+
+def _read_by(alert: dict[str, Any], rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`alert` and the recording rules of `rules` it reads, directly or through another, in the group's order."""
+    read = {r["record"]: {s.name for s in _selectors(r["expr"])} for r in rules if "record" in r}
+    wanted, todo = set[str](), [s.name for s in _selectors(alert["expr"])]
+    while todo:
+        name = todo.pop()
+        if name in read and name not in wanted:
+            wanted.add(name)
+            todo += read[name]
+    return [r for r in rules if r == alert or r.get("record") in wanted]
 
 
 def _promtool(

@@ -1,4 +1,4 @@
-"""CLI habits a kubectl, flux or pre-commit user expects, through the installed `fleetgen` command.
+"""CLI habits a kubectl, flux or pre-commit user expects, in process and through the installed `fleetgen` command.
 
 -h everywhere, a progress line that never glues itself to an error (and uses no escape codes with
 TERM=dumb or NO_COLOR), diff naming the first error, the same --format choices wherever findings
@@ -19,7 +19,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from conftest import EXAMPLE, REPO, line_of, on_terminal, replace_once
+from conftest import EXAMPLE, REPO, line_of, on_terminal, replace_once, run_cli
 
 from fleetgen.cli import cli
 
@@ -28,7 +28,13 @@ FINDINGS_FORMATS = "[text|json|github]"
 
 
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([FLEETGEN, *args], cwd=cwd, capture_output=True, text=True, check=False, env={**os.environ, **(env or {})})
+    """In process: these habits are click's and fleetgen's, not the process's (that is `console` below)."""
+    return run_cli(*args, cwd=cwd, env=env)
+
+
+def console(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The installed console script, in a process of its own."""
+    return subprocess.run([FLEETGEN, *args], cwd=cwd, capture_output=True, text=True, check=False)
 
 
 def leaf_commands() -> list[list[str]]:
@@ -48,6 +54,13 @@ def test_dash_h_works_like_help_on_every_command(command: str, tmp_path: Path) -
     long = run(*command.split(), "--help", cwd=tmp_path)
     assert short.returncode == 0 and short.stdout.startswith("Usage: fleetgen"), short.stderr
     assert short.stdout == long.stdout
+
+
+def test_dash_h_works_in_the_installed_command(tmp_path: Path) -> None:
+    for command in ([], ["team", "add"]):
+        short, long = console(*command, "-h", cwd=tmp_path), console(*command, "--help", cwd=tmp_path)
+        assert short.returncode == 0 and short.stdout.startswith("Usage: fleetgen"), short.stderr
+        assert short.stdout == long.stdout
 
 
 def screen_lines(raw: bytes) -> list[str]:

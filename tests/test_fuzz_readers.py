@@ -680,6 +680,46 @@ def test_the_kueue_configuration_names_a_dispatcher_or_none(monkeypatch: pytest.
     assert multikueue._dispatcher(SimpleNamespace(modelled=[])) == dispatcher  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("admissionChecksStrategy", [[{"name": "fleet-a100"}]]),  # found by the mutated-tree property above: a list, not a mapping
+        ("admissionChecksStrategy", {"admissionChecks": "fleet-a100"}),
+        ("admissionChecksStrategy", {"admissionChecks": [7, None, {"name": "fleet-a100"}]}),
+        ("resourceGroups", [{"flavors": {"name": "multikueue-a100"}}]),
+        ("resourceGroups", "multikueue-a100"),
+    ],
+)
+def test_a_manager_queue_of_the_wrong_shape_reads_as_absent(field: str, value: Any) -> None:
+    """importer.multikueue reads the repository's ClusterQueues, MultiKueueConfigs and MultiKueueClusters unvalidated."""
+    from fleetgen.importer.build import Built
+    from fleetgen.importer.imported import Imported
+    from fleetgen.importer.multikueue import dispatching, multikueue_section
+    from fleetgen.importer.recognise import ClusterView
+
+    def body(kind: str, name: str, spec: Any) -> Built:
+        return Built({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": kind, "metadata": {"name": name}, "spec": spec}, "cluster.yaml")
+
+    queue_spec = {
+        "resourceGroups": [{"flavors": [{"name": "multikueue-a100"}]}],
+        "admissionChecksStrategy": {"admissionChecks": [{"name": "fleet-a100"}]},
+    }
+    view = ClusterView("dispatch-eastus")
+    view.cluster_wide["ClusterQueue"] = [body("ClusterQueue", "fleet-a100", {**queue_spec, field: value})]
+    view.multikueue = [
+        body("AdmissionCheck", "fleet-a100", {"controllerName": "kueue.x-k8s.io/multikueue", "parameters": ["fleet-a100"]}),
+        body("MultiKueueConfig", "fleet-a100", {"clusters": 7}),
+        body("MultiKueueCluster", "training-eastus", {"clusterSource": [{"kubeConfig": {}}]}),
+    ]
+    gated, _ = dispatching(view)
+    section = multikueue_section(Imported({}), [view])
+    assert section is not None and section["manager"] == "dispatch-eastus"
+    assert [q["name"] for q in section["queues"]] == [b["metadata"]["name"] for b in gated]
+    assert all(q["workers"] == [] for q in section["queues"])  # `clusters: 7` names none
+    wellformed = isinstance(value, dict) and any(isinstance(c, dict) for c in value.get("admissionChecks") or [])
+    assert bool(gated) == (field == "resourceGroups" or wellformed)
+
+
 # -- a Prometheus range-query answer, from a file or a live server --------------------------------
 
 FORECAST_END = 1_790_000_000 // 3600 * 3600

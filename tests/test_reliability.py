@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import EXAMPLE, REPO, examples
+from conftest import EXAMPLE, REPO, examples, run_cli
 from hypothesis import HealthCheck, assume, given
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
@@ -265,49 +265,66 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 def fleet_text(variant: int) -> str:
-    data = yaml.safe_load(synthetic_fleet(40, 120, 6))
+    data = yaml.safe_load(synthetic_fleet(12, 36, 6))  # ~800 files: past the count at which a render syncs once, not each file
     for team in data["teams"]:
         team["project"] = f"project-{variant}-{team['name']}"  # every team file changes between the variants
     return dump_documents([data]).decode()
 
 
+def staging_begun(out: Path) -> bool:
+    return any(p.name.startswith(".fleetgen-staging") or p.name == ".fleetgen-journal" for p in out.iterdir())
+
+
 @pytest.mark.slow
 def test_a_killed_render_leaves_the_old_or_the_new_tree(tmp_path: Path) -> None:
-    """SIGKILL at 12 points while a ~2,000-file tree is rewritten; the next fleetgen command sees old or new, never a mix."""
+    """SIGKILL at 12 points of a render that rewrites every team's files: once while it starts, then at points spread
+    over its writing (from the moment its staging folder appears, through the commit and the moves); the next fleetgen
+    command sees the old tree or the new one, never a mix."""
     exe = str(Path(sys.executable).parent / "fleetgen")
     out = tmp_path / "tree"
+    fleet = tmp_path / "fleet.yaml"
     texts = {v: fleet_text(v) for v in (0, 1)}
     expected = {}
     for variant, text in texts.items():
-        (tmp_path / "fleet.yaml").write_text(text)
-        scratch = tmp_path / f"expected-{variant}"
-        subprocess.run([exe, "render", str(tmp_path / "fleet.yaml"), "--out", str(scratch)], check=True, capture_output=True)
-        expected[variant] = snapshot(scratch)
-    (tmp_path / "fleet.yaml").write_text(texts[0])
-    subprocess.run([exe, "render", str(tmp_path / "fleet.yaml"), "--out", str(out)], check=True, capture_output=True)
-    current = 0
-    delays = [0.05 * i for i in range(1, 13)]
-    outcomes = set()
-    for delay in delays:
+        fleet.write_text(text)
+        assert run_cli("render", str(fleet), "--out", str(tmp_path / f"expected-{variant}"), cwd=tmp_path).returncode == 0
+        expected[variant] = snapshot(tmp_path / f"expected-{variant}")
+    fleet.write_text(texts[0])
+    assert run_cli("render", str(fleet), "--out", str(out), cwd=tmp_path).returncode == 0
+    current, outcomes, mid_write = 0, set(), 0
+    window = 0.0  # how long the writing lasts: from the staging folder's appearance to the process's end
+    for number in range(13):
         target = 1 - current
-        (tmp_path / "fleet.yaml").write_text(texts[target])
-        process = subprocess.Popen(
-            [exe, "render", str(tmp_path / "fleet.yaml"), "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        time.sleep(delay)
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-        check = subprocess.run(
-            [exe, "check", str(tmp_path / "fleet.yaml"), "--out", str(out), "--format", "json"], capture_output=True, text=True
-        )
+        fleet.write_text(texts[target])
+        process = subprocess.Popen([exe, "render", str(fleet), "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if number == 0:  # a full render: it times the window the kills below are spread over
+            began = None
+            while process.poll() is None:
+                began = began or (time.monotonic() if staging_begun(out) else None)
+                time.sleep(0.001)
+            assert process.returncode == 0 and began is not None
+            window = time.monotonic() - began
+        else:
+            if number == 1:
+                time.sleep(0.05)  # while it starts: nothing written yet
+            else:
+                while process.poll() is None and not staging_begun(out):
+                    time.sleep(0.0005)
+                time.sleep(window * (number - 2) / 10)
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            mid_write += staging_begun(out)
+        check = run_cli("check", str(fleet), "--out", str(out), "--format", "json", cwd=tmp_path)
         assert check.returncode in (0, 1), check.stderr  # the check itself finishes an interrupted render first
         state = snapshot(out)
-        assert state in (expected[0], expected[1]), f"a mix after a kill at {delay:.2f}s"
+        assert state in (expected[0], expected[1]), f"a mix after kill {number}"
         current = 0 if state == expected[0] else 1
-        outcomes.add("new" if current == target else "old")
-    final = subprocess.run([exe, "render", str(tmp_path / "fleet.yaml"), "--out", str(out)], capture_output=True, text=True)
-    assert final.returncode == 0 and snapshot(out) == expected[int(texts[1] == (tmp_path / "fleet.yaml").read_text())]
-    assert outcomes, "no kill landed"
+        if number:
+            outcomes.add("new" if current == target else "old")
+    assert mid_write >= 3, f"only {mid_write} kills landed while the render was writing"
+    assert outcomes == {"old", "new"}, outcomes  # kills landed before the commit point and after it
+    final = run_cli("render", str(fleet), "--out", str(out), cwd=tmp_path)
+    assert final.returncode == 0 and snapshot(out) == expected[int(texts[1] == fleet.read_text())]
 
 
 def mount(*args: str) -> bool:

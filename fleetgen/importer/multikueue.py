@@ -23,9 +23,30 @@ def _of(view: ClusterView, kind: str) -> dict[str, dict[str, Any]]:
     return {b.body["metadata"]["name"]: b.body for b in view.multikueue if b.body.get("kind") == kind}
 
 
+# The repository's objects are unvalidated: a field of the wrong shape reads as absent, never as a crash.
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _mappings(value: Any) -> list[dict[str, Any]]:
+    return [v for v in _list(value) if isinstance(v, dict)]
+
+
 def _spec(body: dict[str, Any]) -> dict[str, Any]:
-    spec = body.get("spec")
-    return spec if isinstance(spec, dict) else {}
+    return _mapping(body.get("spec"))
+
+
+def _checks_named(queue: dict[str, Any]) -> list[str]:
+    """The AdmissionChecks a ClusterQueue's admissionChecksStrategy names."""
+    return [str(c.get("name")) for c in _mappings(_mapping(_spec(queue).get("admissionChecksStrategy")).get("admissionChecks"))]
+
+
+def _flavors_of(queue: dict[str, Any]) -> list[str]:
+    return [str(f.get("name")) for g in _mappings(_spec(queue).get("resourceGroups")) for f in _mappings(g.get("flavors"))]
 
 
 def dispatching(view: ClusterView) -> tuple[list[dict[str, Any]], set[str]]:
@@ -34,13 +55,8 @@ def dispatching(view: ClusterView) -> tuple[list[dict[str, Any]], set[str]]:
     queues: list[dict[str, Any]] = []
     others: list[dict[str, Any]] = []
     for built in view.cluster_wide["ClusterQueue"]:
-        named = (_spec(built.body).get("admissionChecksStrategy") or {}).get("admissionChecks") or []
-        (queues if any(c.get("name") in checks for c in named) else others).append(built.body)
-
-    def flavors(bodies: list[dict[str, Any]]) -> set[str]:
-        return {f.get("name") for q in bodies for g in _spec(q).get("resourceGroups") or [] for f in g.get("flavors") or []}
-
-    return queues, flavors(queues) - flavors(others)
+        (queues if checks.intersection(_checks_named(built.body)) else others).append(built.body)
+    return queues, {f for q in queues for f in _flavors_of(q)} - {f for q in others for f in _flavors_of(q)}
 
 
 def multikueue_section(out: Imported, views: list[ClusterView]) -> dict[str, Any] | None:
@@ -53,14 +69,14 @@ def multikueue_section(out: Imported, views: list[ClusterView]) -> dict[str, Any
     queues = []
     for q, body in enumerate(dispatching(view)[0]):
         at = ("multiKueue", "queues", q)
-        check = next(c["name"] for c in _spec(body)["admissionChecksStrategy"]["admissionChecks"] if c.get("name") in checks)
-        config = configs.get(((_spec(checks[check]).get("parameters")) or {}).get("name", ""), {})
-        flavor = next((f.get("name") for g in _spec(body).get("resourceGroups") or [] for f in g.get("flavors") or []), "")
-        model = ((flavors.get(flavor) or {}).get("metadata") or {}).get("labels", {}).get("fleetgen/gpu-model")
+        check = next(c for c in _checks_named(body) if c in checks)
+        config = configs.get(str(_mapping(_spec(checks[check]).get("parameters")).get("name", "")), {})
+        flavor = next(iter(_flavors_of(body)), "")
+        model = _mapping(_mapping(flavors.get(flavor, {}).get("metadata")).get("labels")).get("fleetgen/gpu-model")
         queue: dict[str, Any] = {
             "name": body["metadata"]["name"],
             "gpuModel": or_placeholder(out, at + ("gpuModel",), model, "A100", f"GPU model of {flavor} unknown: the workers' pools"),
-            "workers": list(_spec(config).get("clusters") or []),
+            "workers": [str(c) for c in _list(_spec(config).get("clusters"))],
         }
         if _spec(config).get("quotaManagement") == "Automated":
             queue["quotaManagement"] = "Automated"
@@ -76,7 +92,7 @@ def multikueue_section(out: Imported, views: list[ClusterView]) -> dict[str, Any
     section["queues"] = queues
     workers = {}
     for name, body in sorted(_of(view, "MultiKueueCluster").items()):
-        kubeconfig = (_spec(body).get("clusterSource") or {}).get("kubeConfig") or {}
+        kubeconfig = _mapping(_mapping(_spec(body).get("clusterSource")).get("kubeConfig"))
         location = str(kubeconfig.get("location", ""))
         if kubeconfig.get("locationType") == "Path":
             workers[name] = {"kubeconfig": {"path": location}}
