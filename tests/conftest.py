@@ -119,6 +119,12 @@ def _tool(name: str) -> str:
     return found
 
 
+def documents(text: str) -> list[Any]:
+    """The YAML documents of `text`, as yaml.safe_load_all reads them, through libyaml: the upstream CRDs and the
+    built trees are megabytes, and the pure-Python loader took seconds of every worker's time on them."""
+    return list(yaml.load_all(text, Loader=yaml.CSafeLoader))
+
+
 @pytest.fixture(scope="session")
 def kustomize() -> Callable[[Path], list[dict[str, Any]]]:
     """Build a kustomization folder with the real `kubectl kustomize`; fail on any warning."""
@@ -128,7 +134,7 @@ def kustomize() -> Callable[[Path], list[dict[str, Any]]]:
         done = subprocess.run([kubectl, "kustomize", str(folder)], capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
         assert done.stderr == "", f"kustomize warned: {done.stderr}"
-        return [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+        return [doc for doc in documents(done.stdout) if doc]
 
     return build
 
@@ -139,7 +145,7 @@ def crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
     assert UPSTREAM_CRDS.is_dir(), f"upstream CRDs expected at {UPSTREAM_CRDS} (FLEETGEN_TEST_CRDS)"
     docs: list[Any] = []
     for path in sorted(UPSTREAM_CRDS.rglob("*.yaml")):
-        docs += list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+        docs += documents(path.read_text(encoding="utf-8"))
     schemas = schemas_from_crds(docs)
     assert ("kueue.x-k8s.io/v1beta2", "ClusterQueue") in schemas
     return schemas

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import REPO, run_cli, skip_without
+from conftest import REPO, documents, run_cli, skip_without
 
 # One scan serves every test here (the `scanned` fixture): keep them on one worker under pytest-xdist.
 pytestmark = pytest.mark.xdist_group("scanners")
@@ -87,7 +87,7 @@ def _built(out: Path, kustomize: Callable[[Path], list[dict[str, Any]]]) -> None
         folders = [cluster] + [f for f in sorted(cluster.iterdir()) if (f / "kustomization.yaml").exists()]
         for folder in folders:
             name = cluster.name if folder == cluster else f"{cluster.name}-{folder.name}"
-            (out / f"{name}.yaml").write_text(yaml.safe_dump_all(kustomize(folder), sort_keys=False))
+            (out / f"{name}.yaml").write_text(yaml.dump_all(kustomize(folder), Dumper=yaml.CSafeDumper, sort_keys=False))
     assert len(list(out.iterdir())) >= 8
 
 
@@ -246,14 +246,14 @@ def _golden_path(folder: Path, path: str, tree: Path) -> None:
     ask, kinds = ASKS[path]
     done = run_cli("job", "new", "--fleet", str(REPO / "fleet.yaml"), "--image", IMAGE, *ask, cwd=folder.parent)
     assert done.returncode == 0, done.stderr
-    printed = [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+    printed = [doc for doc in documents(done.stdout) if doc]
     assert [obj["kind"] for obj in printed] == kinds
     folder.mkdir()
     (folder / f"{path}.yaml").write_text(done.stdout)
     if printed[0]["apiVersion"].startswith("batch.volcano.sh/"):
-        (folder / f"{path}-pods.yaml").write_text(yaml.safe_dump_all(volcano_pods(printed[0]), sort_keys=False))
+        (folder / f"{path}-pods.yaml").write_text(yaml.dump_all(volcano_pods(printed[0]), Dumper=yaml.CSafeDumper, sort_keys=False))
     cluster, namespace = ask[ask.index("--cluster") + 1], printed[0]["metadata"]["namespace"]
-    objects = yaml.safe_load_all((tree / f"{cluster}.yaml").read_text())
+    objects = documents((tree / f"{cluster}.yaml").read_text())
     [policy] = [
         obj
         for obj in objects
