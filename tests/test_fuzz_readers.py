@@ -907,8 +907,7 @@ FUZZED: dict[str, str] = {
     "fleetgen.live.dumps:read_live": "test_a_faithful_dump_mutated_anywhere_drifts_or_is_refused_in_one_line",
     "fleetgen.live.dumps:live_objects": "test_a_faithful_dump_mutated_anywhere_drifts_or_is_refused_in_one_line",
     "fleetgen.live.state:live_from_context": "test_what_kubectl_prints_is_read_or_refused_in_one_line",
-    "fleetgen.source.git_revision:_git": "test_any_git_revision_is_read_or_refused_in_one_line",
-    "fleetgen.source.git_revision:read_at": "test_any_git_revision_is_read_or_refused_in_one_line",
+    "fleetgen.source.git:run_git": "test_any_git_revision_is_read_or_refused_in_one_line",  # every git fleetgen runs goes through it
     "fleetgen.validation.crd_schemas:read_crds": "test_a_crd_file_mutated_anywhere_is_read_or_refused_in_one_line",
     "fleetgen.output.tree:ledger": "test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line",
     "fleetgen.output.tree:recover": "test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line",
@@ -932,7 +931,6 @@ FUZZED: dict[str, str] = {
     "fleetgen.live.committed:committed_tree": "test_a_committed_tree_mutated_anywhere_builds_or_is_refused_in_one_line",
     "fleetgen.live.committed:synced_folders": "test_a_committed_tree_mutated_anywhere_builds_or_is_refused_in_one_line",
     "fleetgen.live.committed:_build": "test_a_committed_tree_mutated_anywhere_builds_or_is_refused_in_one_line",
-    "fleetgen.live.committed:_git": "test_any_revision_given_to_drift_is_built_or_refused_in_one_line",
     "fleetgen.cli.forecast:_answers": "test_a_range_query_answer_mutated_anywhere_is_forecast_or_refused_in_one_line",
     "fleetgen.live.prometheus:_reason": "test_a_range_query_answer_mutated_anywhere_is_forecast_or_refused_in_one_line",
 }
@@ -956,7 +954,6 @@ NOT_UNTRUSTED: dict[str, str] = {
     "fleetgen.importer.teams:_tenancy": "JSON the importer serialized itself to count equal rules",
     "fleetgen.cache:_package_files": "fleetgen's own installed files, hashed for the cache key",
     "fleetgen.authoring.fleetgen_source:installed_source": "pip's record of how this fleetgen was installed",
-    "fleetgen.authoring.fleetgen_source:_git": "git ls-remote of the --fleetgen-source URL, which FleetgenSource.parse checked",
     "fleetgen.cli.job:_write": "reads a file only to compare it with what it writes",
     "fleetgen.output.tree:_write_new": "opens a file to write it",
     "fleetgen.output.tree:_flush_folder": "opens a folder to flush it",
@@ -968,7 +965,6 @@ NOT_UNTRUSTED: dict[str, str] = {
     "fleetgen.compat.vm_sizes:known_sizes": "vm_sizes.yaml shipped inside fleetgen",
     "fleetgen.validation.quantity_fields:_schema": "the CRD schemas shipped inside fleetgen and kubernetes-validate's core ones",
     "fleetgen.validation.quantity_fields:_core_definitions": "kubernetes-validate's _definitions.json, installed with fleetgen",
-    "fleetgen.authoring.first_commit:_git": "git init, add and commit in the folder init writes; reads only exit codes and HEAD",
     "fleetgen.cli.team:team_devcontainer": "reads a file only to compare it with what it writes",
     "fleetgen.validation.cel_rules:_run": "runs a compiled CEL rule, reads nothing",
 }

@@ -8,28 +8,17 @@ can commit at all (an identity) is asked before anything is written.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 from fleetgen.errors import InputError
+from fleetgen.source.git import GitAnswer, run_git
 
 GIT_TIMEOUT = 60  # seconds for one git command on the new folder
 NO_GIT = "or pass --no-git to leave the folder without git"
 
 
-def _git(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    try:
-        return subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True, timeout=GIT_TIMEOUT, check=False, env=env)
-    except FileNotFoundError:
-        raise InputError(f"fleetgen init makes a git repository and git is not installed; install it {NO_GIT}") from None
-    except subprocess.TimeoutExpired:
-        raise InputError(f"git {args[0]} gave no answer in {GIT_TIMEOUT}s in {folder}; {NO_GIT}") from None
-
-
-def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "no reason given")
+def _git(folder: Path, *args: str) -> GitAnswer:
+    return run_git(folder, *args, timeout=GIT_TIMEOUT, hint=f"fleetgen init makes a git repository: install git {NO_GIT}")
 
 
 def can_commit(folder: Path) -> None:
@@ -37,9 +26,9 @@ def can_commit(folder: Path) -> None:
     where = folder if folder.is_dir() else Path.cwd()
     ident = _git(where, "var", "GIT_COMMITTER_IDENT")
     author = _git(where, "var", "GIT_AUTHOR_IDENT")
-    if ident.returncode != 0 or author.returncode != 0:
+    if not ident.ok or not author.ok:
         raise InputError(
-            f"git has no name and email to make the first commit with ({_first_line(ident.stderr + author.stderr)}); "
+            f"git has no name and email to make the first commit with ({(ident if ident.complaint else author).first_complaint}); "
             f"set them with git config --global user.name/user.email {NO_GIT}"
         )
 
@@ -48,10 +37,10 @@ def first_commit(folder: Path, paths: list[str], message: str) -> str:
     """`git init` (unless FOLDER already is a repository's top), then commit exactly `paths`; the commit id."""
     if not (folder / ".git").exists():
         made = _git(folder, "init", "--quiet", "--initial-branch=main")
-        if made.returncode != 0:
-            raise InputError(f"{folder}: git init failed ({_first_line(made.stderr)}); the files are written, {NO_GIT}")
+        if not made.ok:
+            raise InputError(f"{folder}: git init failed ({made.first_complaint}); the files are written, {NO_GIT}")
     for step in (["add", "--", *paths], ["commit", "--quiet", "--no-verify", "-m", message, "--", *paths]):
         done = _git(folder, *step)
-        if done.returncode != 0:
-            raise InputError(f"{folder}: git {step[0]} failed ({_first_line(done.stderr)}); the files are written")
-    return _git(folder, "rev-parse", "HEAD").stdout.strip()
+        if not done.ok:
+            raise InputError(f"{folder}: git {step[0]} failed ({done.first_complaint}); the files are written")
+    return _git(folder, "rev-parse", "HEAD").text

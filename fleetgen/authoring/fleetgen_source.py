@@ -21,13 +21,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, distribution
 from urllib.parse import unquote, urlparse
 
 from fleetgen.errors import InputError
+from fleetgen.source.git import GitAnswer, run_git
 
 COMMIT = re.compile(r"[0-9a-f]{40}")
 GIT_TIMEOUT = 60  # seconds for one ls-remote or fetch
@@ -114,50 +114,40 @@ def clone_source(folder: str, allow_local: bool = False) -> FleetgenSource:
     if not os.path.isdir(folder):
         raise InputError(f"{local}, which is gone; {ASK}")
     top = _git("rev-parse", "--show-toplevel", cwd=folder)
-    if top.returncode != 0:
+    if not top.ok:
         raise InputError(f"{local}, which is no git clone, so CI cannot install from it; {ASK}")
-    if os.path.realpath(top.stdout.strip()) != os.path.realpath(folder):
-        raise InputError(f"{local}, a subfolder of the clone {top.stdout.strip()}, which a pin cannot name; {ASK}")
+    if os.path.realpath(top.text) != os.path.realpath(folder):
+        raise InputError(f"{local}, a subfolder of the clone {top.text}, which a pin cannot name; {ASK}")
     head, origin = _git("rev-parse", "HEAD", cwd=folder), _git("remote", "get-url", "origin", cwd=folder)
-    if head.returncode != 0 or not COMMIT.fullmatch(head.stdout.strip()):
+    if not head.ok or not COMMIT.fullmatch(head.text):
         raise InputError(f"{local}, a clone with no commit yet; {ASK}")
-    if origin.returncode != 0:
+    if not origin.ok:
         raise InputError(f"{local}, a clone with no origin remote to install from; {ASK}")
-    commit, url = head.stdout.strip(), origin.stdout.strip()
+    commit, url = head.text, origin.text
     refuse_credentials(url, f"{local}: its origin remote")
     reachable = network_url(url)
     if reachable is None and not allow_local:
         raise InputError(f"{local}, whose origin remote {url} is {LOCAL}")
     listed = _git("ls-remote", "--", url)
-    if listed.returncode != 0:
-        raise InputError(f"{local}: git cannot read its origin remote {url} ({_first_line(listed.stderr)}); {ASK}")
-    if commit not in {line.partition("\t")[0] for line in listed.stdout.splitlines()} and not _has_commit(url, commit):
+    if not listed.ok:
+        raise InputError(f"{local}: git cannot read its origin remote {url} ({listed.first_complaint}); {ASK}")
+    if commit not in {line.partition("\t")[0] for line in listed.text.splitlines()} and not _has_commit(url, commit):
         raise InputError(f"{local}: its HEAD {commit[:12]} is not on its origin remote {url} (push it first); {ASK}")
     return FleetgenSource(reachable or url, commit, f"HEAD of the clone {folder}, found on its origin remote")
 
 
-def _git(*args: str, cwd: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true"}  # never wait for a password
-    try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT, check=False, env=env)
-    except FileNotFoundError:
-        raise InputError(f"init needs git to check where fleetgen comes from, and git is not installed; {ASK}") from None
-    except subprocess.TimeoutExpired:
-        raise InputError(f"git gave no answer from {args[-2] if len(args) > 1 else args[-1]} in {GIT_TIMEOUT}s; {ASK}") from None
-
-
-def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "no reason given")
+def _git(*args: str, cwd: str | None = None) -> GitAnswer:
+    return run_git(cwd, *args, timeout=GIT_TIMEOUT, hint=f"init needs git to check where fleetgen comes from; {ASK}")
 
 
 def checked_source(text: str, allow_local: bool = False) -> FleetgenSource:
     """`--fleetgen-source URL@REF`, once git finds REF in URL; a branch is pinned at its commit."""
     source = FleetgenSource.parse(text, allow_local)
     listed = _git("ls-remote", "--", source.url)
-    if listed.returncode != 0:
-        raise InputError(f"--fleetgen-source {text}: git cannot read {source.url} ({_first_line(listed.stderr)})")
+    if not listed.ok:
+        raise InputError(f"--fleetgen-source {text}: git cannot read {source.url} ({listed.first_complaint})")
     refs: dict[str, str] = {}  # ref name -> commit
-    for line in listed.stdout.splitlines():
+    for line in listed.text.splitlines():
         commit, _, name = line.partition("\t")
         refs[name] = commit
     if f"refs/tags/{source.ref}" in refs:
@@ -172,6 +162,6 @@ def checked_source(text: str, allow_local: bool = False) -> FleetgenSource:
 
 def _has_commit(url: str, commit: str) -> bool:
     with tempfile.TemporaryDirectory(prefix="fleetgen-source-") as scratch:
-        if _git("init", "--quiet", "--bare", scratch).returncode != 0:
+        if not _git("init", "--quiet", "--bare", scratch).ok:
             return False
-        return _git("fetch", "--quiet", "--depth=1", "--", url, commit, cwd=scratch).returncode == 0
+        return _git("fetch", "--quiet", "--depth=1", "--", url, commit, cwd=scratch).ok

@@ -30,6 +30,7 @@ from fleetgen.live.shapes import of_kind
 from fleetgen.model import Fleet
 from fleetgen.output.emit import GENERATED_MARKS
 from fleetgen.render.manifest import ObjectKey
+from fleetgen.source.git import git_output
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 COMMIT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")  # a SHA-1 or SHA-256 object name
@@ -109,14 +110,7 @@ def _syncs_path(body: dict[str, Any]) -> str:
 
 
 def _git(cwd: Path, *args: str) -> bytes:
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=120, check=False)
-    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:  # ValueError: an argument with NUL or a lone surrogate
-        raise InputError(f"git {args[0]}: {exc}") from None
-    if done.returncode != 0:
-        message = done.stderr.decode(errors="replace").strip().splitlines()
-        raise InputError(f"git {' '.join(args[:2])}: {message[-1] if message else 'failed'}")
-    return done.stdout
+    return git_output(cwd, *args, timeout=120)  # an archive of a large tree takes a while
 
 
 def committed_tree(fleet: Path, revision: Revision, cluster: str) -> Committed:

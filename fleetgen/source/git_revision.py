@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from fleetgen.errors import InputError
-
-
-def _git(cwd: Path, *args: str) -> str:
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise InputError(f"git {' '.join(args)}: {exc}") from None
-    if done.returncode != 0:
-        message = done.stderr.decode(errors="replace").strip().splitlines()
-        raise InputError(f"git {' '.join(args)}: {message[-1] if message else 'failed'}")
-    return done.stdout.decode(errors="replace")
+from fleetgen.source.git import git_output, run_git
 
 
 def read_at(fleet: Path, ref: str) -> bytes:
@@ -27,13 +16,9 @@ def read_at(fleet: Path, ref: str) -> bytes:
         shown = ref if len(ref) <= 60 else f"{ref[:40]}...({len(ref):,} characters)"
         raise InputError(f"{shown!r} is not a git revision")
     folder = fleet.resolve().parent
-    top = Path(_git(folder, "rev-parse", "--show-toplevel").strip())
+    top = Path(git_output(folder, "rev-parse", "--show-toplevel").decode(errors="replace").strip())
     relative = fleet.resolve().relative_to(top.resolve()).as_posix()
-    try:
-        done = subprocess.run(["git", "show", f"{ref}:{relative}"], cwd=top, capture_output=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise InputError(f"git show {ref}:{relative}: {exc}") from None
-    if done.returncode != 0:
-        said = [line.strip() for line in done.stderr.decode(errors="replace").splitlines() if line.strip()]
-        raise InputError(f"{relative} at {ref}: {said[0] if said else 'not found'}")  # git's own reason, on one line
-    return done.stdout
+    committed = run_git(top, "show", f"{ref}:{relative}")
+    if not committed.ok:  # git's own reason, on one line
+        raise InputError(f"{relative} at {ref}: {committed.complaint[0] if committed.complaint else 'not found'}")
+    return committed.out
