@@ -68,6 +68,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# One run measures both loops: the tests not marked slow run first, so the moment the last of them ends is
+# what `pytest -m "not slow"` takes, and the run's end is what the whole suite takes (.ci/run prints both).
+_TIMES: dict[str, float] = {}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.get_closest_marker("slow") is not None)  # stable: collection order otherwise
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _TIMES["start"] = time.monotonic()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "teardown":
+        _TIMES["slow" if "slow" in report.keywords else "quick"] = time.monotonic()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if "quick" in _TIMES:
+        ended = max(_TIMES.get("slow", 0.0), _TIMES["quick"])
+        terminalreporter.write_line(
+            f"tests not marked slow: done {_TIMES['quick'] - _TIMES['start']:.0f} s after the start; "
+            f"all tests: {ended - _TIMES['start']:.0f} s"
+        )
+
+
 @pytest.fixture
 def regenerate(request: pytest.FixtureRequest) -> bool:
     """True in a `pytest --regenerate` run, which writes golden files and so proves nothing about them."""
