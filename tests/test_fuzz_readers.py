@@ -200,6 +200,23 @@ def test_job_new_builds_or_refuses_any_ask_in_one_line(
     assert built is None or built.objects
 
 
+@pytest.mark.parametrize(
+    "given",
+    [{"team": "\n"}, {"cluster": "dev\n"}, {"gpu_model": "A100\r"}, {"gpu_slice": "1g.10gb\x1b"}, {"volumes": ("data\n",)}],
+    ids=["team", "cluster", "gpu-model", "gpu-slice", "volume"],
+)
+def test_a_name_with_a_line_break_is_refused_in_one_line(given: dict[str, Any]) -> None:
+    """Found by the property above: `--team` given as a newline was echoed into the refusal, which then took two lines."""
+    from fleetgen.jobs.golden_paths import job_objects
+    from fleetgen.jobs.job_target import Ask
+
+    ask = Ask(**{"team": "nlp", "cluster": "dev-eastus", "name": "train", "image": "registry.example.com/trainer:v1", "gpus": 1, **given})
+    with pytest.raises(InputError) as refused:
+        job_objects(example_loaded().fleet, ask, shipped_schemas())
+    one_line(refused.value)
+    assert "not a name" in str(refused.value)
+
+
 # -- the repository files doctor reads --------------------------------------------------------
 
 

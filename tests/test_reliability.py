@@ -275,11 +275,20 @@ def staging_begun(out: Path) -> bool:
     return any(p.name.startswith(".fleetgen-staging") or p.name == ".fleetgen-journal" for p in out.iterdir())
 
 
+def committed(out: Path) -> bool:
+    return (out / ".fleetgen-journal").exists()
+
+
+def wait_for(ready: Callable[[], bool], process: subprocess.Popen[bytes]) -> None:
+    while process.poll() is None and not ready():
+        time.sleep(0.0005)
+
+
 @pytest.mark.slow
 def test_a_killed_render_leaves_the_old_or_the_new_tree(tmp_path: Path) -> None:
-    """SIGKILL at 12 points of a render that rewrites every team's files: once while it starts, then at points spread
-    over its writing (from the moment its staging folder appears, through the commit and the moves); the next fleetgen
-    command sees the old tree or the new one, never a mix."""
+    """SIGKILL at 12 points of a render that rewrites every team's files: once while it starts, ten times spread over
+    its writing from the moment its staging folder appears, and once just after its commit point (the journal), while
+    it moves the staged files in; the next fleetgen command sees the old tree or the new one, never a mix."""
     exe = str(Path(sys.executable).parent / "fleetgen")
     out = tmp_path / "tree"
     fleet = tmp_path / "fleet.yaml"
@@ -298,19 +307,18 @@ def test_a_killed_render_leaves_the_old_or_the_new_tree(tmp_path: Path) -> None:
         fleet.write_text(texts[target])
         process = subprocess.Popen([exe, "render", str(fleet), "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if number == 0:  # a full render: it times the window the kills below are spread over
-            began = None
-            while process.poll() is None:
-                began = began or (time.monotonic() if staging_begun(out) else None)
-                time.sleep(0.001)
-            assert process.returncode == 0 and began is not None
+            wait_for(lambda: staging_begun(out), process)
+            began = time.monotonic()
+            assert process.wait() == 0
             window = time.monotonic() - began
         else:
             if number == 1:
                 time.sleep(0.05)  # while it starts: nothing written yet
-            else:
-                while process.poll() is None and not staging_begun(out):
-                    time.sleep(0.0005)
+            elif number < 12:
+                wait_for(lambda: staging_begun(out), process)
                 time.sleep(window * (number - 2) / 10)
+            else:
+                wait_for(lambda: committed(out), process)
             process.send_signal(signal.SIGKILL)
             process.wait()
             mid_write += staging_begun(out)
@@ -322,7 +330,7 @@ def test_a_killed_render_leaves_the_old_or_the_new_tree(tmp_path: Path) -> None:
         if number:
             outcomes.add("new" if current == target else "old")
     assert mid_write >= 3, f"only {mid_write} kills landed while the render was writing"
-    assert outcomes == {"old", "new"}, outcomes  # kills landed before the commit point and after it
+    assert outcomes == {"old", "new"}, outcomes  # kills landed before the commit point (old) and after it (new)
     final = run_cli("render", str(fleet), "--out", str(out), cwd=tmp_path)
     assert final.returncode == 0 and snapshot(out) == expected[int(texts[1] == fleet.read_text())]
 

@@ -96,6 +96,12 @@ def _check_objects(fleet: Fleet, target: Target, objects: list[dict[str, Any]], 
 
 
 def _check_names(ask: Ask) -> None:
+    # Every name the ask gives is echoed by some refusal: one with a newline or a control character would break
+    # the error's one line (a team or cluster named so is no name fleet.yaml can hold, so nothing is lost).
+    named = [("--team", ask.team), ("--cluster", ask.cluster), ("--gpu-model", ask.gpu_model), ("--gpu-slice", ask.gpu_slice)]
+    for flag, value in [*named, *(("--volume", v) for v in ask.volumes), ("--priority", ask.priority)]:
+        if value is not None and not value.isprintable():
+            raise InputError(f"{flag} {value!r}: not a name (it holds a line break or a control character)")
     if len(ask.name) > MAX_NAME or not _NAME.fullmatch(ask.name):
         raise InputError(f"--name {ask.name!r}: a lowercase DNS label of at most {MAX_NAME} characters (a-z, 0-9, '-')")
     if not ask.image or any(ch.isspace() or not ch.isprintable() for ch in ask.image):
