@@ -341,6 +341,15 @@ def test_a_cluster_added_carries_its_gpus_and_cost_to_the_rules() -> None:
     assert gated["added-capacity"] == ["cluster-added"] and gated["new-cluster"] == ["cluster-added"]
 
 
+def test_a_copy_of_a_fleet_with_other_clusters_looks_its_own_up() -> None:
+    """The copy above, once the head has been looked into: pydantic copied the head's cached lookups with it."""
+    head = load_fleet_text(TEXT.encode()).fleet
+    assert "dev-eastus" in head.cluster_named and head.team_access  # cached on the head first
+    base = head.model_copy(update={"clusters": head.clusters[:3]})
+    assert sorted(base.cluster_named) == sorted(c.name for c in head.clusters[:3])
+    assert [c.kind for c in fleet_changes(base, head) if c.kind == "cluster-added"] == ["cluster-added"]
+
+
 def test_volcano_guarantees_count_what_the_pools_advertise() -> None:
     """Volcano guarantees nvidia.com/gpu as Kubernetes counts it: a time-sliced pool's replicas, not its physical GPUs."""
     text = replace_once(

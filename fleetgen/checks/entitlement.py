@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 
 from fleetgen.checks.admission import queue_room
 from fleetgen.errors import Finding, Severity
@@ -31,7 +32,7 @@ class QueueGpus:
     borrowable: int
     quotas: tuple[tuple[str, int], ...]  # (team, GPU quota), in fleet order
 
-    @property
+    @cached_property  # read for each of its teams
     def runnable(self) -> int:
         """The most its teams can ever run at once: their namespace quotas."""
         return sum(q for _, q in self.quotas)
@@ -52,7 +53,7 @@ class Entitlement:
         """What is kept for the team: its share of its queue's own GPUs plus its Volcano guarantee, at most its quota."""
         own = 0
         if self.queue is not None and self.queue.runnable:
-            own = int(Fraction(self.queue.owned * self.quota, self.queue.runnable))
+            own = self.queue.owned * self.quota // self.queue.runnable  # whole GPUs, rounded down
         return min(self.quota, own + self.guarantee)
 
     @property
@@ -74,13 +75,18 @@ def queue_gpus(fleet: Fleet, cluster: Cluster, index: int) -> QueueGpus:
     return QueueGpus(queue.name, queue.cohort, int(owned), int(borrowable), quotas)
 
 
-def entitlement(fleet: Fleet, team: Team, cluster: Cluster) -> Entitlement:
-    name = team.queue_on(cluster)
-    index = next((q for q, queue in enumerate(cluster.queues) if queue.name == name), None)
-    queue = queue_gpus(fleet, cluster, index) if index is not None else None
+def entitlements_on(fleet: Fleet, cluster: Cluster) -> dict[str, Entitlement]:
+    """Team name -> its entitlement on `cluster`, for every team there. Each queue is summed once, not once a team
+    (that was quadratic in a cluster's teams: most of `check`'s time on a fleet of 400 teams)."""
+    queues = {queue.name: queue_gpus(fleet, cluster, q) for q, queue in enumerate(cluster.queues)}
+    return {team.name: _entitlement(team, cluster, queues) for _, team in fleet.placements[cluster.name]}
+
+
+def _entitlement(team: Team, cluster: Cluster, queues: dict[str, QueueGpus]) -> Entitlement:
     reserved = cluster.volcano.guarantees.get(team.name) if cluster.volcano else None
     guarantee = reserved.gpu if reserved is not None and reserved.gpu is not None else 0
-    return Entitlement(team.name, cluster.name, team.quota_on(cluster.name).requests.gpu or 0, queue, guarantee)
+    quota = team.quota_on(cluster.name).requests.gpu or 0
+    return Entitlement(team.name, cluster.name, quota, queues.get(team.queue_on(cluster)), guarantee)
 
 
 def check_borrowing_beyond_quotas(fleet: Fleet) -> Iterator[Finding]:

@@ -72,6 +72,7 @@ def bundle_of(chart_version: str) -> Bundle:
     return before[-1] if before else bundles[0]
 
 
+@cache  # asked once a rendered alert rule: thousands of times on a large fleet, for a handful of releases
 def generation_of(chart_version: str) -> Generation:
     exporter = bundle_of(chart_version).exporter_version
     return [g for g in sorted(exporter_facts().generations, key=lambda g: g.since) if g.since <= exporter][-1]

@@ -8,8 +8,9 @@ every problem is collected and reported at once with its position.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -166,6 +167,15 @@ class Fleet(Spec):
             object.__setattr__(self, "teams", on_workers(self.multi_kueue, self.clusters, self.teams))
         return self
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Fleet:
+        # pydantic copies the instance's __dict__, where cached_property keeps its values: a copy with other
+        # clusters or teams would answer with the original's placements. A copy works its own out again.
+        copied = super().model_copy(update=update, deep=deep)
+        for name, attribute in vars(Fleet).items():
+            if isinstance(attribute, cached_property):
+                copied.__dict__.pop(name, None)
+        return copied
+
     @property
     def platform_owners(self) -> tuple[str, ...]:
         """Who approves the built-in rules: `metadata.platformOwners`, else the owner team."""
@@ -219,6 +229,11 @@ class Fleet(Spec):
     def queue_teams(self, cluster: Cluster, queue: str) -> list[Team]:
         """The teams on `cluster` whose LocalQueue feeds ClusterQueue `queue`, in fleet order."""
         return [team for _, team in self.placements[cluster.name] if team.queue_on(cluster) == queue]
+
+    @cached_property
+    def cluster_named(self) -> dict[str, Cluster]:
+        """Cluster name -> cluster: a review looks clusters up by name once a team and cluster, thousands of times."""
+        return {c.name: c for c in self.clusters}
 
     @cached_property
     def placements(self) -> dict[str, list[tuple[int, Team]]]:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from fleetgen.checks.capacity import HOURS_PER_MONTH, node_hour_price, pool_capacity, pool_monthly_cost
-from fleetgen.checks.entitlement import entitlement, queue_gpus
+from fleetgen.checks.entitlement import entitlements_on, queue_gpus
 from fleetgen.checks.sharing import lendable
 from fleetgen.compat.partitioning import nominal, per_gpu
 from fleetgen.model import Cluster, Fleet, NodePool
@@ -225,9 +225,10 @@ def _volcano_shares(fleet: Fleet, cluster: Cluster) -> Iterator[VolcanoShare]:
 
 def build_report(fleet: Fleet) -> Report:
     clusters = []
+    held_on = {cluster.name: entitlements_on(fleet, cluster) for cluster in fleet.clusters}
     for cluster in fleet.clusters:
         pools = [pool_capacity(p) for p in cluster.node_pools]
-        committed = sum(entitlement(fleet, t, cluster).held for _, t in fleet.placements[cluster.name])
+        committed = sum(e.held for e in held_on[cluster.name].values())
         costs = [(p, pool_monthly_cost(fleet, p)) for p in cluster.node_pools]
         # an unpriced CPU-only pool is listed under `unpriced` but never makes its cluster's cost unknown
         cost = None if any(c is None and p.gpus_per_node for p, c in costs) else sum(c or 0.0 for _, c in costs)
@@ -248,13 +249,14 @@ def build_report(fleet: Fleet) -> Report:
             )
         )
     by_name = {c.name: c for c in fleet.clusters}
+    slices_on = {c.name: team_slices(fleet, c) for c in fleet.clusters}
     teams = []
     for team in fleet.teams:
         holdings = []
         for name, placement in team.clusters.items():
-            held = entitlement(fleet, team, by_name[name])
+            held = held_on[name][team.name]
             price = _price(fleet, by_name[name], placement.queue if placement else None) if held.held else 0.0
-            slice_costs = [s.monthly_cost for s in team_slices(fleet, by_name[name]) if s.team == team.name]
+            slice_costs = [s.monthly_cost for s in slices_on[name] if s.team == team.name]
             cost = (
                 None if price is None or None in slice_costs else held.held * price * HOURS_PER_MONTH + sum(c or 0.0 for c in slice_costs)
             )

@@ -28,7 +28,7 @@ def show_gpus(value: Fraction) -> str:
 
 def quota_gpus(fleet: Fleet, team: Team, cluster: str) -> Fraction:
     """The team's GPU, slice and share quota on `cluster` in GPU-equivalents."""
-    found = next((c for c in fleet.clusters if c.name == cluster), None)
+    found = fleet.cluster_named.get(cluster)
     return requests_equivalents(found, team.quota_on(cluster).requests)
 
 

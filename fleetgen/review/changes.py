@@ -284,7 +284,7 @@ def _team(base: Fleet, a: Team, head: Fleet, b: Team) -> Iterator[Change]:
 
 
 def _queue(fleet: Fleet, team: Team, cluster: str) -> str:
-    found = next((c for c in fleet.clusters if c.name == cluster), None)
+    found = fleet.cluster_named.get(cluster)
     if found is not None:
         return team.queue_on(found)
     placement = team.clusters.get(cluster)  # placed on a cluster the fleet does not have

@@ -20,7 +20,7 @@ from fleetgen.review.change import Change
 def cluster_gpu_hour(fleet: Fleet, cluster: str) -> float | None:
     """The average price of one whole GPU-hour on `cluster` (capacity.gpu_hour_price per pool, weighted by its GPUs);
     None when a pool of whole GPUs has no price."""
-    found = next((c for c in fleet.clusters if c.name == cluster), None)
+    found = fleet.cluster_named.get(cluster)
     pools = [p for p in (found.node_pools if found else ()) if p.gpus_per_node and p.partitioning.kind == "none"]
     prices = [(p.max_nodes * p.gpus_per_node, gpu_hour_price(fleet, p)) for p in pools]
     if not prices or any(price is None for _, price in prices):
