@@ -3,6 +3,7 @@
     python benchmarks/pr_bench.py                   # 100 clusters, 400 teams, 10 clusters a team
     python benchmarks/pr_bench.py --clusters 1000 --teams 1000 --clusters-per-team 5 --scale
     python benchmarks/pr_bench.py --kustomize       # also: validate + render against kubectl kustomize
+    python benchmarks/pr_bench.py --warm-cache DIR  # fleetgen's cache kept in DIR across runs (each run is cold without it)
 
 Each step is one run of the installed `fleetgen` command, timed from the outside, in this order:
 `validate` and a first `render` (the full validate + render); then, after a one-line change (one
@@ -32,13 +33,15 @@ from synth import size_arguments, synthetic_fleet
 from fleetgen.live.kubectl import kubectl
 
 FLEETGEN = shutil.which("fleetgen") or "fleetgen"
+WARM_CACHE = ""  # --warm-cache DIR
 
 
 def run(repo: Path, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[float, float, float]:
     """Seconds, peak MiB and user CPU seconds of one fleetgen command."""
     started = time.perf_counter()
-    # A cache of its own beside the repository: every run starts cold, as CI does, whatever ran before on this machine.
-    env = {**os.environ, "XDG_CACHE_HOME": str(repo.parent / "cache")}
+    # A cache of its own beside the repository: every run starts cold, as CI does, whatever ran before on this machine
+    # (--warm-cache DIR keeps one across runs instead: a second run then finds the base fleet's work done).
+    env = {**os.environ, "XDG_CACHE_HOME": WARM_CACHE or str(repo.parent / "cache")}
     process = subprocess.Popen([FLEETGEN, *args], cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     assert process.stderr is not None
     error = process.stderr.read()
@@ -71,7 +74,12 @@ def one_line_change(text: str) -> str:
 
 
 def main() -> None:
+    global WARM_CACHE
     scale, kustomize = "--scale" in sys.argv, "--kustomize" in sys.argv
+    if "--warm-cache" in sys.argv:
+        at = sys.argv.index("--warm-cache")
+        WARM_CACHE = os.path.abspath(sys.argv[at + 1])
+        del sys.argv[at : at + 2]
     sys.argv = [a for a in sys.argv if a not in ("--scale", "--kustomize")]
     args = size_arguments(__doc__.splitlines()[0])
     with tempfile.TemporaryDirectory() as folder:
