@@ -140,6 +140,36 @@ def test_fleet_yaml_mutated_anywhere_loads_or_is_refused_and_what_loads_renders(
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.parametrize("number", ["4.050229389964249e+16", "4.327670679050534e-21", "7.215400323407826e-07", "3.67", "12.290"])
+def test_the_editor_writes_back_every_float_it_read(number: str) -> None:
+    """Found by the property above: ruamel's round trip wrote 4.050229389964249e+16 back as 4.050229389964248e+16."""
+    text = f"pricing:\n  gpuHour: {{a: {number}}}\n"
+    edited = RoundTrip(text).text()
+    assert parse_fleet(edited.encode(), "fleet.yaml").data == parse_fleet(text.encode(), "fleet.yaml").data
+    assert parse_fleet(edited.encode(), "fleet.yaml").data["pricing"]["gpuHour"]["a"] == float(number)
+
+
+def test_a_read_document_with_a_float_can_be_copied() -> None:
+    """Found by the mutated MultiKueue tree property: import deep-copies what it read, and a float that remembers
+    its text (12.10, a version) could not be copied."""
+    import copy
+
+    data = parse_fleet(b"a: 12.10\nb: [1.5e+3]\n", "fleet.yaml").data
+    copied = copy.deepcopy(data)
+    assert copied == data and copied["a"].text == "12.10" and copied["b"][0].text == "1.5e+3"
+
+
+def test_an_imported_float_is_written_as_the_repository_wrote_it() -> None:
+    """Found next by the same property: the fleet.yaml import writes could not represent such a float at all."""
+    from fleetgen.importer.imported import Imported
+    from fleetgen.importer.write import fleet_yaml
+
+    data = parse_fleet(b"a: 12.10\nb: 18446744073709551616.0\n", "fleet.yaml").data
+    written = fleet_yaml(Imported(data), "repo")
+    assert written.splitlines()[-2:] == ["a: 12.10", "b: 18446744073709551616.0"]
+    assert parse_fleet(written.encode(), "fleet.yaml").data == data
+
+
 @SLOW_ENOUGH
 @given(raw=st.deferred(lambda: encoded(EXAMPLE.read_text(encoding="utf-8"))))
 def test_fleet_yaml_in_any_encoding_is_read_or_refused_in_one_line(tmp_path_factory: pytest.TempPathFactory, raw: bytes) -> None:

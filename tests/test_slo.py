@@ -166,7 +166,7 @@ def _endpoint(code: str, service: str = "chat") -> Endpoint:
     )
 
 
-@pytest.mark.parametrize("code", ["4[0-9]{2}", "5\\d{2,}", "[{]", "[]{]", "\\{x}", "}"])
+@pytest.mark.parametrize("code", ["4[0-9]{2}", "5\\d{2,}", "[{]", "[]{]", "\\{x}", "}", "[\\[]"])
 def test_a_brace_the_model_takes_every_promql_reader_takes(code: str) -> None:
     rules = _endpoint_rules(FLEET, "prod-inference-eastus", FLEET.teams[1], _endpoint(code), FLEET.slo.all_tiers["batch"])
     codes = {m.value for r in rules for sel in selectors(r["expr"]) for m in sel.matchers.matchers if m.name == "code"}
@@ -179,6 +179,8 @@ def test_a_brace_the_model_takes_every_promql_reader_takes(code: str) -> None:
         ("{{", "a '{' that starts no repetition such as {2} or {2,5}; write \\{ for a literal brace"),
         ("5{,2}", "a '{' that starts no repetition such as {2} or {2,5}; write \\{ for a literal brace"),
         ("5{1001}", "Prometheus' regular expressions (RE2 syntax) repeat at most 1000 times"),
+        ("[[]", "a '[' inside a character class, which readers disagree on; write \\[ for a literal bracket"),  # found later
+        ("5[0-9[]", "a '[' inside a character class, which readers disagree on; write \\[ for a literal bracket"),
     ],
 )
 def test_a_brace_readers_disagree_on_is_refused(code: str, why: str) -> None:

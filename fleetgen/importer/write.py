@@ -7,9 +7,12 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.representer import RoundTripRepresenter
 
 from fleetgen.errors import FieldPath
 from fleetgen.importer.imported import Imported
+from fleetgen.source.yaml_nodes import SourceFloat
 
 HEADER = """\
 # yaml-language-server: $schema=schemas/fleet.schema.json
@@ -19,9 +22,19 @@ HEADER = """\
 """
 
 
+class _Representer(RoundTripRepresenter):
+    def represent_source_float(self, data: SourceFloat) -> ScalarNode:
+        node: ScalarNode = self.represent_scalar("tag:yaml.org,2002:float", data.text)  # as the repository wrote it
+        return node
+
+
+_Representer.add_representer(SourceFloat, _Representer.represent_source_float)
+
+
 def fleet_yaml(imported: Imported, source: str) -> str:
     document = _commented(imported.document, (), imported.notes)
     yaml = YAML()
+    yaml.Representer = _Representer
     yaml.indent(mapping=2, sequence=4, offset=2)
     yaml.width = 4096
     stream = io.StringIO()

@@ -54,7 +54,8 @@ def _check_regex(value: str) -> str:
 
     Engines disagree on a `{` that starts no repetition (Go reads `{{` and `{,3}` as text, other
     PromQL readers refuse `{{` or read `{,3}` as a repetition), so outside a character class it must
-    start `{n}`, `{n,}` or `{n,m}` (n, m at most 1000, RE2's limit); `\\{` is a literal brace."""
+    start `{n}`, `{n,}` or `{n,m}` (n, m at most 1000, RE2's limit); `\\{` is a literal brace. They disagree on
+    a `[` inside a class too (`[[]`: a member for Go, a nested class for Rust's regex), so there it must be `\\[`."""
     try:
         re.compile(value)
     except re.error as error:
@@ -67,6 +68,8 @@ def _check_regex(value: str) -> str:
                 raise ValueError(f"{value!r}: Prometheus' regular expressions (RE2 syntax) have no \\{after}")
             i += 2
         elif in_class:
+            if value[i] == "[":  # RE2 (Prometheus) reads a member, Python and Rust's regex a nested class
+                raise ValueError(f"{value!r}: a '[' inside a character class, which readers disagree on; write \\[ for a literal bracket")
             in_class = value[i] != "]"
             i += 1
         elif value[i] == "[":  # a class: `]` right after `[` or `[^` is a member, not its end

@@ -63,10 +63,11 @@ class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
         return tag
 
 
-# YAML 1.2 readers that drop underscores from numbers (Go's yaml.v3, ruamel) read 0o17_1 as an int too
+# YAML 1.2 readers that drop underscores from numbers (Go's yaml.v3, ruamel) read 0o17_1 as an int too, and
+# 1_0001e3 (an exponent without a sign, which YAML 1.1 requires) as a float: such strings are written quoted.
 _Dumper.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^[-+]?0o[0-7_]+$"), list("-+0"))
 _Dumper.add_implicit_resolver(
-    "tag:yaml.org,2002:float", re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$"), list("-+.0123456789")
+    "tag:yaml.org,2002:float", re.compile(r"^[-+]?(\.[0-9_]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$"), list("-+.0123456789")
 )
 
 

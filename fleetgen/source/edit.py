@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import io
 import itertools
+import math
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.representer import RoundTripRepresenter
+from ruamel.yaml.scalarfloat import ScalarFloat
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
 
 from fleetgen.errors import InputError
@@ -29,8 +33,26 @@ def _indents(text: str) -> tuple[int, int]:
     return mapping, offset
 
 
+class _Representer(RoundTripRepresenter):
+    """ruamel's round-trip representer, but a float always reads back as the number it was."""
+
+    def represent_exact_float(self, data: ScalarFloat) -> ScalarNode:
+        # ruamel rebuilds a float's text from its value and the layout it was read in; with sixteen significant
+        # digits and an exponent it can round the last one away (4.050229389964249e+16 came back as ...248e+16).
+        # Where its text reads back as another number, the shortest exact one is written instead.
+        node: ScalarNode = self.represent_scalar_float(data)
+        if math.isfinite(data) and float(node.value.replace("_", "")) != float(data):
+            mantissa, e, exponent = repr(float(data)).partition("e")
+            node.value = f"{mantissa if '.' in mantissa else mantissa + '.0'}{e}{exponent}"  # YAML 1.1 wants the dot
+        return node
+
+
+_Representer.add_representer(ScalarFloat, _Representer.represent_exact_float)
+
+
 def _yaml(mapping: int, offset: int) -> YAML:
     yaml = YAML(typ="rt")
+    yaml.Representer = _Representer
     yaml.preserve_quotes = True
     yaml.width = 4096
     yaml.indent(mapping=mapping, sequence=offset + 2, offset=offset)

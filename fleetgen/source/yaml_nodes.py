@@ -139,6 +139,9 @@ class SourceFloat(float):
         obj.text = text
         return obj
 
+    def __reduce__(self) -> tuple[type[SourceFloat], tuple[float, str]]:
+        return SourceFloat, (float(self), self.text)  # copies and pickles keep the text (import deep-copies documents)
+
 
 def measure(node: Node, seen: dict[int, tuple[int, int]], limits: Limits) -> tuple[int, int]:
     """Values after alias expansion and nesting depth, computed once per node (aliases share nodes)."""
