@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import re
+import warnings
 from fractions import Fraction
 from typing import Annotated
 
@@ -57,7 +58,9 @@ def _check_regex(value: str) -> str:
     start `{n}`, `{n,}` or `{n,m}` (n, m at most 1000, RE2's limit); `\\{` is a literal brace. They disagree on
     a `[` inside a class too (`[[]`: a member for Go, a nested class for Rust's regex), so there it must be `\\[`."""
     try:
-        re.compile(value)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # Python's "possible nested set": refused below, with why
+            re.compile(value)
     except re.error as error:
         raise ValueError(f"{value!r} is not a regular expression: {error}") from None
     i, in_class = 0, False
