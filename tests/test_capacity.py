@@ -350,6 +350,16 @@ def test_a_copy_of_a_fleet_with_other_clusters_looks_its_own_up() -> None:
     assert [c.kind for c in fleet_changes(base, head) if c.kind == "cluster-added"] == ["cluster-added"]
 
 
+def test_a_copy_of_a_team_with_other_placements_works_its_quotas_out_again() -> None:
+    """The same for every model: a team copied with other clusters (as MultiKueue places teams on workers) kept the
+    quotas cached on the original."""
+    team = load_fleet_text(TEXT.encode()).fleet.teams[0]
+    assert team.quotas  # cached on the original first
+    moved = team.model_copy(update={"clusters": {"dev-eastus": None}})
+    assert list(moved.quotas) == ["dev-eastus"] and moved.quota_on("training-eastus") == team.quota
+    assert list(team.model_copy().quotas) == list(team.quotas)  # a plain copy keeps what it had
+
+
 def test_volcano_guarantees_count_what_the_pools_advertise() -> None:
     """Volcano guarantees nvidia.com/gpu as Kubernetes counts it: a time-sliced pool's replicas, not its physical GPUs."""
     text = replace_once(

@@ -8,9 +8,8 @@ every problem is collected and reported at once with its position.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import cached_property
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -166,15 +165,6 @@ class Fleet(Spec):
         if self.multi_kueue is not None:
             object.__setattr__(self, "teams", on_workers(self.multi_kueue, self.clusters, self.teams))
         return self
-
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Fleet:
-        # pydantic copies the instance's __dict__, where cached_property keeps its values: a copy with other
-        # clusters or teams would answer with the original's placements. A copy works its own out again.
-        copied = super().model_copy(update=update, deep=deep)
-        for name, attribute in vars(Fleet).items():
-            if isinstance(attribute, cached_property):
-                copied.__dict__.pop(name, None)
-        return copied
 
     @property
     def platform_owners(self) -> tuple[str, ...]:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import cached_property
+from typing import Any, Self
+
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
@@ -10,3 +14,15 @@ class Spec(BaseModel):
     model_config = ConfigDict(
         frozen=True, extra="forbid", alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, use_attribute_docstrings=True
     )
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        # pydantic copies the instance's __dict__, where cached_property keeps its values: a copy with other
+        # fields (a fleet with other clusters, a team with other placements) would answer with the original's.
+        # A copy with changes works its own out again; a plain copy keeps them, as they still hold.
+        copied = super().model_copy(update=update, deep=deep)
+        if update:
+            for model in type(self).__mro__:
+                for name, attribute in vars(model).items():
+                    if isinstance(attribute, cached_property):
+                        copied.__dict__.pop(name, None)
+        return copied
