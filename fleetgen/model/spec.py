@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict
@@ -21,8 +21,11 @@ class Spec(BaseModel):
         # A copy with changes works its own out again; a plain copy keeps them, as they still hold.
         copied = super().model_copy(update=update, deep=deep)
         if update:
-            for model in type(self).__mro__:
-                for name, attribute in vars(model).items():
-                    if isinstance(attribute, cached_property):
-                        copied.__dict__.pop(name, None)
+            for name in _cached_names(type(self)):
+                copied.__dict__.pop(name, None)
         return copied
+
+
+@cache  # a copy with changes is made on render's path (platform_of, once a cluster): look the names up once a model
+def _cached_names(model: type) -> tuple[str, ...]:
+    return tuple(name for klass in model.__mro__ for name, value in vars(klass).items() if isinstance(value, cached_property))
