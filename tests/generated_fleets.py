@@ -150,6 +150,22 @@ def queue_owns(cluster_: dict[str, Any], queue: str) -> dict[str, int]:
 
 
 @st.composite
+def git_credentials(draw: st.DrawFn, engines: tuple[str, ...] = ("flux", "argocd")) -> dict[str, Any]:
+    """A `gitops` section: a public repository, or a private one with a credential whose kind fits the URL and engine."""
+    engine = draw(st.sampled_from(engines))
+    kinds = [None, "basic-auth", "ssh", "github-app", *(["bearer-token"] if engine == "flux" else [])]
+    kind = draw(st.sampled_from(kinds))
+    url = "ssh://git@github.com/contoso/generated" if kind == "ssh" else "https://github.com/contoso/generated"
+    gitops: dict[str, Any] = {"engine": engine, "repository": url}
+    if kind is not None:
+        credentials = {"kind": kind, "secretName": draw(st.sampled_from(["fleet-git", "git-credentials"]))}
+        if engine == "argocd":
+            credentials["argocdSecretType"] = draw(st.sampled_from(["repository", "repo-creds"]))
+        gitops["credentials"] = credentials
+    return gitops
+
+
+@st.composite
 def fleets(draw: st.DrawFn) -> dict[str, Any]:
     """A valid fleet as a dict."""
     clusters = [draw(cluster(i)) for i in range(draw(st.integers(1, 5)))]
@@ -186,7 +202,7 @@ def fleets(draw: st.DrawFn) -> dict[str, Any]:
         "apiVersion": "fleetgen/v1alpha1",
         "kind": "Fleet",
         "metadata": {"name": "generated", "owner": "platform", "costCenter": "cc-1000"},
-        "gitops": {"engine": "flux", "repository": "https://github.com/contoso/generated"},
+        "gitops": draw(git_credentials(engines=("flux",))),
         "versionSets": {"current": dict(VERSIONS)},
         "priorityClasses": [{"name": "exploratory", "value": 1000, "globalDefault": True, "preemptionPolicy": "Never"}],
         "clusters": clusters,

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from fleetgen.authoring.codeowners import CODEOWNERS_PLACES, PLACEHOLDER_ORG, guarded_paths, owners_of, parse
+from fleetgen.authoring.git_secret import git_secret_lines
 from fleetgen.authoring.scaffold import ENVIRONMENT_PREFIX, REQUIRED_CHECKS, WORKFLOW_PATH
 from fleetgen.model import Fleet
 
@@ -32,6 +33,7 @@ class Protections:
     environments: tuple[tuple[str, str], ...]  # (environment, approver group)
     code_owned: tuple[tuple[str, str], ...]  # (path, its owners as CODEOWNERS gives them)
     problems: tuple[str, ...]
+    git_secret: tuple[str, ...] = ()  # how to create the Secret the engine reads the private repository with
 
 
 def approver_groups(fleet: Fleet) -> list[str]:
@@ -127,6 +129,7 @@ def examine(folder: Path, fleet: Fleet, fleet_file: str = "fleet.yaml") -> Prote
         environments=tuple((f"{ENVIRONMENT_PREFIX}{group}", group) for group in approver_groups(fleet)),
         code_owned=tuple(owned),
         problems=tuple(_workflow_problems(_read(folder / WORKFLOW_PATH)) + owner_problems),
+        git_secret=tuple(git_secret_lines(fleet)),
     )
 
 
@@ -141,6 +144,7 @@ def report_lines(found: Protections) -> list[str]:
         *(f"  - {environment}: {group}" for environment, group in found.environments),
         "Code owners of the gate's own files:",
         *(f"  - {path}: {owners}" for path, owners in found.code_owned),
+        *found.git_secret,
     ]
     if found.problems:
         lines += ["Problems in the files:", *(f"  {problem}" for problem in found.problems)]

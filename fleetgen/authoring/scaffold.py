@@ -231,11 +231,17 @@ owners, tenant access and removals always need the platform owners' environment.
 
 
 def init_files(
-    name: str | None, engine: str | None, repository: str | None, installed_from: FleetgenSource, org: str | None = None
+    name: str | None,
+    engine: str | None,
+    repository: str | None,
+    installed_from: FleetgenSource,
+    org: str | None = None,
+    credentials: str | None = None,
 ) -> dict[str, bytes]:
     """The files of a new fleet repository, fleetgen pinned to `installed_from` (the caller adds the tree and schema).
 
-    `org`: the GitHub organisation whose teams CODEOWNERS names (default: the repository's, else a placeholder)."""
+    `org`: the GitHub organisation whose teams CODEOWNERS names (default: the repository's, else a placeholder);
+    `credentials`: the kind of Git credential of a private repository (gitops.credentials.kind)."""
     starter = RoundTrip(STARTER)
     if name:
         starter.data["metadata"]["name"] = name
@@ -243,6 +249,8 @@ def init_files(
         starter.data["gitops"]["engine"] = engine
     if repository:
         starter.data["gitops"]["repository"] = repository
+    if credentials:
+        starter.data["gitops"]["credentials"] = {"kind": credentials, "secretName": "fleet-git"}
     pools = [pool for cluster in starter.data["clusters"] for pool in cluster["nodePools"]]
     newest = newest_supported(frozenset(p["gpuModel"] for p in pools), Platform().gpu_operator.version)
     for field in ("kubernetes", "driver", "cuda", "cudnn", "containerd"):

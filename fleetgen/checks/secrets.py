@@ -1,7 +1,8 @@
 """Secrets do not belong in fleet.yaml: it is committed to Git and rendered into every cluster.
 
 A value is refused when it looks like a credential (private keys, known token formats, a
-`password=`/`token:` assignment) or, in a field meant for a name, like a random string.
+`password=`/`token:` assignment), when it stands under a key a Secret keeps a credential in
+(`password`, `identity`, `kubeconfig`...), or, in a field meant for a name, like a random string.
 """
 
 from __future__ import annotations
@@ -21,6 +22,29 @@ _CREDENTIALS = (
     ("a Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
     ("a JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.")),
     ("a password or token assignment", re.compile(r"(?i)\b(password|passwd|pwd|secret|token|api[_-]?key)\s*[:=]\s*\S+")),
+)
+# Keys under which a Git, registry or cluster credential is written: the Secrets' own keys (Flux, Argo CD, Kueue, Docker).
+# fleet.yaml has no such field; one holding a string is a credential pasted in where only the Secret's name belongs.
+CREDENTIAL_KEYS = frozenset(
+    {
+        "password",
+        "passwd",
+        "token",
+        "bearertoken",
+        "apikey",
+        "clientsecret",
+        "identity",
+        "privatekey",
+        "sshprivatekey",
+        "githubappprivatekey",
+        "known_hosts",
+        "knownhosts",
+        "kubeconfig",
+        ".dockerconfigjson",
+        "dockerconfigjson",
+        "auth",
+        "auths",
+    }
 )
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # Fields whose values name things: a long, random-looking value there is more likely a key than a name.
@@ -49,6 +73,13 @@ def secret_findings(data: Any, path: FieldPath = ()) -> Iterator[Finding]:
     """Every string in the parsed fleet.yaml that looks like a secret."""
     if isinstance(data, dict):
         for key, value in data.items():
+            if isinstance(key, str) and key.lower() in CREDENTIAL_KEYS and isinstance(value, (str, int)) and value != "":
+                yield Finding(
+                    path + (key,),
+                    "a credential is never written in fleet.yaml, which is committed to Git; name the Secret that "
+                    "holds it (gitops.credentials.secretName, clusters[].imagePullSecret, a MultiKueue worker's kubeconfig.secret)",
+                )
+                continue
             yield from secret_findings(value, path + (key,))
     elif isinstance(data, list):
         for index, value in enumerate(data):

@@ -135,6 +135,12 @@ def report_command(fleet: Path, fmt: str) -> None:
 @click.option("--repository", default=None, help="URL of the Git repository the clusters sync from.")
 @click.option("--fleetgen-source", "source", default=None, metavar="URL@REF", help=SOURCE_HELP)
 @click.option("--allow-local-source", is_flag=True, help="Accept a file:// or local-path pin (tests, a mirror an air-gapped CI mounts).")
+@click.option(
+    "--credentials",
+    type=click.Choice(["basic-auth", "bearer-token", "ssh", "github-app"]),
+    default=None,
+    help="A private repository: the kind of credential the engine uses (gitops.credentials); init prints how to create its Secret.",
+)
 @click.option("--no-git", is_flag=True, help="Write the files only: no git init and no first commit.")
 @click.option(
     "--github-org", default=None, metavar="ORG", help="GitHub organisation of the teams CODEOWNERS names (default: --repository's)."
@@ -147,18 +153,21 @@ def init(
     repository: str | None,
     source: str | None,
     allow_local_source: bool,
+    credentials: str | None,
     no_git: bool,
     github_org: str | None,
 ) -> None:
     """Start a fleet repository in FOLDER: a commented fleet.yaml, CI workflow, CODEOWNERS, pre-commit, README, rendered
     tree, as the first commit of a new git repository."""
-    count, pinned = workflows.init_repository(
-        folder, name, engine, repository, source, allow_local=allow_local_source, git=not no_git, org=github_org
+    count, pinned, git_secret = workflows.init_repository(
+        folder, name, engine, repository, source, allow_local=allow_local_source, git=not no_git, org=github_org, credentials=credentials
     )
     committed = "" if no_git else ", committed"
     console().err(f"{folder}: new fleet repository ({count} files{committed}); hooks and CI install {pinned.pip} ({pinned.vouched})")
     if github_org is None and org_of(repository) is None:
         console().err(f"note: .github/CODEOWNERS names @{PLACEHOLDER_ORG}/... teams: give your organisation (--github-org ORG) or edit it")
+    for line in git_secret:
+        console().err(line)
     console().err("next: fleetgen team add ...; fleetgen doctor lists the GitHub settings the repository assumes")
 
 

@@ -20,6 +20,7 @@ from fleetgen.model.argocd import ArgoCd
 from fleetgen.model.cloud_quota import CloudAccount
 from fleetgen.model.cluster import Cluster, VersionSet
 from fleetgen.model.compat import Compatibility
+from fleetgen.model.git_credentials import SECRET_KEYS, GitCredentials, url_problem
 from fleetgen.model.multikueue import MultiKueue, on_workers
 from fleetgen.model.naming import Naming, ObjectNames, name_source, names_of
 from fleetgen.model.platform import Platform, cluster_platform
@@ -62,6 +63,32 @@ class GitOps(Spec):
     """How often the engine reconciles (a Go duration such as 1m or 10m)."""
     argocd: ArgoCd = ArgoCd()
     """Argo CD only: a hub Argo CD or one in each cluster, and how its sync waves wait."""
+    credentials: GitCredentials | None = None
+    """How the engine authenticates to a private repository: the kind of credential and the Secret that holds it (never
+    its values); left out: the repository is public."""
+
+    @field_validator("repository")
+    @classmethod
+    def _no_credential_in_url(cls, url: str) -> str:
+        problem = url_problem(url, "flux", None)
+        if problem is not None:  # the URL itself is not repeated: it holds the secret
+            raise ValueError(f"the URL {problem}")
+        return url
+
+    @field_validator("credentials")
+    @classmethod
+    def _credentials_fit(cls, credentials: GitCredentials | None, info: ValidationInfo) -> GitCredentials | None:
+        engine, url = info.data.get("engine"), info.data.get("repository")
+        if credentials is None or engine is None or url is None:  # a missing engine or URL is reported at its own field
+            return credentials
+        if (engine, credentials.kind) not in SECRET_KEYS:
+            raise ValueError(f"kind {credentials.kind} is Flux's: Argo CD reads an HTTPS token as basic-auth's password")
+        if engine != "argocd" and "argocd_secret_type" in credentials.model_fields_set:
+            raise ValueError(f"argocdSecretType is set only with engine argocd (the engine is {engine})")
+        problem = url_problem(url, engine, credentials)
+        if problem is not None:
+            raise ValueError(f"kind {credentials.kind}: the repository {url} {problem}")
+        return credentials
 
     @field_validator("argocd")
     @classmethod

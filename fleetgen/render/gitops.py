@@ -36,13 +36,17 @@ def flux(fleet: Fleet, cluster: Cluster, index: int, why: Recorder = NOWHERE) ->
         fleet.metadata.name,
         labels,
         namespace=ns,
-        spec={"interval": ops.interval, "url": ops.repository, "ref": {"branch": ops.branch}},
+        spec={"interval": ops.interval, "url": ops.repository, "ref": {"branch": ops.branch}, **_authentication(fleet)},
     )
     out, depends = [Manifest(repository, ("gitops",))], []
     if why.on:
         why.meta(repository, ("metadata", "name"), prov.fleet_labels(), prov.default("Flux's namespace"))
         for pointer, at in ((("interval",), "interval"), (("url",), "repository"), (("ref", "branch"), "branch")):
             why.set(repository, ("spec", *pointer), ("gitops", at))
+        if "secretRef" in repository["spec"]:
+            why.set(repository, ("spec", "secretRef", "name"), ("gitops", "credentials", "secretName"))
+        if "provider" in repository["spec"]:
+            why.set(repository, ("spec", "provider"), prov.derived("GitHub's provider for a GitHub App", ("gitops", "credentials", "kind")))
     if flux_add_ons(fleet, index):
         platform = k8s_object(
             "kustomize.toolkit.fluxcd.io/v1",
@@ -83,6 +87,15 @@ def flux(fleet: Fleet, cluster: Cluster, index: int, why: Recorder = NOWHERE) ->
         _record_sync(why, fleet_sync, index)
         why.set(fleet_sync, ("spec", "dependsOn"), prov.derived("the platform folder first, when the cluster has add-ons", ("platform",)))
     return [*out, Manifest(fleet_sync, ("clusters", index))]
+
+
+def _authentication(fleet: Fleet) -> dict[str, object]:
+    """The GitRepository's credential: the Secret it reads, and GitHub's provider for a GitHub App; nothing for a public repository."""
+    credentials = fleet.gitops.credentials
+    if credentials is None:
+        return {}
+    provider = {"provider": "github"} if credentials.kind == "github-app" else {}
+    return {**provider, "secretRef": {"name": credentials.secret_name}}
 
 
 def _record_sync(why: Recorder, body: dict[str, object], index: int, *folder: str) -> None:

@@ -314,8 +314,10 @@ def init_repository(
     allow_local: bool = False,
     git: bool = True,
     org: str | None = None,
-) -> tuple[int, FleetgenSource]:
-    """Start a fleet repository in FOLDER (all or nothing: never overwrites); the number of files and the fleetgen pinned.
+    credentials: str | None = None,
+) -> tuple[int, FleetgenSource, list[str]]:
+    """Start a fleet repository in FOLDER (all or nothing: never overwrites); the number of files, the fleetgen pinned and
+    how to create the Git credentials Secret (`credentials`: its kind, for a private repository).
 
     The pin is checked before anything is written: `source` (URL@REF) must be found by git, else this
     fleetgen's own install must have come from a git commit or a clone whose origin holds its HEAD
@@ -323,7 +325,7 @@ def init_repository(
     if source is not None:
         FleetgenSource.parse(source, allow_local)  # a malformed or local value is a usage error before git is asked
     pinned = checked_source(source, allow_local) if source is not None else installed_source(allow_local)
-    files = init_files(name, engine, repository, pinned, org)
+    files = init_files(name, engine, repository, pinned, org, credentials)
     files[SCHEMA_PATH] = fleet_json_schema().encode()
     result = checked(load_fleet_text(files["fleet.yaml"], "fleet.yaml"))
     tree = result.tree.files
@@ -337,7 +339,9 @@ def init_repository(
     Tree(folder).write(tree)
     if git:
         first_commit(folder, sorted([*files, *tree, LEDGER]), f"New fleet repository {result.fleet.metadata.name} (fleetgen init)")
-    return len(files) + len(tree), pinned
+    from fleetgen.authoring.git_secret import git_secret_lines
+
+    return len(files) + len(tree), pinned, git_secret_lines(result.fleet)
 
 
 def examine_repository(folder: Path, fleet_file: str) -> Protections:
