@@ -3,17 +3,21 @@ and the production canary named in `rollout.productionCanary` or chosen so that 
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
 
 import pytest
-from conftest import EXAMPLE, findings_of, line_of, replace_once
+from conftest import EXAMPLE, REPO, findings_of, line_of, replace_once
+from node_dumps import wave_evidence
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.model import Version
+from fleetgen.upgrade.apply import apply_wave
 from fleetgen.upgrade.plan import PlanRefused, plan_upgrade, step_label
+from fleetgen.upgrade.verify import verify_wave
 
 Run = Callable[..., CompletedProcess[str]]
 PLANNABLE = replace_once(EXAMPLE.read_text(), "gpuOperator: {version: v24.3.0}", "gpuOperator: {enabled: false}")
@@ -77,3 +81,42 @@ def test_a_production_canary_that_is_not_a_production_cluster_is_an_error_at_its
         f"{line}:21: rollout.productionCanary: dev-eastus is not a production cluster; "
         "production clusters: prod-inference-eastus, prod-inference-westeu, training-eastus"
     ]
+
+
+# A MultiKueue manager without GPUs in production beside two GPU clusters: the manager is the first production
+# cluster outside any DR pair, so it used to be the production canary of a driver upgrade it cannot show.
+MANAGER_FLEET = (REPO / "tests" / "cases" / "multikueue-two-models" / "fleet.yaml").read_text(encoding="utf-8")
+
+
+def test_a_step_that_changes_gpu_nodes_never_makes_a_cluster_without_gpus_the_canary() -> None:
+    plan = plan_upgrade(load_fleet_text(MANAGER_FLEET.encode()).fleet, {"driver": Version("580.95.05")})
+    assert [(w.stage, w.clusters) for w in plan.waves] == [
+        ("production canary", ("training-eastus",)),
+        ("production", ("training-westus2",)),
+    ]
+    kubernetes = plan_upgrade(load_fleet_text(MANAGER_FLEET.encode()).fleet, {"kubernetes": Version("1.35.3")})
+    assert [w.clusters for w in kubernetes.waves] == [("dispatch-eastus",), ("training-eastus", "training-westus2")]
+
+
+def test_a_production_canary_without_gpus_is_refused_for_a_step_that_changes_gpu_nodes() -> None:
+    named = load_fleet_text((MANAGER_FLEET + "rollout: {productionCanary: dispatch-eastus}\n").encode()).fleet
+    with pytest.raises(PlanRefused) as caught:
+        plan_upgrade(named, {"driver": Version("580.95.05")})
+    assert [f.message for f in caught.value.findings] == [
+        "rollout.productionCanary: dispatch-eastus has no GPU node pools, so it cannot show a step that changes GPU nodes "
+        "(driver 580.95.05); name a production cluster with GPUs: training-eastus, training-westus2"
+    ]
+    assert plan_upgrade(named, {"kubernetes": Version("1.35.3")}).waves[0].clusters == ("dispatch-eastus",)
+
+
+def test_a_cluster_without_gpus_rides_along_in_its_version_set_when_the_last_gpu_cluster_of_it_moves() -> None:
+    loaded = load_fleet_text(MANAGER_FLEET.encode())
+    at = datetime.datetime(2026, 11, 24, 9, tzinfo=datetime.UTC)
+    first = apply_wave(loaded, 1, {"driver": Version("580.95.05")}, at)
+    assert "prod-w1:" in first
+    record = load_fleet_text(first.encode())
+    verified = load_fleet_text(verify_wave(record, 1, wave_evidence(record.fleet, 1), at + datetime.timedelta(hours=1))[0].encode())
+    done = wave_evidence(verified.fleet, 1)
+    last = load_fleet_text(apply_wave(verified, 2, None, at + datetime.timedelta(days=3), evidence=done).encode()).fleet
+    assert list(last.version_sets) == ["prod"] and str(last.version_sets["prod"].driver) == "580.95.05"
+    assert {c.version_set for c in last.clusters} == {"prod"}

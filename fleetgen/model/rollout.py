@@ -81,7 +81,8 @@ class Rollout(Spec):
     production_canary: DnsLabel | None = None
     """The production cluster every upgrade moves first, alone, and soaks before the rest. When left out: the first
     production cluster outside any DR pair, else the DR partner listed second (never a pair's primary while another
-    production cluster exists)."""
+    production cluster exists). A step that changes GPU nodes (driver, GPU Operator, CUDA, cuDNN) moves only clusters
+    with GPU pools, and refuses a named canary without them."""
 
 
 class UpgradeWave(Spec):

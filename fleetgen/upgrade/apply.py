@@ -28,7 +28,7 @@ from fleetgen.upgrade.fold import fold_version_sets
 from fleetgen.upgrade.gate import Evidence, wave_gate
 from fleetgen.upgrade.moments import as_utc
 from fleetgen.upgrade.operator import cluster_versions, component_text
-from fleetgen.upgrade.plan import PlanRefused, plan_upgrade, versions_of
+from fleetgen.upgrade.plan import GPU_NODE_COMPONENTS, PlanRefused, has_gpu_pools, plan_upgrade, versions_of
 
 _WAVE_SUFFIX = re.compile(r"-w\d+$")
 
@@ -139,9 +139,10 @@ def _move_clusters(document: Any, fleet: Fleet, wave: UpgradeWave, number: int) 
     by_set: dict[str, list[str]] = {}
     for name in wave.clusters:
         by_set.setdefault(set_of[name], []).append(name)
+    gpu_step = set(step) <= GPU_NODE_COMPONENTS  # a cluster without GPU pools takes no wave of it: it rides along in its set
     for set_name, moving in by_set.items():
         new = {**rows[set_name], **step}
-        users = [c.name for c in fleet.clusters if c.version_set == set_name]
+        users = [c.name for c in fleet.clusters if c.version_set == set_name and (has_gpu_pools(c) or not gpu_step)]
         if set(users) <= set(moving):  # every user moves: edit the set where it stands
             for component, version in step.items():
                 _set_version(sets[set_name], component, version)

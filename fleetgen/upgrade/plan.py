@@ -7,6 +7,8 @@ facts file) and a driver against those its cluster's GPU Operator release suppor
 one such step (e.g. "driver 560.35.03"); each phase rolls out in waves: dev, then staging, then
 one production cluster while its DR partner stays behind, then the other production clusters,
 never both halves of a DR pair in one wave and at most `maxWaveSize` a wave. Each wave soaks before the next starts.
+A step that changes GPU nodes (driver, GPU Operator, CUDA, cuDNN) moves only the clusters with GPU pools: a cluster
+without them (a MultiKueue manager) has nothing to show for it, so it is never such a step's canary.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from fleetgen.upgrade.targets import complete_target
 Step = tuple[tuple[str, Version], ...]  # the (component, version) pairs one step sets
 # CUDA and cuDNN ship in the same images; the GPU Operator release and the driver move in one Helm upgrade
 STAGES = (("containerd",), ("kubernetes",), ("driver", "gpuOperator"), ("cuda", "cudnn"))
+# What changes GPU nodes (or the images that run on them): only clusters with GPU pools take these steps
+GPU_NODE_COMPONENTS = frozenset(("driver", "gpuOperator", "cuda", "cudnn"))
 
 
 class PlanRefused(FindingsError):
@@ -154,6 +158,8 @@ def plan_upgrade(
     for cluster in fleet.clusters:
         current = cluster_versions(fleet, cluster)
         wanted = _wanted(current, target, completed.implied_parts)
+        if not has_gpu_pools(cluster):  # nothing on its nodes to change, and nothing to show a canary's evidence
+            wanted = {c: v for c, v in wanted.items() if c not in GPU_NODE_COMPONENTS}
         steps, reasons = cluster_steps(current, wanted, data, allow_downgrade=allow_downgrade)
         refused += [f"{cluster.name}: {r}" for r in reasons]
         if not allow_downgrade:
@@ -180,6 +186,7 @@ def plan_upgrade(
         per_cluster[cluster.name] = steps
     imaged = {c.name for c in fleet.clusters if image_driver(fleet, c)}
     refused += _image_problems(imaged, per_cluster, target, node_image)
+    refused += _canary_without_gpus(fleet, per_cluster)
     if refused:
         raise PlanRefused(refused)
     waves = [
@@ -189,6 +196,24 @@ def plan_upgrade(
     if start is not None:
         waves = schedule(waves, fleet.rollout, start)
     return Plan(target, completed.implied, waves, fleet.rollout.soak, sorted(warnings), node_image)
+
+
+def has_gpu_pools(cluster: Cluster) -> bool:
+    return any(pool.gpus_per_node for pool in cluster.node_pools)
+
+
+def _canary_without_gpus(fleet: Fleet, per_cluster: dict[str, list[Step]]) -> list[str]:
+    """A named production canary without GPU pools takes no step that changes GPU nodes: planning one would move every
+    GPU cluster of production together after a canary that proves nothing."""
+    named = next((c for c in fleet.clusters if c.name == fleet.rollout.production_canary), None)
+    gpu_steps = sorted({s for steps in per_cluster.values() for s in steps if GPU_NODE_COMPONENTS & dict(s).keys()}, key=_step_order)
+    if named is None or has_gpu_pools(named) or not gpu_steps:
+        return []
+    others = [c.name for c in fleet.clusters if c.environment == "production" and has_gpu_pools(c)]
+    return [
+        f"rollout.productionCanary: {named.name} has no GPU node pools, so it cannot show a step that changes GPU nodes "
+        f"({step_label(gpu_steps[0])}); name a production cluster with GPUs: {', '.join(others) or 'none'}"
+    ]
 
 
 def _image_problems(imaged: set[str], per_cluster: dict[str, list[Step]], target: dict[str, Version], image: str | None) -> list[str]:

@@ -19,6 +19,7 @@ from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Fleet, Version
 from fleetgen.upgrade.evidence import IMAGE_COMPONENTS, NODE_COMPONENTS, Progress, progress, versions_configmap
 from fleetgen.upgrade.moments import as_utc, later
 from fleetgen.upgrade.operator import cluster_versions, component_text
+from fleetgen.upgrade.plan import GPU_NODE_COMPONENTS, has_gpu_pools
 
 
 @dataclass(frozen=True)
@@ -71,11 +72,11 @@ def upgrade_status(fleet: Fleet, now: datetime.datetime) -> Status | None:
     pending = next((w.wave for w in record.waves if w.applied_at is None), None)
     clusters = []
     for cluster in fleet.clusters:
-        have = cluster_versions(fleet, cluster)
+        have, gpus = cluster_versions(fleet, cluster), has_gpu_pools(cluster)  # no GPU pools: no GPU-node step to wait for
         behind = tuple(
             f"{c} {component_text(c, have[c])} (target {component_text(c, record.target[c])})"
             for c in UPGRADE_COMPONENTS
-            if c in record.target and c in have and have[c] != record.target[c]
+            if c in record.target and c in have and have[c] != record.target[c] and (gpus or c not in GPU_NODE_COMPONENTS)
         )
         clusters.append(ClusterState(cluster.name, cluster.environment, behind))
     return Status(

@@ -1,0 +1,64 @@
+"""A step that changes GPU nodes (driver, GPU Operator, CUDA, cuDNN) moves only clusters with GPU pools, as a
+property over the generated fleets (tests/generated_fleets.py): they hold CPU-only clusters now and then, in any
+environment, and the production canary named or chosen. Every wave of such a step holds only clusters with GPU
+pools, the production canary goes first and alone, every GPU cluster reaches the target, and a named canary
+without GPUs is refused in one line that names it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generated_fleets import edited, fleet_text, fleets
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fleetgen.checks.load import load_fleet_text
+from fleetgen.model import Version
+from fleetgen.upgrade.plan import PlanRefused, plan_upgrade
+
+# Targets the generated fleets (driver 580.82.07, CUDA 13.0, GPU Operator v25.10.1) can reach; CUDA 13.1 implies a
+# newer driver, so its plan has two GPU phases.
+GPU_TARGETS = ({"driver": "580.95.05"}, {"driver": "590.48.01"}, {"cuda": "13.1"})
+GPU_PARTS = {"driver", "gpuOperator", "cuda", "cudnn"}
+
+
+def _gpu_clusters(fleet: dict[str, Any]) -> set[str]:
+    return {c["name"] for c in fleet["clusters"] if any(p["gpusPerNode"] for p in c["nodePools"])}
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(generated=fleets(), target=st.sampled_from(GPU_TARGETS), pick=st.integers(0, 5))
+def test_every_wave_of_a_step_that_changes_gpu_nodes_holds_gpu_clusters_canary_first(
+    generated: dict[str, Any], target: dict[str, str], pick: int
+) -> None:
+    fleet = edited(generated)
+    production = [c["name"] for c in fleet["clusters"] if c["environment"] == "production"]
+    named = production[pick] if pick < len(production) else None  # a production cluster named as canary, or none
+    if named is not None:
+        fleet["rollout"] = {"productionCanary": named}
+    gpu = _gpu_clusters(fleet)
+    model = load_fleet_text(fleet_text(fleet).encode()).fleet
+    try:
+        plan = plan_upgrade(model, {k: Version(v) for k, v in target.items()})
+    except PlanRefused as refused:
+        messages = [f.message for f in refused.findings]
+        assert named is not None and named not in gpu and len(messages) == 1, messages
+        assert messages[0].startswith(f"rollout.productionCanary: {named} has no GPU node pools"), messages
+        return
+    assert named is None or named in gpu or not gpu & set(production)
+    reached: dict[str, set[str]] = {}
+    for phase in sorted({tuple(sorted(dict(w.step))) for w in plan.waves}):
+        waves = [w for w in plan.waves if tuple(sorted(dict(w.step))) == phase]
+        assert GPU_PARTS >= set(phase), phase  # the targets change only GPU nodes
+        for wave in waves:
+            assert set(wave.clusters) <= gpu, (wave, gpu)
+            for name in wave.clusters:
+                reached.setdefault(name, set()).update(phase)
+        stages = [w.stage for w in waves]
+        moving_production = gpu & set(production)
+        if moving_production:
+            first = stages.index("production canary")
+            assert stages.count("production canary") == 1 and len(waves[first].clusters) == 1
+            assert "production" not in stages[:first]  # the canary before the rest of production
+            assert named is None or waves[first].clusters == (named,)
+    assert set(reached) == gpu  # every GPU cluster moves, and none without GPUs
