@@ -16,6 +16,7 @@ import yaml
 from conftest import EXAMPLE, REPO, on_terminal
 
 from fleetgen.authoring.scaffold import WORKFLOW_PATH, workflow_text
+from fleetgen.checks.load import load_fleet
 from fleetgen.cli import cli
 from fleetgen.model.reference_doc import REFERENCE_PATH, reference_markdown
 
@@ -152,6 +153,53 @@ def test_team_add_keeps_comments_and_layout_and_remove_undoes_it(tmp_path: Path,
     assert cli_run("check").returncode == 0
     assert cli_run("team", "remove", "vision").returncode == 0
     assert (tmp_path / "fleet.yaml").read_text() == before
+
+
+def test_team_add_gives_the_team_its_registries_storage_and_volumes(tmp_path: Path, cli_run: Run) -> None:
+    shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
+    asked = ["team", "add", "vision", "--group", "g-vision", "--cost-center", "cc-6100", "--cluster", "dev-eastus", "--gpu", "1"]
+    asked += ["--queue", "dev-eastus=gpu-cluster-queue", "--registry", "ghcr.io/contoso-vision", "--registry", "docker.io/library"]
+    asked += ["--storage", "azurefile-csi-premium=1Ti", "--volume", "dev-eastus:data=200Gi"]
+    asked += ["--volume", "dev-eastus:checkpoints=500Gi,storageClass=azurefile-csi-premium,accessMode=ReadWriteMany,mountPath=/ckpt"]
+    done = cli_run(*asked)
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "fleet.yaml").read_text()
+    assert "    registries: [ghcr.io/contoso-vision, docker.io/library]\n" in text
+    assert "      storage: {azurefile-csi-premium: 1Ti}\n" in text
+    assert (
+        "      dev-eastus: {queue: gpu-cluster-queue, volumes: [{name: data, size: 200Gi}, {name: checkpoints, size: 500Gi, "
+        "storageClass: azurefile-csi-premium, accessMode: ReadWriteMany, mountPath: /ckpt}]}\n"
+    ) in text
+    team = next(t for t in load_fleet(tmp_path / "fleet.yaml").fleet.teams if t.name == "vision")
+    assert [v.name for v in team.volumes_on("dev-eastus")] == ["data", "checkpoints"] and team.volumes_on("dev-eastus")[
+        1
+    ].mount_at == "/ckpt"
+    documents = [d for f in tmp_path.rglob("*.yaml") if "schemas" not in f.parts for d in yaml.safe_load_all(f.read_text()) if d]
+    claims = {
+        d["metadata"]["name"]
+        for d in documents
+        if d.get("kind") == "PersistentVolumeClaim" and d["metadata"].get("namespace") == "team-vision"
+    }
+    assert claims == {"data", "checkpoints"}
+    assert cli_run("check").returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("volume", "why"),
+    [
+        ("data=200Gi", "CLUSTER:NAME=SIZE"),
+        ("training-eastus:data=200Gi", "for a cluster given with --cluster"),
+        ("dev-eastus:data", "CLUSTER:NAME=SIZE"),
+        ("dev-eastus:data=200Gi,colour=red", "unknown field 'colour'"),
+    ],
+)
+def test_team_add_refuses_a_volume_it_cannot_read(tmp_path: Path, cli_run: Run, volume: str, why: str) -> None:
+    shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
+    done = cli_run(
+        "team", "add", "vision", "--group", "g", "--cost-center", "cc-1", "--cluster", "dev-eastus", "--gpu", "1", "--volume", volume
+    )
+    assert done.returncode == 2 and why in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert (tmp_path / "fleet.yaml").read_text() == EXAMPLE.read_text()
 
 
 def test_team_add_is_refused_like_validate_refuses(tmp_path: Path, cli_run: Run) -> None:

@@ -17,7 +17,7 @@ from ruamel.yaml.tokens import CommentToken
 from fleetgen.errors import InputError
 from fleetgen.model import Fleet
 from fleetgen.review.offboarding import left_behind
-from fleetgen.source.edit import RoundTrip, flow_map
+from fleetgen.source.edit import RoundTrip, flow_map, flow_seq
 
 
 def _last_key_comment(node: Any) -> tuple[Any, Any] | None:
@@ -94,24 +94,33 @@ class NewTeam:
     memory: str | None = None
     pods: int | None = None
     queues: tuple[tuple[str, str], ...] = ()  # (cluster, ClusterQueue) where the team names its queue
+    registries: tuple[str, ...] = ()  # besides the fleet's
+    storage: tuple[tuple[str, str], ...] = ()  # (storage class, quantity): the storage quota of each class
+    volumes: tuple[tuple[str, dict[str, str]], ...] = ()  # (cluster, the volume's fields as fleet.yaml writes them)
 
     def entry(self) -> CommentedMap:
-        """The team as fleet.yaml writes it: short quota maps on one line, `{}` for default placements."""
+        """The team as fleet.yaml writes it: short maps on one line, `{}` for default placements."""
         requests: dict[str, Any] = {"gpu": self.gpu}
         requests |= {k: v for k, v in (("cpu", self.cpu), ("memory", self.memory)) if v is not None}
         quota = CommentedMap({"requests": flow_map(requests)})
         if self.pods is not None:
             quota["pods"] = self.pods
-        return CommentedMap(
-            {
-                "name": self.name,
-                "group": self.group,
-                "costCenter": self.cost_center,
-                "project": self.project or self.name,
-                "quota": quota,
-                "clusters": CommentedMap({c: flow_map({"queue": q} if (q := dict(self.queues).get(c)) else {}) for c in self.clusters}),
-            }
-        )
+        if self.storage:
+            quota["storage"] = flow_map(dict(self.storage))
+        team = CommentedMap({"name": self.name, "group": self.group, "costCenter": self.cost_center, "project": self.project or self.name})
+        if self.registries:
+            team["registries"] = flow_seq(list(self.registries))
+        team["quota"] = quota
+        team["clusters"] = CommentedMap({c: self._placement(c) for c in self.clusters})
+        return team
+
+    def _placement(self, cluster: str) -> CommentedMap:
+        """What the team states on one cluster: its queue where it names one, its volumes there."""
+        placement: dict[str, Any] = {"queue": q} if (q := dict(self.queues).get(cluster)) else {}
+        volumes = [flow_map(fields) for on, fields in self.volumes if on == cluster]
+        if volumes:
+            placement["volumes"] = flow_seq(volumes)
+        return flow_map(placement)
 
 
 def add_team(text: str, fleet: Fleet, new: NewTeam) -> str:

@@ -21,7 +21,8 @@ def team() -> None:
 
 @team.command(
     "add",
-    epilog="Example: fleetgen team add vision --group 7c1d... --cost-center cc-6100 --cluster dev-eastus --gpu 2 --cpu 16 --memory 64Gi",
+    epilog="Example: fleetgen team add vision --group 7c1d... --cost-center cc-6100 --cluster dev-eastus --gpu 2 --cpu 16 --memory 64Gi "
+    "--registry ghcr.io/contoso-vision --storage managed-csi-premium=500Gi --volume dev-eastus:checkpoints=200Gi",
 )
 @click.argument("name")
 @fleet_option
@@ -35,6 +36,23 @@ def team() -> None:
 @click.option("--pods", type=click.IntRange(min=0), default=None, help="Pod count quota.")
 @click.option(
     "--queue", "queues", multiple=True, help="CLUSTER=QUEUE: the ClusterQueue the team feeds there (needed where a cluster has several)."
+)
+@click.option(
+    "--registry",
+    "registries",
+    multiple=True,
+    metavar="REGISTRY",
+    help="A registry the team's images may come from besides the fleet's (repeat).",
+)
+@click.option(
+    "--storage", "storage", multiple=True, metavar="CLASS=SIZE", help="Storage quota of one storage class, e.g. managed-csi=1Ti (repeat)."
+)
+@click.option(
+    "--volume",
+    "volumes",
+    multiple=True,
+    metavar="CLUSTER:NAME=SIZE[,storageClass=C][,accessMode=M][,mountPath=P]",
+    help="A volume (PersistentVolumeClaim) the team gets on one of its clusters (repeat).",
 )
 @findings_format_option
 @reports_errors
@@ -50,6 +68,9 @@ def team_add(
     memory: str | None,
     pods: int | None,
     queues: tuple[str, ...],
+    registries: tuple[str, ...],
+    storage: tuple[str, ...],
+    volumes: tuple[str, ...],
     fmt: str,
     all_findings: bool,
 ) -> None:
@@ -61,8 +82,49 @@ def team_add(
         if not queue or cluster not in clusters:
             raise InputError(f"--queue {pair!r}: CLUSTER=QUEUE, for a cluster given with --cluster")
         chosen.append((cluster, queue))
-    new = NewTeam(name, group, cost_center, clusters, gpu, project=project, cpu=cpu, memory=memory, pods=pods, queues=tuple(chosen))
+    new = NewTeam(
+        name,
+        group,
+        cost_center,
+        clusters,
+        gpu,
+        project=project,
+        cpu=cpu,
+        memory=memory,
+        pods=pods,
+        queues=tuple(chosen),
+        registries=registries,
+        storage=tuple(_pair("--storage", text, "CLASS=SIZE") for text in storage),
+        volumes=tuple(_volume(text, clusters) for text in volumes),
+    )
     console().err(workflows.write_validated(fleet, add_team(loaded.source.text, loaded.fleet, new)))
+
+
+def _pair(option: str, text: str, shape: str) -> tuple[str, str]:
+    key, _, value = text.partition("=")
+    if not key or not value:
+        raise InputError(f"{option} {text!r}: {shape}")
+    return key, value
+
+
+VOLUME_FIELDS = ("storageClass", "accessMode", "mountPath")
+
+
+def _volume(text: str, clusters: tuple[str, ...]) -> tuple[str, dict[str, str]]:
+    """`CLUSTER:NAME=SIZE[,field=value...]` -> (cluster, the volume as fleet.yaml writes it); fleet.yaml's checks judge the values."""
+    shape = f"CLUSTER:NAME=SIZE[,{'=...][,'.join(VOLUME_FIELDS)}=...], for a cluster given with --cluster"
+    cluster, _, rest = text.partition(":")
+    first, *extra = rest.split(",")
+    name, size = _pair("--volume", first, shape) if cluster in clusters else ("", "")
+    if not name:
+        raise InputError(f"--volume {text!r}: {shape}")
+    fields = {"name": name, "size": size}
+    for item in extra:
+        key, value = _pair("--volume", item, shape)
+        if key not in VOLUME_FIELDS:
+            raise InputError(f"--volume {text!r}: unknown field {key!r} (fields: {', '.join(VOLUME_FIELDS)})")
+        fields[key] = value
+    return cluster, fields
 
 
 @team.command("remove", epilog="Example: fleetgen team remove vision")
@@ -71,7 +133,7 @@ def team_add(
 @findings_format_option
 @reports_errors
 def team_remove(name: str, fleet: Path, fmt: str, all_findings: bool) -> None:
-    """Remove team NAME from fleet.yaml and its files from the tree; its namespaces stay until retired (README: Offboarding)."""
+    """Remove team NAME from fleet.yaml and its files from the tree; its namespaces stay until retired (see "Offboard a team")."""
     loaded = load_fleet(fleet)
     shell = console()
     shell.err(workflows.write_validated(fleet, remove_team(loaded.source.text, loaded.fleet, name)))
