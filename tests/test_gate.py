@@ -84,7 +84,7 @@ def test_without_platform_owners_the_owner_team_approves() -> None:
 def test_a_fleet_rule_may_not_pass_for_a_built_in_one() -> None:
     text = replace_once(TEXT, "  - name: new-cluster\n", "  - name: fleetgen-gate\n")
     assert findings_of(text) == [
-        f"{line_of(text, 'name: fleetgen-gate')}:11: approvals[1].name: names starting with 'fleetgen-' are fleetgen's built-in rules (README: Pull requests)"
+        f"{line_of(text, 'name: fleetgen-gate')}:11: approvals[1].name: names starting with 'fleetgen-' are fleetgen's built-in rules (see the documentation: Review a pull request)"
     ]
 
 

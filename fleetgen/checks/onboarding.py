@@ -3,7 +3,7 @@
 - Each image a cluster's JupyterHub offers needs CUDA its driver fully supports (minor-version compatibility
   is refused: notebooks JIT-compile PTX); an error at the image's `cuda`.
 - A cluster whose Kubernetes serves no ValidatingAdmissionPolicy v1 (before 1.30) gets no registry policy:
-  a warning there says so (`job new` still refuses other images; README: Registries and storage).
+  a warning there says so (`job new` still refuses other images; docs/how-to/onboard-team.md).
 - A volume's storage class is one the cluster declares (or the cluster declares a default), and supports
   the volume's access mode; a storage quota names a declared class; the volumes of a class fit the
   team's storage quota of that class, and their number its claim quota (else the engine's apply of a

@@ -98,11 +98,20 @@ def schema(out: str) -> None:
 
 
 @click.command("docs", epilog="Example: fleetgen docs")
-@click.option("--out", default=REFERENCE_PATH, show_default=True, help="Where to write the reference ('-' for standard output).")
+@click.option(
+    "--out", default=None, help=f"Write only the fleet.yaml reference ({REFERENCE_PATH}), to this file ('-' for standard output)."
+)
 @reports_errors
-def docs_command(out: str) -> None:
-    """Write the fleet.yaml reference (Markdown) from the model's field descriptions."""
-    _write_generated(reference_markdown(), out)
+def docs_command(out: str | None) -> None:
+    """Write the generated reference pages of the documentation: fleet.yaml from the model, the command line
+    from the commands, the compatibility facts from their data files."""
+    if out is not None:
+        _write_generated(reference_markdown(), out)
+        return
+    from fleetgen.cli.reference_doc import generated_pages
+
+    for path, text in generated_pages().items():
+        _write_generated(text, path)
 
 
 def _write_generated(text: str, out: str) -> None:

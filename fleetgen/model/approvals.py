@@ -91,5 +91,5 @@ class ApprovalRule(Spec):
     @classmethod
     def _not_builtin(cls, name: str) -> str:
         if name.startswith("fleetgen-"):  # a rule of the fleet's own must not pass for one fleetgen always applies
-            raise ValueError("names starting with 'fleetgen-' are fleetgen's built-in rules (README: Pull requests)")
+            raise ValueError("names starting with 'fleetgen-' are fleetgen's built-in rules (see the documentation: Review a pull request)")
         return name

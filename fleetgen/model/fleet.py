@@ -183,7 +183,7 @@ class Fleet(Spec):
     """The upgrade in progress, as `fleetgen upgrade apply` records it."""
     compatibility: Compatibility = Field(default_factory=Compatibility, description="Compatibility facts of the fleet's own.")
     multi_kueue: MultiKueue | None = None
-    """MultiKueue: a manager cluster whose queues dispatch jobs to worker clusters (see the README's MultiKueue section)."""
+    """MultiKueue: a manager cluster whose queues dispatch jobs to worker clusters (the MultiKueue how-to guide)."""
 
     @model_validator(mode="after")
     def _manager_teams_are_on_workers(self) -> Fleet:

@@ -82,7 +82,7 @@ class Tenancy(Spec):
     priority_classes: Annotated[tuple[DnsSubdomain, ...], unique_by()] | None = None
     """Priority classes of a team that lists none; left out: the global default and the classes that preempt nobody."""
     role: tuple[RoleRule, ...] = DEFAULT_ROLE
-    """The rules of every team's Role (README: Tenant isolation lists the default)."""
+    """The rules of every team's Role (docs/reference/tenancy.md lists the default)."""
     limit_range: Bool = True
     """A LimitRange in each team namespace whose container defaults are the team's quota shared by its pods."""
 

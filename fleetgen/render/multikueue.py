@@ -7,7 +7,7 @@ MultiKueue controller and the MultiKueueConfig listing the workers in dispatch o
 MultiKueueCluster per worker, reading the worker's kubeconfig from a Secret in Kueue's namespace.
 Worker: a ServiceAccount for the manager, a ClusterRole of what Kueue's own example grants it, cut to the
 kinds fleetgen's golden paths dispatch (batch Jobs), its binding, and a token Secret the operator turns
-into the kubeconfig (the commands are in the README).
+into the kubeconfig (the commands are in docs/how-to/multikueue.md).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Team namespaces and the claims of the team's volumes carry their engine's prune protection (render/team.py KEEP): when fleet.yaml
 drops a team, or a team leaves a cluster, or a team is renamed (a new namespace), the engine prunes
 the team's Role, binding, quotas and queue but leaves the Namespace and everything in it. Deleting
-it is a step of its own, once the data's retention ends (README: Offboarding). `diff` warns with
+it is a step of its own, once the data's retention ends (docs/how-to/offboard-team.md). `diff` warns with
 these lines and `team remove` prints them.
 """
 

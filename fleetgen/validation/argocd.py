@@ -170,7 +170,7 @@ def argocd_findings(fleet: Fleet, files: list[OutputFile], clusters: set[int]) -
     if needs_health and fleet.gitops.argocd.application_health == "yours":
         message = (
             f"the Applications of {', '.join(needs_health)} sync in waves that wait for each other only if your argocd-cm has "
-            f"{HEALTH_KEY} (Argo CD assesses no Application's health without it; README: Argo CD)"
+            f"{HEALTH_KEY} (Argo CD assesses no Application's health without it; see the documentation: Deploy with Argo CD)"
         )
         findings.append(Finding(AT + ("applicationHealth",), message, Severity.NOTE))
     elif needs_health:

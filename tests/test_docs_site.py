@@ -1,0 +1,95 @@
+"""The documentation site: generated pages are fresh, the README stays short, user pages tell no history,
+and the strict build refuses a page left out of the navigation and a broken link.
+
+Regenerate the generated pages with `fleetgen docs`.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, run_cli, skip_without
+
+from fleetgen.cli.reference_doc import generated_pages
+
+DOCS = REPO / "docs"
+HISTORY = re.compile(r"\bissues? #?\d+|\brounds? \d+|\bthis round\b|\bafter issues?\b|\bPR #\d+", re.I)
+
+
+def test_generated_pages_are_fresh() -> None:
+    pages = generated_pages()
+    assert len(pages) == 4
+    for path, text in pages.items():
+        assert (REPO / path).read_text(encoding="utf-8") == text, f"{path} is stale: run `fleetgen docs`"
+
+
+def test_the_readme_is_short_and_starts_with_the_two_set_up_commands() -> None:
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 300, len(lines)
+    assert lines[3].startswith("python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/fleetgen validate fleet.yaml")
+    assert lines[4] == "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest -n auto"
+
+
+def test_the_readme_first_command_renders_nothing_new_on_the_shipped_fleet(tmp_path: Path) -> None:
+    """Its fleetgen steps, as the line runs them, on a copy of the repository's fleet and committed tree."""
+    line = (REPO / "README.md").read_text(encoding="utf-8").splitlines()[3]
+    steps = [s.strip().removeprefix(".venv/bin/").split() for s in line.split("&&") if "fleetgen" in s]
+    assert [s[:2] for s in steps] == [["fleetgen", "validate"], ["fleetgen", "render"]]
+    for name in ("fleet.yaml", "base", "clusters", "FLEET.md", ".fleetgen-ledger"):
+        (shutil.copytree if (REPO / name).is_dir() else shutil.copy)(REPO / name, tmp_path / name)
+    for argv in steps:
+        done = run_cli(*argv[1:], cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    assert ": 0 written, 0 removed" in done.stderr  # the README says the committed tree is its output
+
+
+def test_ci_runs_the_readme_test_command_and_the_strict_docs_build() -> None:
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert ".venv/bin/pip install --quiet -e '.[test,docs]'" in ci and ".venv/bin/python -m pytest -q -n auto" in ci
+    assert ".venv/bin/mkdocs build --strict" in ci
+
+
+@pytest.mark.parametrize("page", sorted([REPO / "README.md", *DOCS.rglob("*.md")]), ids=lambda p: str(p.relative_to(REPO)))
+def test_user_pages_tell_no_history(page: Path) -> None:
+    found = HISTORY.findall(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.relative_to(REPO)} tells history ({found}): that belongs in CHANGELOG.md or benchmarks/README.md"
+
+
+def nav_pages(nav: list[object]) -> list[str]:
+    found: list[str] = []
+    for item in nav:
+        value = next(iter(item.values())) if isinstance(item, dict) else item
+        found += nav_pages(value) if isinstance(value, list) else [str(value)]
+    return found
+
+
+def test_every_page_is_in_the_navigation() -> None:
+    """The strict build says so too; this names the page without building."""
+    config = yaml.load((REPO / "mkdocs.yml").read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
+    assert pages == set(nav_pages(config["nav"]))
+
+
+def test_the_strict_build_refuses_an_orphan_page_and_a_broken_link(tmp_path: Path) -> None:
+    if shutil.which("mkdocs", path=str(Path(sys.executable).parent)) is None:
+        skip_without("mkdocs", "the docs extra is not installed (pip install -e '.[docs]')")
+    mkdocs = str(Path(sys.executable).parent / "mkdocs")
+    site = tmp_path / "site"
+    shutil.copytree(DOCS, site / "docs")
+    shutil.copy(REPO / "mkdocs.yml", site / "mkdocs.yml")
+    build = [mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "out")]
+    assert subprocess.run(build, cwd=site, capture_output=True, text=True, check=False).returncode == 0
+    (site / "docs" / "orphan.md").write_text("# Not in the navigation\n", encoding="utf-8")
+    orphan = subprocess.run(build, cwd=site, capture_output=True, text=True, check=False)
+    assert orphan.returncode != 0 and "orphan.md" in orphan.stderr
+    (site / "docs" / "orphan.md").unlink()
+    index = site / "docs" / "index.md"
+    index.write_text(index.read_text(encoding="utf-8") + "\n[gone](how-to/no-such-page.md)\n", encoding="utf-8")
+    broken = subprocess.run(build, cwd=site, capture_output=True, text=True, check=False)
+    assert broken.returncode != 0 and "no-such-page.md" in broken.stderr
