@@ -101,7 +101,7 @@ def _commands(body: list[str], start: int) -> list[Command]:
 
 
 def shell_blocks(text: str) -> list[tuple[int, str]]:
-    """(line, command) of every `fleetgen` command in a block that is not a console session (sh, bash, text)."""
+    """(line, command) of every `fleetgen` command in a shell block (sh, bash, or none named) that is not a console session."""
     found: list[tuple[int, str]] = []
     lines = text.splitlines()
     fenced, kind = False, ""
@@ -111,7 +111,7 @@ def shell_blocks(text: str) -> list[tuple[int, str]]:
             fenced, kind = (not fenced, fence.group(1)) if not fenced else (False, "")
             continue
         command = line.strip()
-        if fenced and kind in {"sh", "bash", "shell"} and command.startswith("fleetgen "):
+        if fenced and kind in {"", "sh", "bash", "shell"} and command.startswith("fleetgen "):
             while command.endswith("\\") and n < len(lines):
                 command, n = command[:-1] + " " + lines[n].strip(), n + 1
             found.append((n, command))

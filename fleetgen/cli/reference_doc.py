@@ -46,7 +46,7 @@ def _commands(group: click.Group, ctx: click.Context) -> list[tuple[str, click.C
 
 def _section(path: str, command: click.Command, ctx: click.Context) -> str:
     usage = " ".join(command.collect_usage_pieces(ctx))
-    lines = [f"## `{path}`\n", f"```\n{path} {usage}\n```\n", _prose(command.help or ""), ""]
+    lines = [f"## `{path}`\n", f"```text\n{path} {usage}\n```\n", _prose(command.help or ""), ""]
     if command.epilog:
         lines += [_prose(command.epilog), ""]
     options = [p for p in command.get_params(ctx) if isinstance(p, click.Option) and not p.hidden]
