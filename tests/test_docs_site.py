@@ -93,3 +93,22 @@ def test_the_strict_build_refuses_an_orphan_page_and_a_broken_link(tmp_path: Pat
     index.write_text(index.read_text(encoding="utf-8") + "\n[gone](how-to/no-such-page.md)\n", encoding="utf-8")
     broken = subprocess.run(build, cwd=site, capture_output=True, text=True, check=False)
     assert broken.returncode != 0 and "no-such-page.md" in broken.stderr
+
+
+TEST_REFERENCE = re.compile(r"(?:tests/)?(test_\w+\.py)(?:::(test_\w+))?")
+
+
+def test_every_test_a_page_names_exists() -> None:
+    """A page that says which test proves a promise names a test that is there."""
+    named = 0
+    for page in [REPO / "README.md", *DOCS.rglob("*.md")]:
+        for module, function in TEST_REFERENCE.findall(page.read_text(encoding="utf-8")):
+            source = REPO / "tests" / module
+            assert source.is_file(), f"{page.relative_to(REPO)} names {module}, which does not exist"
+            if function:
+                prefix = function.endswith("_")  # `test_lint_*`: the tests whose names start so
+                assert f"def {function}{'' if prefix else '('}" in source.read_text(encoding="utf-8"), (
+                    f"{page.relative_to(REPO)} names {module}::{function}"
+                )
+                named += 1
+    assert named >= 10, named
