@@ -14,8 +14,8 @@ commit.
 
 Then (or alone, with --kinds-only) it writes fleetgen/compat/chart_kinds.yaml: the cluster-scoped kinds
 each vendored chart creates, found by `helm template` of the chart (CRDs included) with no values and
-with every set of values fleetgen renders for the example fleet.yaml, with the default pins, and with
-the node image bringing the driver. The
+with every set of values fleetgen renders for the example fleet.yaml, with the default pins, with
+the node image bringing the driver, and with GPU Operator v26.7 managing the driver per node pool. The
 platform AppProject allows exactly those kinds. A kind's scope comes from a CRD in the chart's own
 output or from the Kubernetes kinds listed below; a kind known to neither stops the script. The
 tests run the same derivation and fail while the file lacks a kind. Needs helm (FLEETGEN_HELM, else
@@ -205,8 +205,10 @@ def fleet_values() -> dict[tuple[str, str], list[tuple[dict[str, Any], str]]]:
     defaults = {key: value for key, value in example.items() if key != "platform"}
     # the other shape of the GPU Operator's values: the node image brings the driver, with Volcano everywhere it may run
     image_driver = {**defaults, "platform": {"gpuOperator": {"driverSource": "node-image"}, "prometheusOperatorCrds": {"enabled": True}}}
+    # and the GPU Operator release that manages the driver with one NVIDIADriver per node pool
+    per_pool = {**defaults, "platform": {"gpuOperator": {"version": "v26.7.0", "driverCrd": True}}}
     out: dict[tuple[str, str], list[tuple[dict[str, Any], str]]] = {}
-    for data in (example, defaults, image_driver):
+    for data in (example, defaults, image_driver, per_pool):
         fleet = Fleet.model_validate(data)
         for index, cluster in enumerate(fleet.clusters):
             kube = str(fleet.version_sets[cluster.version_set].kubernetes)

@@ -165,6 +165,41 @@ def git_credentials(draw: st.DrawFn, engines: tuple[str, ...] = ("flux", "argocd
     return gitops
 
 
+PER_POOL_OPERATOR = "v26.7.0"  # the first GPU Operator release fleetgen renders an NVIDIADriver per node pool for
+PER_POOL_DRIVERS = ("580.173.02", "595.91.07")  # drivers it lists that run CUDA 13.0
+
+
+@st.composite
+def drivers_per_pool(draw: st.DrawFn, fleet: dict[str, Any]) -> dict[str, Any]:
+    """Half the fleets run the GPU Operator that manages the driver with one NVIDIADriver per GPU pool: the version set
+    on a driver it lists, the fleet's upgrade policy, and on some pools a driver of their own and fields of the policy
+    of their own."""
+    if not draw(st.booleans()):
+        return fleet
+    fleet["versionSets"]["current"]["driver"] = PER_POOL_DRIVERS[0]
+    wait = {"kueueJobs": draw(st.booleans()), "timeoutSeconds": draw(st.sampled_from([0, 3600, 86400]))}
+    policy = {
+        "maxParallelUpgrades": draw(st.integers(1, 4)),
+        "maxUnavailable": draw(st.sampled_from([1, "25%", "50%"])),
+        "drain": {"enabled": draw(st.booleans()), "timeoutSeconds": draw(st.sampled_from([300, 1800]))},
+        "waitForCompletion": wait,
+        "podDeletion": {"timeoutSeconds": 600, "force": draw(st.booleans()), "deleteEmptyDir": draw(st.booleans())},
+    }
+    operator: dict[str, Any] = {"version": PER_POOL_OPERATOR, "driverCrd": True, "driverUpgrade": policy}
+    fleet["platform"] = {"gpuOperator": operator}
+    for cluster_ in fleet["clusters"]:
+        gpu = [p for p in cluster_["nodePools"] if p["gpusPerNode"]]
+        for pool in gpu:
+            driver: dict[str, Any] = {}
+            if draw(st.integers(0, 2)) == 0:
+                driver["version"] = draw(st.sampled_from(PER_POOL_DRIVERS))
+            if draw(st.integers(0, 3)) == 0:
+                driver["upgrade"] = {"maxParallelUpgrades": draw(st.integers(1, 8)), "drain": {"force": draw(st.booleans())}}
+            if driver:
+                pool["driver"] = driver
+    return fleet
+
+
 @st.composite
 def fleets(draw: st.DrawFn) -> dict[str, Any]:
     """A valid fleet as a dict."""
@@ -198,7 +233,7 @@ def fleets(draw: st.DrawFn) -> dict[str, Any]:
                 "clusters": placements,
             }
         )
-    return {
+    fleet = {
         "apiVersion": "fleetgen/v1alpha1",
         "kind": "Fleet",
         "metadata": {"name": "generated", "owner": "platform", "costCenter": "cc-1000"},
@@ -217,6 +252,7 @@ def fleets(draw: st.DrawFn) -> dict[str, Any]:
             {"name": "dearer", "when": {"addedMonthlyCostAtLeast": 10000}, "approvers": ["finance"]},
         ],
     }
+    return draw(drivers_per_pool(fleet))
 
 
 def fleet_text(fleet: dict[str, Any]) -> str:

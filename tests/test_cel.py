@@ -176,8 +176,19 @@ FLUX: list[tuple[str, str, dict[str, Any], str]] = [
         "spec.upgrade.strategy: .retryInterval can only be set when .name is 'RetryOnFailure'",
     ),
 ]
+# The GPU Operator's NVIDIADriver (one per node pool, render/nvidia_drivers.py): a default one selects no nodes.
+NVIDIA = [
+    (
+        "nvidia.com/v1alpha1",
+        "NVIDIADriver",
+        {"default": True, "driverType": "gpu", "image": "driver", "nodeSelector": {"pool": "a100"}},
+        "spec: default NVIDIADriver must not use nodeSelector",
+    ),
+]
 # Transition rules: the server evaluates them only on update, against the stored object, so never offline.
 TRANSITION = {
+    ("NVIDIADriver", "spec.driverType"),
+    ("NVIDIADriver", "spec.usePrecompiled"),
     ("AdmissionCheck", "spec.controllerName"),
     ("LocalQueue", "spec.clusterQueue"),
     ("ResourceFlavor", "spec"),
@@ -194,7 +205,7 @@ def _cases() -> list[tuple[str, str, dict[str, Any], str]]:
     # v1beta1 spells the fungibility values differently (Borrow, Preempt), and defaults them so that the rule holds
     v1beta1 = {"preference": "BorrowingOverPreemption", "whenCanBorrow": "Borrow", "whenCanPreempt": "TryNextFlavor"}
     kueue = [(a, k, {"flavorFungibility": v1beta1} if a.endswith("v1beta1") and "flavorFungibility" in s else s, m) for a, k, s, m in kueue]
-    return kueue + MULTIKUEUE + FLUX
+    return kueue + MULTIKUEUE + FLUX + NVIDIA
 
 
 @pytest.fixture(scope="module")

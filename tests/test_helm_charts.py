@@ -47,6 +47,7 @@ CHART_FOLDERS = {
     ("kueue", "0.19.2"): "kueue",
     ("gpu-operator", "v24.3.0"): "gpu-operator",
     ("gpu-operator", "v25.10.1"): "gpu-operator-v25.10.1",
+    ("gpu-operator", "v26.7.0"): "gpu-operator-v26.7.0",
     ("volcano", "1.15.1"): "volcano",
     ("jupyterhub", "4.4.0"): "jupyterhub",
 }
@@ -151,6 +152,13 @@ LANDS: dict[str, tuple[Lands, ...]] = {
         (("migManager", "config", "data"), _config_map("fleetgen-mig-config"), False),
         (("migManager",), _cluster_policy(("spec", "migManager")), False),
         (("mig",), _cluster_policy(("spec", "mig")), False),
+        # one NVIDIADriver per node pool: the ClusterPolicy hands the driver to them, and the chart's default one stays out
+        (("driver", "nvidiaDriverCRD", "enabled"), _cluster_policy(("spec", "driver", "useNvidiaDriverCRD")), False),
+        (
+            ("driver", "nvidiaDriverCRD", "deployDefaultCR"),
+            lambda objects, release: any(o["kind"] == "NVIDIADriver" for o in objects),
+            False,
+        ),
         (("driver",), _cluster_policy(("spec", "driver")), False),
         (("dcgmExporter",), _cluster_policy(("spec", "dcgmExporter")), False),
     ),
@@ -225,6 +233,8 @@ def test_every_pinned_chart_is_vendored_with_its_source() -> None:
     pinned = {(getattr(Platform(), attr).chart, getattr(Platform(), attr).version) for _, attr in ADD_ONS}
     example_fleet = example()
     pinned |= {(a.chart, a.version) for i in range(len(example_fleet.clusters)) for _, a, _ in add_ons(example_fleet, i)}
+    per_pool = load_fleet(REPO / "tests" / "cases" / "pool-drivers" / "fleet.yaml").fleet  # the release with a driver per pool
+    pinned |= {(a.chart, a.version) for _, a, _ in add_ons(per_pool, 0)}
     pinned.discard((Platform().prometheus_operator_crds.chart, Platform().prometheus_operator_crds.version))  # CRDs only: no values
     assert pinned == set(CHART_FOLDERS)
     for (chart, version), folder in CHART_FOLDERS.items():

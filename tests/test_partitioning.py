@@ -33,6 +33,7 @@ T4 = CASES / "timesliced-t4-dev"
 MIG = CASES / "mig-a100-inference"
 MULTIKUEUE = CASES / "multikueue-two-models"  # its own tests: tests/test_multikueue.py
 PRIVATE = [CASES / "private-repo-flux", CASES / "private-repo-argocd"]  # their own tests: tests/test_git_credentials.py
+POOL_DRIVERS = CASES / "pool-drivers"  # its own tests: tests/test_pool_drivers.py
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
@@ -40,7 +41,7 @@ def _files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("case", [T4, MIG, MULTIKUEUE, *PRIVATE], ids=lambda p: p.name)
+@pytest.mark.parametrize("case", [T4, MIG, MULTIKUEUE, *PRIVATE, POOL_DRIVERS], ids=lambda p: p.name)
 def test_golden_tree(case: Path, tmp_path: Path, cli_run: Run, regenerate: bool) -> None:
     if regenerate:
         done = cli_run("render", "fleet.yaml", "--out", "expected", cwd=case)

@@ -19,6 +19,8 @@ from fleetgen.upgrade.plan import PlanRefused, plan_upgrade
 # Targets the generated fleets (driver 580.82.07, CUDA 13.0, GPU Operator v25.10.1) can reach; CUDA 13.1 implies a
 # newer driver, so its plan has two GPU phases.
 GPU_TARGETS = ({"driver": "580.95.05"}, {"driver": "590.48.01"}, {"cuda": "13.1"})
+# The same for fleets on GPU Operator v26.7 (driver 580.173.02): a driver it lists, and CUDA 13.1 (driver 595.91.07)
+PER_POOL_TARGETS = ({"driver": "595.91.07"}, {"driver": "610.57.04"}, {"cuda": "13.1"})
 GPU_PARTS = {"driver", "gpuOperator", "cuda", "cudnn"}
 
 
@@ -37,6 +39,8 @@ def test_every_wave_of_a_step_that_changes_gpu_nodes_holds_gpu_clusters_canary_f
     if named is not None:
         fleet["rollout"] = {"productionCanary": named}
     gpu = _gpu_clusters(fleet)
+    if "platform" in fleet:  # the GPU Operator release with a driver per node pool
+        target = PER_POOL_TARGETS[GPU_TARGETS.index(target)]
     model = load_fleet_text(fleet_text(fleet).encode()).fleet
     try:
         plan = plan_upgrade(model, {k: Version(v) for k, v in target.items()})

@@ -21,6 +21,7 @@ from fleetgen.checks.slo import SLO_CHECKS
 from fleetgen.checks.tenancy import TENANCY_CHECKS
 from fleetgen.compat import Facts, check_compatibility, check_fleet_policy
 from fleetgen.compat.partitioning import per_gpu
+from fleetgen.compat.pool_drivers import check_pool_drivers
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import GPU_RESOURCE, Fleet, NodePool, Quota
 from fleetgen.model.multikueue import dispatching_queues
@@ -218,6 +219,7 @@ CHECKS: tuple[Check, ...] = (
     check_node_pools,
     check_gpu_capacity,
     check_compatibility,
+    check_pool_drivers,
     check_fleet_policy,
     check_rollout,
     *SHARING_CHECKS,
@@ -237,7 +239,11 @@ CHECKS: tuple[Check, ...] = (
 
 def run_checks(fleet: Fleet, data: Facts | None = None) -> list[Finding]:
     """Every check; compatibility against `data` (the shipped facts merged with the fleet's own) when given."""
-    checks = [(lambda f: check_compatibility(f, data)) if check is check_compatibility else check for check in CHECKS]
+    with_data: dict[Check, Check] = {
+        check_compatibility: lambda f: check_compatibility(f, data),
+        check_pool_drivers: lambda f: check_pool_drivers(f, data),
+    }
+    checks = [with_data.get(check, check) for check in CHECKS]
     return [finding for check in checks for finding in check(fleet)]
 
 

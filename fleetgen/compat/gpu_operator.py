@@ -28,6 +28,8 @@ class OperatorRelease(BaseModel):
     """The release whose component matrix the row copies."""
     default: Version
     drivers: tuple[Version, ...] = Field(min_length=1)
+    driver_crd: bool = False
+    """The release manages drivers with NVIDIADriver resources (one per node pool) when the chart asks it to."""
     source: str = Field(min_length=1)
     url: str = Field(pattern=r"^https://\S+$")
 

@@ -7,9 +7,10 @@ from typing import Annotated, Literal
 from pydantic import Field, WithJsonSchema
 
 from fleetgen.model.partitioning import Partitioning
+from fleetgen.model.platform import DriverUpgrade
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Identifier, Int, unique_by
-from fleetgen.model.types import DnsLabel, LabelKey, LabelValue, Quantity, Token
+from fleetgen.model.types import DnsLabel, LabelKey, LabelValue, Quantity, Token, Version
 
 GPU_RESOURCE = "nvidia.com/gpu"
 _GPU_MODEL = r"^[A-Za-z0-9][A-Za-z0-9-]*$"
@@ -22,6 +23,16 @@ class Taint(Spec):
     """Taint value; empty tolerates any value."""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
     """Taint effect."""
+
+
+class PoolDriver(Spec):
+    """The driver of one GPU node pool, where the GPU Operator manages the driver per pool (platform.gpuOperator.driverCrd)."""
+
+    version: Version | None = None
+    """The pool's own driver, e.g. 595.91.07 on a B200 pool beside A100 pools on the cluster's; the version set's when
+    left out. Checked for the pool's GPU, the cluster's CUDA and notebook images, and the operator release."""
+    upgrade: DriverUpgrade | None = None
+    """How a new driver rolls over this pool's nodes: only the fields written here replace platform.gpuOperator.driverUpgrade."""
 
 
 class NodePool(Spec):
@@ -58,3 +69,5 @@ class NodePool(Spec):
     """Node labels of the pool's network topology, broadest first (e.g. block, rack, kubernetes.io/hostname): a Kueue Topology."""
     partitioning: Partitioning = Partitioning()
     """How the pool's GPUs are shared: whole (left out), time-sliced or cut into MIG slices; the pool's labels must select it."""
+    driver: PoolDriver = PoolDriver()
+    """The pool's driver and its upgrade policy (NVIDIADriver per node pool)."""

@@ -94,8 +94,29 @@ NodesOrPercent = Annotated[
 ]
 
 
+class WaitForCompletion(Spec):
+    """Before a node is cordoned for its new driver, wait for the pods of the jobs Kueue admitted there to finish."""
+
+    kueue_jobs: Bool = True
+    """Wait for the pods of Kueue-admitted jobs (Kueue labels them kueue.x-k8s.io/podset); false waits for none."""
+    timeout_seconds: Int = Field(default=86_400, ge=0, le=2_592_000)
+    """How long to wait before the node is upgraded anyway (0: wait for ever); a day when left out."""
+
+
+class PodDeletion(Spec):
+    """How the pods that use the GPUs are deleted when a node's driver is replaced without a drain."""
+
+    timeout_seconds: Int = Field(default=300, ge=1, le=86_400)
+    """How long their termination may take before the upgrade of that node is marked failed."""
+    force: Bool = False
+    """Also delete such pods no controller manages."""
+    delete_empty_dir: Bool = False
+    """Also delete such pods that use emptyDir volumes (their scratch data is lost)."""
+
+
 class DriverUpgrade(Spec):
-    """How the GPU Operator rolls a new driver over a cluster's nodes (its `driver.upgradePolicy`)."""
+    """How the GPU Operator rolls a new driver over a cluster's nodes (its `driver.upgradePolicy`, or each node pool's
+    NVIDIADriver's `upgradePolicy` where the operator manages the driver per pool)."""
 
     max_parallel_upgrades: Int = Field(default=1, ge=1, le=100)
     """Most nodes whose driver is replaced at the same time (the chart's 0, all at once, is not allowed)."""
@@ -103,6 +124,11 @@ class DriverUpgrade(Spec):
     """Most GPU nodes unavailable during the upgrade: a number or a percentage."""
     drain: Drain = Drain()
     """Node drain before the driver reload."""
+    wait_for_completion: WaitForCompletion = WaitForCompletion()
+    """Running training ends before a node is cordoned (NVIDIADriver per node pool only; the ClusterPolicy path has no
+    selector fleetgen sets)."""
+    pod_deletion: PodDeletion = PodDeletion()
+    """Deletion of the GPU pods when the driver is replaced (NVIDIADriver per node pool only)."""
 
 
 class GpuOperator(AddOn):
@@ -118,6 +144,11 @@ class GpuOperator(AddOn):
     """Namespace of the operator and its operands."""
     driver_upgrade: DriverUpgrade = DriverUpgrade()
     """How a driver change rolls over the nodes."""
+    driver_crd: Bool = False
+    """true: manage the driver with one NVIDIADriver resource per GPU node pool (each pool its own driver version and
+    upgrade policy) instead of the ClusterPolicy; v26.7 and later. A cluster moves to it in two Helm upgrades: first
+    to the release with this false, then, once that runs, true (in one upgrade the old controller removes the driver
+    pods before the new one owns them)."""
     driver_source: Literal["operator", "node-image"] = "operator"
     """Who installs the driver: the operator (its driver daemonset, the version set's driver) or the node image
     (pre-baked images, EKS GPU AMIs: the operator's driver is off, and an upgrade's step is a node image change,

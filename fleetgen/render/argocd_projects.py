@@ -45,6 +45,7 @@ FLEET_CLUSTER_KINDS: tuple[GroupKind, ...] = (
     ("kueue.x-k8s.io", "Topology"),
     ("kueue.x-k8s.io", "WorkloadPriorityClass"),
     ("scheduling.volcano.sh", "Queue"),
+    ("nvidia.com", "NVIDIADriver"),  # one per GPU node pool where the GPU Operator manages drivers per pool
 )
 # Namespaced kinds of the fleet's Application, and of the Argo CD objects in Argo CD's namespace.
 FLEET_NAMESPACED_KINDS: tuple[GroupKind, ...] = (

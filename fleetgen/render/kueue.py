@@ -7,6 +7,7 @@ from typing import Any
 
 from fleetgen.checks.sharing import cohort_root
 from fleetgen.compat.partitioning import describe, nominal, pool_yield, stated_gpus
+from fleetgen.compat.pool_drivers import driver_crd_on
 from fleetgen.errors import FieldPath
 from fleetgen.model import COMPONENTS, GPU_RESOURCE, Cluster, Fleet, NodePool, Queue
 from fleetgen.model.sharing import FIELDS, RESOURCES, Cohort, FlavorResources, PerFlavor
@@ -89,11 +90,15 @@ def resource_flavors(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorde
         if pool.topology:
             spec["topologyName"] = pool.name
         labels = {**fleet_labels(fleet), **version_labels(fleet, cluster), "fleetgen/gpu-model": pool.gpu_model or "none"}
+        if pool.driver.version is not None and driver_crd_on(fleet, cluster):  # the pool runs a driver of its own
+            labels["fleetgen/driver"] = str(pool.driver.version)
         body = k8s_object(KUEUE_API, "ResourceFlavor", pool.name, labels, spec=spec)
         out.append(Manifest(body, at + ("nodePools", p)))
         if why.on:
             pool_at = at + ("nodePools", p)
-            versions = {f"fleetgen/{c}": ("versionSets", cluster.version_set, c) for c in COMPONENTS}
+            versions: dict[str, FieldPath] = {f"fleetgen/{c}": ("versionSets", cluster.version_set, c) for c in COMPONENTS}
+            if labels["fleetgen/driver"] != str(fleet.version_sets[cluster.version_set].driver):
+                versions["fleetgen/driver"] = pool_at + ("driver", "version")
             why.meta(body, pool_at + ("name",), {**prov.fleet_labels(), **versions, "fleetgen/gpu-model": pool_at + ("gpuModel",)})
             why.set(body, ("spec", "nodeLabels"), pool_at + ("labels",), mirror=True)
             for k in range(len(pool.taints)):

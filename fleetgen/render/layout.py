@@ -36,6 +36,7 @@ from fleetgen.render import volcano as volcano_objects
 from fleetgen.render.argocd import HUB_FOLDER, TEAMS_FOLDER, hub_bootstrap
 from fleetgen.render.gitops import gitops_folders
 from fleetgen.render.manifest import Manifest
+from fleetgen.render.nvidia_drivers import nvidia_drivers
 from fleetgen.render.platform import add_ons
 from fleetgen.render.provenance import NOWHERE, Given, Recorder
 
@@ -104,6 +105,7 @@ LOCAL_FILES: tuple[tuple[str, Callable[..., list[Manifest]]], ...] = (  # (fleet
             + cluster_info.fleet_info(f, f.clusters[i], ("clusters", i), why)
             + kueue_objects.topologies(f, f.clusters[i], ("clusters", i), why)
             + kueue_objects.resource_flavors(f, f.clusters[i], ("clusters", i), why)
+            + nvidia_drivers(f, f.clusters[i], ("clusters", i), why)
             + kueue_objects.cohorts(f, f.clusters[i], ("clusters", i), why)
             + kueue_objects.cluster_queues(f, f.clusters[i], ("clusters", i), why)
             + volcano_objects.volcano_queues(f, f.clusters[i], ("clusters", i), why)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fleetgen.compat.pool_drivers import driver_crd_on
 from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet
 from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, JupyterHub, Kueue, Platform, VolcanoChart
@@ -67,6 +68,10 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
             "driver": {"enabled": False},
             "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": True, "additionalLabels": monitor_labels}},
         }
+    if isinstance(addon, GpuOperator) and driver_crd_on(fleet, fleet.clusters[index]):
+        # one NVIDIADriver per GPU node pool (render/nvidia_drivers.py), each with its pool's driver and upgrade policy;
+        # the chart's own default one would select every GPU node beside them
+        return {"driver": {"nvidiaDriverCRD": {"enabled": True, "deployDefaultCR": False}}, **_operands(fleet, index, monitor_labels)}
     if isinstance(addon, GpuOperator):
         policy, drain = addon.driver_upgrade, addon.driver_upgrade.drain
         return {
@@ -84,15 +89,7 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
                     },
                 },
             },
-            # The GPU alerts read DCGM's metrics: the exporter and its ServiceMonitor are always on. honorLabels: the workload's
-            # namespace/pod stay `namespace`/`pod` (not exported_*), the labels team rules select and kube-state-metrics carries.
-            # Its metrics list is fleetgen's (render/dcgm_metrics.py): the operator's default leaves out the ECC counters.
-            "dcgmExporter": {
-                "enabled": True,
-                **exporter_values(fleet.clusters[index]),
-                "serviceMonitor": {"enabled": True, "honorLabels": True, "additionalLabels": monitor_labels},
-            },
-            **partitioning_values(fleet.clusters[index]),  # time-slicing and MIG, selected per node pool by its labels
+            **_operands(fleet, index, monitor_labels),
         }
     if isinstance(addon, Kueue):
         # Kueue's metrics are scraped through fleetgen's own ServiceMonitor (render/kueue_monitor.py). The chart's is off:
@@ -104,6 +101,21 @@ def helm_values(fleet: Fleet, index: int, name: str, addon: AddOn) -> dict[str, 
     if isinstance(addon, JupyterHub):
         return hub_values(fleet, index)
     return {}
+
+
+def _operands(fleet: Fleet, index: int, monitor_labels: dict[str, str]) -> dict[str, Any]:
+    """The GPU Operator's values beside the driver's: the DCGM exporter, time-slicing and MIG."""
+    return {
+        # The GPU alerts read DCGM's metrics: the exporter and its ServiceMonitor are always on. honorLabels: the workload's
+        # namespace/pod stay `namespace`/`pod` (not exported_*), the labels team rules select and kube-state-metrics carries.
+        # Its metrics list is fleetgen's (render/dcgm_metrics.py): the operator's default leaves out the ECC counters.
+        "dcgmExporter": {
+            "enabled": True,
+            **exporter_values(fleet.clusters[index]),
+            "serviceMonitor": {"enabled": True, "honorLabels": True, "additionalLabels": monitor_labels},
+        },
+        **partitioning_values(fleet.clusters[index]),  # time-slicing and MIG, selected per node pool by its labels
+    }
 
 
 def _int_or_percent(value: int | str) -> int | str:
@@ -157,6 +169,13 @@ def _record_values(why: Recorder, body: dict[str, Any], at: tuple[str, ...], fle
         why.set(body, (*at, "dcgmExporter"), prov.default("the GPU alerts read DCGM's metrics"))
         why.set(body, (*at, "dcgmExporter", "serviceMonitor", "additionalLabels"), ("alerts", "ruleLabels"), mirror=True)
         return
+    if driver_crd_on(fleet, fleet.clusters[index]):
+        per_pool = prov.derived(
+            "one NVIDIADriver per GPU node pool instead of the ClusterPolicy's driver", setting_at(fleet, index, name, "version")
+        )
+        why.set(body, (*at, "driver"), per_pool)
+        _record_operands(why, body, at, fleet, index)
+        return
     why.set(body, (*at, "driver", "version"), ("versionSets", fleet.clusters[index].version_set, "driver"))
     why.set(body, (*at, "driver", "upgradePolicy", "autoUpgrade"), prov.default("the operator rolls the version set's driver"))
     policy = (*at, "driver", "upgradePolicy")
@@ -169,6 +188,10 @@ def _record_values(why: Recorder, body: dict[str, Any], at: tuple[str, ...], fle
         ("deleteEmptyDir", "deleteEmptyDir"),
     ):
         why.set(body, (*policy, "drain", key), setting_at(fleet, index, name, "driverUpgrade", "drain", field))
+    _record_operands(why, body, at, fleet, index)
+
+
+def _record_operands(why: Recorder, body: dict[str, Any], at: tuple[str, ...], fleet: Fleet, index: int) -> None:
     why.set(body, (*at, "dcgmExporter"), prov.default("the GPU alerts read DCGM's metrics"))
     why.set(body, (*at, "dcgmExporter", "serviceMonitor", "additionalLabels"), ("alerts", "ruleLabels"), mirror=True)
     why.set(body, (*at, "dcgmExporter", "config"), prov.default("the exporter reads fleetgen's metrics list, ECC counters included"))

@@ -37,6 +37,7 @@ SHIPPED_KINDS = {
     ("argoproj.io", "ApplicationSet"),
     ("argoproj.io", "AppProject"),
     ("batch.volcano.sh", "Job"),
+    ("nvidia.com", "NVIDIADriver"),
 }
 
 

@@ -1,0 +1,132 @@
+"""A driver per GPU node pool: which driver each pool runs, under which upgrade policy, and the checks of both.
+
+From GPU Operator v26.7 (gpu_operator.yaml, `driverCrd`) the operator manages the driver with NVIDIADriver
+resources, one per node pool (render/nvidia_drivers.py), so a pool may run a driver other than its cluster's
+version set (`nodePools[].driver.version`): a B200 pool on a newer branch beside A100 pools. Each such driver is
+checked as the version set's is: against the pool's GPU and the cluster's CUDA (the compatibility matrix, which
+the jobs placed on the pool run with), the notebook images the cluster offers, and the operator release's list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fleetgen.compat.facts import Facts
+from fleetgen.compat.gpu_operator import operator_release
+from fleetgen.compat.rules import cuda_on_driver, version_set_problems
+from fleetgen.errors import FieldPath, Finding, Severity
+from fleetgen.model import Cluster, Fleet, NodePool, Version
+from fleetgen.model.platform import DriverUpgrade, over
+
+OWNER_LABEL = "nvidia.com/gpu-operator.driver.owner"  # the operator's own label on each node: the NVIDIADriver owning it
+
+
+def driver_crd_on(fleet: Fleet, cluster: Cluster) -> bool:
+    """Whether the cluster's GPU Operator manages its driver with one NVIDIADriver per node pool: platform.gpuOperator.driverCrd
+    on, a release that supports it, and the operator installing the driver."""
+    operator = fleet.platform_of(cluster).gpu_operator
+    if not operator.enabled or operator.driver_source != "operator" or not operator.driver_crd:
+        return False
+    release = operator_release(operator.version)
+    return release is not None and release.driver_crd
+
+
+def pool_driver(fleet: Fleet, cluster: Cluster, pool: NodePool) -> Version:
+    """The driver the pool runs: its own, else its cluster's version set's."""
+    return pool.driver.version or fleet.version_sets[cluster.version_set].driver
+
+
+def pool_policy(fleet: Fleet, cluster: Cluster, pool: NodePool) -> DriverUpgrade:
+    """The pool's upgrade policy: the cluster's driverUpgrade with the fields the pool writes replacing it."""
+    base = fleet.platform_of(cluster).gpu_operator.driver_upgrade
+    if pool.driver.upgrade is None:
+        return base
+    merged: DriverUpgrade = over(base, pool.driver.upgrade)
+    return merged
+
+
+def gpu_pools(cluster: Cluster) -> list[NodePool]:
+    return [pool for pool in cluster.node_pools if pool.gpus_per_node]
+
+
+def check_pool_drivers(fleet: Fleet, data: Facts | None = None) -> Iterator[Finding]:
+    for c, cluster in enumerate(fleet.clusters):
+        if cluster.version_set not in fleet.version_sets:
+            continue  # check_references says so
+        per_pool = driver_crd_on(fleet, cluster)
+        yield from _crd_unsupported(fleet, c, cluster)
+        for p, pool in enumerate(cluster.node_pools):
+            at: FieldPath = ("clusters", c, "nodePools", p, "driver")
+            written = pool.driver.model_fields_set
+            if not pool.gpus_per_node:
+                if written:
+                    yield Finding(at, f"node pool {pool.name} has no GPUs (gpusPerNode: 0): it has no driver to set")
+                continue
+            if OWNER_LABEL in pool.labels and per_pool:
+                yield Finding(
+                    ("clusters", c, "nodePools", p, "labels", OWNER_LABEL),
+                    f"{OWNER_LABEL} is the GPU Operator's own label (the NVIDIADriver owning the node); "
+                    "an NVIDIADriver may not select by it",
+                )
+            if not per_pool and written:
+                yield from _without_crd(fleet, cluster, pool, at)
+                continue
+            if pool.driver.version is not None:
+                yield from _driver_problems(fleet, cluster, pool, at + ("version",), data)
+
+
+def _crd_unsupported(fleet: Fleet, c: int, cluster: Cluster) -> Iterator[Finding]:
+    """driverCrd on a cluster whose GPU Operator release predates the NVIDIADriver path fleetgen renders."""
+    operator = fleet.platform_of(cluster).gpu_operator
+    if not (operator.enabled and operator.driver_crd and operator.driver_source == "operator") or driver_crd_on(fleet, cluster):
+        return
+    own = cluster.platform is not None and "driver_crd" in cluster.platform.gpu_operator.model_fields_set
+    at: FieldPath = ("clusters", c, "platform", "gpuOperator", "driverCrd") if own else ("platform", "gpuOperator", "driverCrd")
+    yield Finding(
+        at,
+        f"GPU Operator {operator.version} on {cluster.name} has no NVIDIADriver per node pool fleetgen renders (v26.7 and later); "
+        "move the cluster to such a release with driverCrd false first, then set it true",
+    )
+
+
+def _without_crd(fleet: Fleet, cluster: Cluster, pool: NodePool, at: FieldPath) -> Iterator[Finding]:
+    operator = fleet.platform_of(cluster).gpu_operator
+    why = (
+        "its node images bring the driver (driverSource: node-image)"
+        if operator.driver_source == "node-image"
+        else "platform.gpuOperator.driverCrd is not true"
+        if not operator.driver_crd and operator.enabled
+        else f"GPU Operator {operator.version} manages one driver a cluster (its ClusterPolicy; v26.7 and later: an NVIDIADriver a pool)"
+        if operator.enabled
+        else "the GPU Operator is off there"
+    )
+    if pool.driver.version is not None:
+        yield Finding(at + ("version",), f"node pool {pool.name} cannot run a driver of its own on {cluster.name}: {why}")
+    if pool.driver.upgrade is not None:
+        yield Finding(at + ("upgrade",), f"ignored on {cluster.name}: {why}, so one upgrade policy moves all its pools", Severity.WARNING)
+
+
+def _driver_problems(fleet: Fleet, cluster: Cluster, pool: NodePool, at: FieldPath, data: Facts | None) -> Iterator[Finding]:
+    """The pool's own driver against its operator release, its GPU, the cluster's CUDA and the notebook images there."""
+    driver = pool_driver(fleet, cluster, pool)
+    chart = fleet.platform_of(cluster).gpu_operator.version
+    release = operator_release(chart)
+    if release is not None and driver not in release.drivers:
+        listed = ", ".join(str(d) for d in release.drivers)
+        yield Finding(at, f"driver {driver} of node pool {pool.name} is not supported by GPU Operator {chart} (it supports {listed})")
+    row = fleet.version_sets[cluster.version_set]
+    gpus = frozenset({pool.gpu_model} if pool.gpu_model else ())
+    known = {p.message for p in version_set_problems(row, gpus, data)}  # the version set's own: validate says them there
+    mine = row.model_copy(update={"driver": driver})
+    for problem in version_set_problems(mine, gpus, data):
+        if problem.message not in known:
+            yield Finding(at, f"on node pool {pool.name} ({pool.gpu_model}): {problem.message}", problem.severity)
+    hub = fleet.platform_of(cluster).jupyterhub
+    for image in hub.images if hub.enabled else ():
+        runs = cuda_on_driver(image.cuda, driver, data)
+        if runs is not None and runs.field == "driver":
+            yield Finding(
+                at,
+                f"notebook image {image.name} (CUDA {image.cuda}) offered on {cluster.name} would not run fully on node pool "
+                f"{pool.name}'s driver {driver}: {runs.message}",
+            )
