@@ -50,6 +50,8 @@ def gpu_pools(cluster: Cluster) -> list[NodePool]:
 
 
 def check_pool_drivers(fleet: Fleet, data: Facts | None = None) -> Iterator[Finding]:
+    """A pool's driver settings only where they act (a GPU pool, the per-pool path on), its own driver checked, and no
+    NVIDIADriver selecting by the operator's own owner label."""
     for c, cluster in enumerate(fleet.clusters):
         if cluster.version_set not in fleet.version_sets:
             continue  # check_references says so
@@ -90,6 +92,7 @@ def _crd_unsupported(fleet: Fleet, c: int, cluster: Cluster) -> Iterator[Finding
 
 
 def _without_crd(fleet: Fleet, cluster: Cluster, pool: NodePool, at: FieldPath) -> Iterator[Finding]:
+    """A pool's driver settings on a cluster whose one driver the ClusterPolicy (or the node image) provides."""
     operator = fleet.platform_of(cluster).gpu_operator
     why = (
         "its node images bring the driver (driverSource: node-image)"
