@@ -19,7 +19,8 @@ from conftest import EXAMPLE, REPO, UPSTREAM_CRDS, line_of, replace_once
 from fleetgen.checks.load import load_fleet
 from fleetgen.errors import Severity
 from fleetgen.model import Version
-from fleetgen.model.json_schema import SCHEMA_PATH, fleet_json_schema
+from fleetgen.model.json_schema import fleet_json_schema
+from fleetgen.output.generated_paths import SCHEMA_PATH
 from fleetgen.render import Manifest, cluster_objects
 from fleetgen.render.rendered import Rendered
 from fleetgen.validation.crd_schemas import parse_shipped_name, read_crds, shipped_name, strict, without_descriptions

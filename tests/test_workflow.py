@@ -18,7 +18,8 @@ from conftest import EXAMPLE, REPO, on_terminal
 from fleetgen.authoring.scaffold import WORKFLOW_PATH, workflow_text
 from fleetgen.checks.load import load_fleet
 from fleetgen.cli import cli
-from fleetgen.model.reference_doc import REFERENCE_PATH, reference_markdown
+from fleetgen.model.reference_doc import reference_markdown
+from fleetgen.output.generated_paths import REFERENCE_PATH
 
 Run = Callable[..., CompletedProcess[str]]
 CHECKER = str(Path(sys.executable).parent / "check-jsonschema")

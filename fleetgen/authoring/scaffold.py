@@ -117,12 +117,6 @@ def workflow_text(install: str) -> bytes:
     )
 
 
-SOURCE_HELP = (
-    "Where the new repository's hooks and CI install fleetgen from: a git repository and a tag, branch or commit git "
-    "finds in it (default: the git URL and commit pip installed this fleetgen from)."
-)
-
-
 def pre_commit_config(source: FleetgenSource) -> bytes:
     """Hooks from fleetgen's own repository (its .pre-commit-hooks.yaml), pinned to a tag or commit."""
     hooks = [{"id": "fleetgen-validate"}, {"id": "fleetgen-check"}]

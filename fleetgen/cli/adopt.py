@@ -8,9 +8,6 @@ import click
 
 from fleetgen.cli.common import console, reports_errors
 from fleetgen.errors import DifferencesFound, InputError
-from fleetgen.importer.imported import Given
-from fleetgen.importer.run import import_repository
-from fleetgen.output.tree import replace_file, write_new_files
 
 
 def _facts(values: tuple[str, ...]) -> dict[str, dict[str, str]]:
@@ -59,6 +56,10 @@ def import_(
 
     Per-cluster facts come from each cluster's kube-public/fleet-info ConfigMap (or --fact); anything
     fleet.yaml cannot hold is listed with its file."""
+    from fleetgen.importer.imported import Given
+    from fleetgen.importer.run import import_repository
+    from fleetgen.output.tree import replace_file, write_new_files
+
     shell = console()
     if not repo.is_dir():
         raise InputError(f"{repo}: no such folder")

@@ -12,13 +12,15 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from fleetgen.errors import EXIT_TROUBLE, DifferencesFound, Finding, FindingsError, FleetgenError, Severity
 from fleetgen.output.findings import FORMATS, format_findings, summary
-from fleetgen.workflows import CheckOptions
+
+if TYPE_CHECKING:
+    from fleetgen.workflows import CheckOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -121,6 +123,8 @@ def checking_options(command: F) -> F:
 
 
 def check_options(crds: tuple[Path, ...], strict: bool, fail_on: str) -> CheckOptions:
+    from fleetgen.workflows import CheckOptions
+
     return CheckOptions(crds, strict, Severity(fail_on))
 
 

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import click
 
-from fleetgen import workflows
-from fleetgen.authoring.doctor import report_lines
 from fleetgen.cli.common import console, reports_errors
 from fleetgen.errors import DifferencesFound
 
@@ -19,6 +17,9 @@ from fleetgen.errors import DifferencesFound
 def doctor(folder: Path, fleet: str) -> None:
     """Say which branch protection, environments and code owners the repository in FOLDER relies on, and check its
     workflow and CODEOWNERS against fleet.yaml."""
+    from fleetgen import workflows
+    from fleetgen.authoring.doctor import report_lines
+
     found = workflows.examine_repository(folder, fleet)
     console().out("\n".join(report_lines(found)))
     if found.problems:

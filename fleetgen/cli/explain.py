@@ -6,9 +6,7 @@ from pathlib import Path
 
 import click
 
-from fleetgen import workflows
 from fleetgen.cli.common import console, reports_errors
-from fleetgen.report.explain import explain_json, explain_text
 
 
 @click.command(epilog="Example: fleetgen explain training-eastus ResourceQuota/team-nlp/gpu-quota --field spec.hard")
@@ -20,6 +18,9 @@ from fleetgen.report.explain import explain_json, explain_text
 @reports_errors
 def explain(cluster: str, object_ref: str, fleet: Path, field_path: str | None, fmt: str) -> None:
     """Each field of object KIND/[NAMESPACE/]NAME as CLUSTER gets it, with the fleet.yaml line it comes from."""
+    from fleetgen import workflows
+    from fleetgen.report.explain import explain_json, explain_text
+
     result = workflows.explain(fleet, cluster, object_ref, field_path)
     show = explain_json if fmt == "json" else explain_text
     console().out(show(result.cluster, result.key, result.fields))

@@ -6,20 +6,15 @@ from pathlib import Path
 
 import click
 
-from fleetgen import workflows
-from fleetgen.authoring.codeowners import PLACEHOLDER_ORG
-from fleetgen.authoring.codeowners import github_org as org_of
-from fleetgen.authoring.scaffold import SOURCE_HELP
-from fleetgen.checks.load import load_fleet
 from fleetgen.cli.common import check_options, checking_options, console, findings_format_option, fleet_argument, reports_errors
 from fleetgen.errors import DifferencesFound, InputError
-from fleetgen.model.json_schema import SCHEMA_PATH, fleet_json_schema
-from fleetgen.model.reference_doc import REFERENCE_PATH, reference_markdown
 from fleetgen.output.findings import summary
-from fleetgen.output.tree import replace_file
-from fleetgen.report.capacity import build_report
-from fleetgen.report.capacity_output import report_html, report_json, report_markdown
-from fleetgen.review.freshness import freshness_github, freshness_json, freshness_text
+from fleetgen.output.generated_paths import REFERENCE_PATH, SCHEMA_PATH
+
+SOURCE_HELP = (
+    "Where the new repository's hooks and CI install fleetgen from: a git repository and a tag, branch or commit git "
+    "finds in it (default: the git URL and commit pip installed this fleetgen from)."
+)
 
 
 @click.command(epilog="Example: fleetgen validate fleet.yaml --format github --crd crds/")
@@ -29,6 +24,8 @@ from fleetgen.review.freshness import freshness_github, freshness_json, freshnes
 @reports_errors
 def validate(fleet: Path, fmt: str, all_findings: bool, crds: tuple[Path, ...], strict: bool, fail_on: str) -> None:
     """Check FLEET (default: fleet.yaml) and every object it renders; report each problem with its line."""
+    from fleetgen import workflows
+
     shell = console()
     # Per-cluster verdicts are kept where `render` looks for them, so validate, then render, checks each cluster once.
     result = workflows.validate(fleet, check_options(crds, strict, fail_on), shell.stage)
@@ -53,6 +50,8 @@ def render(fleet: Path, out: Path | None, fmt: str, all_findings: bool, crds: tu
     """Write the kustomize tree of FLEET: base/ and clusters/<name>/, only the files that change.
 
     Nothing is written unless FLEET and every object it renders are valid."""
+    from fleetgen import workflows
+
     shell = console()
     result = workflows.render_tree(fleet, out, check_options(crds, strict, fail_on), shell.stage)
     shell.findings(result.findings, fmt, every=all_findings)
@@ -71,6 +70,9 @@ def render(fleet: Path, out: Path | None, fmt: str, all_findings: bool, crds: tu
 @reports_errors
 def check(fleet: Path, out: Path | None, fix: bool, fmt: str, all_findings: bool) -> None:
     """Is the committed tree a fresh render of FLEET? Lists stale, edited, missing and orphan files (exit 1)."""
+    from fleetgen import workflows
+    from fleetgen.review.freshness import freshness_github, freshness_json, freshness_text
+
     shell = console()
     result = workflows.freshness(fleet, out, fix=fix, stage=shell.stage)
     if result.fixed is not None:
@@ -94,6 +96,8 @@ def check(fleet: Path, out: Path | None, fix: bool, fmt: str, all_findings: bool
 @reports_errors
 def schema(out: str) -> None:
     """Write the JSON Schema of fleet.yaml, for editors (yaml-language-server) and CI."""
+    from fleetgen.model.json_schema import fleet_json_schema
+
     _write_generated(fleet_json_schema(), out)
 
 
@@ -105,6 +109,8 @@ def schema(out: str) -> None:
 def docs_command(out: str | None) -> None:
     """Write the generated reference pages of the documentation: fleet.yaml from the model, the command line
     from the commands, the compatibility facts from their data files."""
+    from fleetgen.model.reference_doc import reference_markdown
+
     if out is not None:
         _write_generated(reference_markdown(), out)
         return
@@ -116,6 +122,8 @@ def docs_command(out: str | None) -> None:
 
 def _write_generated(text: str, out: str) -> None:
     """A file generated from the model, or standard output for '-'."""
+    from fleetgen.output.tree import replace_file
+
     if out == "-":
         console().out(text, nl=False)
         return
@@ -133,6 +141,10 @@ def _write_generated(text: str, out: str) -> None:
 @reports_errors
 def report_command(fleet: Path, fmt: str) -> None:
     """GPU capacity against committed quotas, GPUs and monthly cost per team, and the compatibility matrix."""
+    from fleetgen.checks.load import load_fleet
+    from fleetgen.report.capacity import build_report
+    from fleetgen.report.capacity_output import report_html, report_json, report_markdown
+
     result = build_report(load_fleet(fleet).fleet)
     console().out({"json": report_json, "html": report_html}.get(fmt, report_markdown)(result), nl=fmt == "json")
 
@@ -168,6 +180,10 @@ def init(
 ) -> None:
     """Start a fleet repository in FOLDER: a commented fleet.yaml, CI workflow, CODEOWNERS, pre-commit, README, rendered
     tree, as the first commit of a new git repository."""
+    from fleetgen import workflows
+    from fleetgen.authoring.codeowners import PLACEHOLDER_ORG
+    from fleetgen.authoring.codeowners import github_org as org_of
+
     count, pinned, git_secret = workflows.init_repository(
         folder, name, engine, repository, source, allow_local=allow_local_source, git=not no_git, org=github_org, credentials=credentials
     )
@@ -186,6 +202,8 @@ def init(
 @reports_errors
 def migrate_command(fleet: Path, check_only: bool) -> None:
     """Rewrite FLEET in place, comments kept, for every deprecation it uses (CHANGELOG.md), so the next release accepts it."""
+    from fleetgen import workflows
+
     result = workflows.migrate_fleet(fleet, check_only=check_only)
     shell = console()
     for line in result.changes:

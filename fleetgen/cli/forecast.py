@@ -11,14 +11,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fleetgen.checks.load import load_model
 from fleetgen.cli.common import console, fleet_argument, reports_errors
 from fleetgen.errors import DifferencesFound, InputError
-from fleetgen.live.prometheus import QUERIES, range_answer
-from fleetgen.model import Fleet
 
 if TYPE_CHECKING:
     from fleetgen.forecast.build import Answer, Forecast
+    from fleetgen.model import Fleet
 
 
 def _split(value: str, clusters: set[str]) -> tuple[str | None, str]:
@@ -30,6 +28,7 @@ def _split(value: str, clusters: set[str]) -> tuple[str | None, str]:
 def _answers(stack: ExitStack, fleet: Fleet, history: tuple[str, ...], servers: tuple[str, ...], days: int) -> Iterator[Answer]:
     """Each answer opened only when the one before it has been read: one open stream at a time."""
     from fleetgen.forecast.build import Answer
+    from fleetgen.live.prometheus import QUERIES, range_answer
 
     clusters = {c.name for c in fleet.clusters}
     for value in history:
@@ -72,7 +71,7 @@ def _answers(stack: ExitStack, fleet: Fleet, history: tuple[str, ...], servers: 
 @reports_errors
 def forecast(fleet: Path, history: tuple[str, ...], servers: tuple[str, ...], days: int, lookback_weeks: int, fmt: str) -> None:
     """When each cluster, node pool and team GPU quota of FLEET runs out, from the weekly trend of GPUs in use."""
-    # Imported here: numpy, which only this command uses, would add a tenth of a second to every other command's start.
+    from fleetgen.checks.load import load_model
     from fleetgen.forecast.build import build_forecast
     from fleetgen.forecast.chart import forecast_html
     from fleetgen.forecast.output import forecast_json, forecast_text

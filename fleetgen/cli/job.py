@@ -5,20 +5,16 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from fleetgen.checks.load import load_fleet
 from fleetgen.cli.common import console, reports_errors
 from fleetgen.errors import InputError
-from fleetgen.jobs.golden_paths import job_objects
-from fleetgen.jobs.job_target import Ask
-from fleetgen.jobs.serving import Serving
-from fleetgen.model import Fleet, Quantity
-from fleetgen.output.emit import dump_documents
-from fleetgen.output.tree import Tree, replace_file
-from fleetgen.validation.crd_schemas import read_crds
-from fleetgen.validation.rendered_objects import Schemas
+
+if TYPE_CHECKING:
+    from fleetgen.jobs.serving import Serving
+    from fleetgen.model import Fleet, Quantity
 
 _DURATION = re.compile(r"(\d{1,5})([smh]?)")
 
@@ -121,6 +117,13 @@ def job_new(
     seed's probes (startupProbe.failureThreshold = ceil(load time / 10 s)), its Service, a
     ServiceMonitor whose series carry the labels the endpoint's SLO rules select, and a
     PodDisruptionBudget. Every pod runs restricted, with a memory-backed /dev/shm."""
+    from fleetgen.checks.load import load_fleet
+    from fleetgen.jobs.golden_paths import job_objects
+    from fleetgen.jobs.job_target import Ask
+    from fleetgen.output.emit import dump_documents
+    from fleetgen.validation.crd_schemas import read_crds
+    from fleetgen.validation.rendered_objects import Schemas
+
     if kind == "training" and endpoint is not None:
         raise InputError("--endpoint: only with --kind inference")
     if gpus is None and gpu_slice is None:
@@ -168,6 +171,8 @@ def _serving(
     paths: dict[str, str | None],
     selector: dict[str, str],
 ) -> Serving | None:
+    from fleetgen.jobs.serving import Serving
+
     if kind == "training":
         serving_only = [("--tier", tier), ("--load-time", load_time), ("--replicas", replicas), ("--port", port)]
         serving_only += [("--" + key.replace("_", "-"), value) for key, value in paths.items()]
@@ -221,6 +226,8 @@ def _endpoint_tier(fleet: Fleet, team_name: str, cluster: str, endpoint_name: st
 
 
 def _quantity(flag: str, text: str | None) -> Quantity | None:
+    from fleetgen.model import Quantity
+
     if text is None:
         return None
     try:
@@ -254,6 +261,8 @@ def _command(text: str | None) -> tuple[str, ...]:
 
 def _write(path: Path, data: bytes, force: bool) -> None:
     """Atomically; never over a file fleetgen did not write, unless forced."""
+    from fleetgen.output.tree import Tree, replace_file
+
     if path.is_dir():
         raise InputError(f"{path}: is a folder")
     try:

@@ -84,7 +84,8 @@ def generated_pages() -> dict[str, str]:
     from fleetgen.cli import cli
     from fleetgen.cli.findings_doc import FINDINGS_REFERENCE_PATH, findings_reference_markdown
     from fleetgen.compat.reference_doc import COMPAT_REFERENCE_PATH, compat_reference_markdown
-    from fleetgen.model.reference_doc import REFERENCE_PATH, reference_markdown
+    from fleetgen.model.reference_doc import reference_markdown
+    from fleetgen.output.generated_paths import REFERENCE_PATH
 
     return {
         REFERENCE_PATH: reference_markdown(),

@@ -6,15 +6,11 @@ from pathlib import Path
 
 import click
 
-from fleetgen import workflows
 from fleetgen.cli.common import cluster_dumps_option, console, fleet_argument, reports_errors
 from fleetgen.errors import DifferencesFound
-from fleetgen.live.drift_output import drift_json, drift_text
 from fleetgen.output.findings import FORMATS, escape_github
-from fleetgen.report.explain import diff_sources
-from fleetgen.review import change_path
-from fleetgen.review.output import diff_json, diff_markdown, diff_text, github_annotations
-from fleetgen.workflows import live_state
+
+AGAINST = ("committed", "fleet.yaml")  # drift's --against: the tree Git holds, or a fresh render of fleet.yaml
 
 
 @click.command(epilog="Example: fleetgen diff --base origin/main --format markdown > comment.md")
@@ -26,6 +22,11 @@ from fleetgen.workflows import live_state
 @reports_errors
 def diff(fleet: Path, base_ref: str, head_ref: str | None, fmt: str, live: tuple[str, ...]) -> None:
     """What a change to FLEET does to each cluster, and the approvals it needs (exit 1 when it changes anything)."""
+    from fleetgen import workflows
+    from fleetgen.report.explain import diff_sources
+    from fleetgen.review import change_path
+    from fleetgen.review.output import diff_json, diff_markdown, diff_text, github_annotations
+
     shell = console()
     result = workflows.review(fleet, base_ref, head_ref, live)
     if fmt == "json":
@@ -66,7 +67,7 @@ def diff(fleet: Path, base_ref: str, head_ref: str | None, fmt: str, live: tuple
 @click.option("--context", default=None, help="Read the live objects through kubectl with this kubeconfig context instead.")
 @click.option(
     "--against",
-    type=click.Choice(live_state.AGAINST),
+    type=click.Choice(AGAINST),
     default="committed",
     show_default=True,
     help="Compare with the tree committed at the revision the cluster is synced to, or with a fresh render of FLEET.",
@@ -95,6 +96,9 @@ def drift(
 
     The revision is the one the cluster's engine records (Flux's Kustomization status.lastAppliedRevision,
     Argo CD's Application status.sync.revision), else --ref, else HEAD."""
+    from fleetgen.live.drift_output import drift_json, drift_text
+    from fleetgen.workflows import live_state
+
     result = live_state.drift(fleet, cluster, live, context, against, ref, timeout)
     if fmt == "json":
         console().out(drift_json(cluster, result))

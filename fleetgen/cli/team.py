@@ -6,10 +6,6 @@ from pathlib import Path
 
 import click
 
-from fleetgen import workflows
-from fleetgen.authoring.devcontainer import PATH, devcontainer, devcontainer_text
-from fleetgen.authoring.onboarding import NewTeam, add_team, removal_notes, remove_team
-from fleetgen.checks.load import load_fleet
 from fleetgen.cli.common import console, findings_format_option, fleet_option, reports_errors
 from fleetgen.errors import InputError
 
@@ -75,6 +71,10 @@ def team_add(
     all_findings: bool,
 ) -> None:
     """Add team NAME to fleet.yaml; refused, with the usual errors, when the fleet would be invalid."""
+    from fleetgen import workflows
+    from fleetgen.authoring.onboarding import NewTeam, add_team
+    from fleetgen.checks.load import load_fleet
+
     loaded = load_fleet(fleet)
     chosen = []
     for pair in queues:
@@ -134,6 +134,10 @@ def _volume(text: str, clusters: tuple[str, ...]) -> tuple[str, dict[str, str]]:
 @reports_errors
 def team_remove(name: str, fleet: Path, fmt: str, all_findings: bool) -> None:
     """Remove team NAME from fleet.yaml and its files from the tree; its namespaces stay until retired (see "Offboard a team")."""
+    from fleetgen import workflows
+    from fleetgen.authoring.onboarding import removal_notes, remove_team
+    from fleetgen.checks.load import load_fleet
+
     loaded = load_fleet(fleet)
     shell = console()
     shell.err(workflows.write_validated(fleet, remove_team(loaded.source.text, loaded.fleet, name)))
@@ -157,6 +161,9 @@ def team_remove(name: str, fleet: Path, fmt: str, all_findings: bool) -> None:
 @reports_errors
 def team_devcontainer(name: str, fleet: Path, cluster: str, folder: Path, force: bool) -> None:
     """Write .devcontainer/devcontainer.json for team NAME: GPU passthrough, the CUDA image of the cluster's version set."""
+    from fleetgen.authoring.devcontainer import PATH, devcontainer, devcontainer_text
+    from fleetgen.checks.load import load_fleet
+
     document = devcontainer(load_fleet(fleet).fleet, name, cluster)
     target = folder / PATH
     data = devcontainer_text(document)

@@ -6,19 +6,8 @@ from pathlib import Path
 
 import click
 
-from fleetgen import workflows
-from fleetgen.checks.load import load_fleet
-from fleetgen.checks.record_times import CLOCK_SKEW
 from fleetgen.cli.common import cluster_contexts_option, cluster_dumps_option, console, fleet_argument, reports_errors
 from fleetgen.errors import InputError
-from fleetgen.upgrade.apply import apply_wave
-from fleetgen.upgrade.arguments import override_reason, parse_moment, recorded_moment, requested_image, requested_versions
-from fleetgen.upgrade.moments import utc_now
-from fleetgen.upgrade.output import plan_json, plan_markdown, plan_text, status_text
-from fleetgen.upgrade.plan import plan_upgrade
-from fleetgen.upgrade.status import live_nodes, live_versions, upgrade_status
-from fleetgen.upgrade.verify import verify_wave
-from fleetgen.workflows import live_state
 
 set_option = click.option(
     "--set",
@@ -50,6 +39,11 @@ def upgrade() -> None:
 @reports_errors
 def upgrade_plan(fleet: Path, sets: tuple[str, ...], to: str | None, start: str | None, allow_downgrade: bool, fmt: str) -> None:
     """Plan the waves that move the fleet to the target versions; refuse targets the rules reject."""
+    from fleetgen.checks.load import load_fleet
+    from fleetgen.upgrade.arguments import parse_moment, requested_image, requested_versions
+    from fleetgen.upgrade.output import plan_json, plan_markdown, plan_text
+    from fleetgen.upgrade.plan import plan_upgrade
+
     loaded = load_fleet(fleet)
     requested = requested_versions(loaded.fleet, sets, to)
     if not requested:
@@ -95,6 +89,13 @@ def upgrade_apply(
 
     Refused until the previous wave is done on its nodes (--live or --context) and has soaked since it was
     verified, outside rollout windows and inside freezes."""
+    from fleetgen import workflows
+    from fleetgen.checks.load import load_fleet
+    from fleetgen.upgrade.apply import apply_wave
+    from fleetgen.upgrade.arguments import override_reason, recorded_moment, requested_image, requested_versions
+    from fleetgen.upgrade.moments import utc_now
+    from fleetgen.workflows import live_state
+
     loaded = load_fleet(fleet)
     requested = requested_versions(loaded.fleet, sets, to) or None
     moment = recorded_moment(at, "--at", utc_now())
@@ -117,6 +118,14 @@ def upgrade_apply(
 @reports_errors
 def upgrade_verify(fleet: Path, number: int, live: tuple[str, ...], contexts: tuple[str, ...], at: str | None) -> None:
     """Record in FLEET that a wave is done: every GPU node of its clusters runs its versions. Its soak starts then."""
+    from fleetgen import workflows
+    from fleetgen.checks.load import load_fleet
+    from fleetgen.checks.record_times import CLOCK_SKEW
+    from fleetgen.upgrade.arguments import recorded_moment
+    from fleetgen.upgrade.moments import utc_now
+    from fleetgen.upgrade.verify import verify_wave
+    from fleetgen.workflows import live_state
+
     loaded = load_fleet(fleet)
     now = utc_now()
     moment = recorded_moment(at, "--at", now)
@@ -135,6 +144,13 @@ def upgrade_verify(fleet: Path, number: int, live: tuple[str, ...], contexts: tu
 @reports_errors
 def upgrade_status_command(fleet: Path, now: str | None, live: tuple[str, ...], contexts: tuple[str, ...]) -> None:
     """Which wave the fleet is in, which clusters are behind, what their nodes run, and when the current soak ends."""
+    from fleetgen.checks.load import load_fleet
+    from fleetgen.upgrade.arguments import parse_moment
+    from fleetgen.upgrade.moments import utc_now
+    from fleetgen.upgrade.output import status_text
+    from fleetgen.upgrade.status import live_nodes, live_versions, upgrade_status
+    from fleetgen.workflows import live_state
+
     moment = parse_moment(now, "--now") or utc_now()
     loaded = load_fleet(fleet)
     evidence = live_state.cluster_evidence(live, contexts)

@@ -11,8 +11,6 @@ from pydantic_core import core_schema
 
 from fleetgen.model import API_VERSION, Fleet
 
-SCHEMA_PATH = "schemas/fleet.schema.json"
-
 
 def _without_titles(node: Any) -> Any:
     """pydantic derives titles from Python names ("Vmsize"); descriptions say more, so drop them.

@@ -7,8 +7,6 @@ from typing import Any
 
 from fleetgen.model.json_schema import fleet_json_schema
 
-REFERENCE_PATH = "docs/fleet-yaml.md"
-
 
 def _type(field: dict[str, Any]) -> str:
     if "$ref" in field:

@@ -14,33 +14,36 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from fleetgen.authoring.doctor import Protections, examine
-from fleetgen.authoring.first_commit import can_commit, first_commit
-from fleetgen.authoring.fleetgen_source import FleetgenSource, checked_source, installed_source
-from fleetgen.authoring.migrate import Migration, migrate
-from fleetgen.authoring.scaffold import init_files, refuse_overwrites
 from fleetgen.cache import Cache
 from fleetgen.checks.load import LoadedFleet, load_fleet, load_fleet_text
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
-from fleetgen.live.state import QuotaImpact, quota_impacts
-from fleetgen.model import Fleet
 from fleetgen.model.fleet import cluster_index
-from fleetgen.model.json_schema import SCHEMA_PATH, fleet_json_schema
+from fleetgen.model.json_schema import fleet_json_schema
+from fleetgen.output.generated_paths import SCHEMA_PATH
 from fleetgen.output.tree import LEDGER, Tree, TreeChanges, replace_file
-from fleetgen.render import ObjectKey
 from fleetgen.render.rendered import Rendered
-from fleetgen.report.explain import Explained, explain_object, find_object, select
-from fleetgen.review import FleetDiff, diff_fleets
-from fleetgen.review.freshness import Discrepancy, check_tree
 from fleetgen.source.git_revision import read_at
 from fleetgen.source.reader import read_fleet_bytes
 from fleetgen.upgrade.moments import utc_now
 from fleetgen.validation.crd_schemas import read_crds
 from fleetgen.validation.rendered_objects import Schemas, check_loaded
 from fleetgen.validation.verdicts import ClusterVerdicts, FleetVerdicts
-from fleetgen.workflows.live_state import cluster_dumps
 from fleetgen.workflows.tree_files import TreeFiles
+
+# Only what validate, render and check need is imported here; what one command alone uses (git, the pull-request
+# diff, live clusters, authoring) is imported inside its function, so those commands' start-up pays for it alone.
+if TYPE_CHECKING:
+    from fleetgen.authoring.doctor import Protections
+    from fleetgen.authoring.fleetgen_source import FleetgenSource
+    from fleetgen.authoring.migrate import Migration
+    from fleetgen.live.state import QuotaImpact
+    from fleetgen.model import Fleet
+    from fleetgen.render import ObjectKey
+    from fleetgen.report.explain import Explained
+    from fleetgen.review import FleetDiff
+    from fleetgen.review.freshness import Discrepancy
 
 Stage = Callable[[str], None]
 
@@ -181,6 +184,8 @@ class Freshness:
 
 def freshness(fleet: Path, out: Path | None, *, fix: bool = False, stage: Stage = _quiet) -> Freshness:
     """Is the committed tree a fresh render of FLEET (`check`)? With `fix`, make it one."""
+    from fleetgen.review.freshness import check_tree
+
     tree = Tree(out if out is not None else fleet.parent)
     stage(f"reading {fleet}")
     result = _judged(load_fleet(fleet), Cache.for_user(), stage)
@@ -208,6 +213,8 @@ def write_validated(fleet: Path, text: str, *, render: bool = True) -> str:
 
 def migrate_fleet(fleet: Path, *, check_only: bool = False) -> Migration:
     """Rewrite FLEET for every deprecation it uses, validated before it is written (`migrate`); `check_only` writes nothing."""
+    from fleetgen.authoring.migrate import migrate
+
     result = migrate(load_fleet(fleet))
     if result.changes and not check_only:
         checked(load_fleet_text(result.text.encode(), fleet.name))
@@ -237,6 +244,7 @@ class Review:
 def _facts_at(fleet_file: Path, fleet: Fleet, ref: str | None) -> bytes | None:
     """The bytes of the facts file `fleet` names, at `ref` (the working tree without one); None when it names none or
     the file is not there (validate reports a missing file; the diff shows the name change)."""
+
     name = fleet.compatibility.facts_file
     if name is None:
         return None
@@ -249,6 +257,10 @@ def _facts_at(fleet_file: Path, fleet: Fleet, ref: str | None) -> bytes | None:
 
 def review(fleet: Path, base_ref: str, head_ref: str | None, live: tuple[str, ...] = ()) -> Review:
     """What a change to FLEET does to each cluster, and the approvals it needs (`diff`)."""
+    from fleetgen.live.state import quota_impacts
+    from fleetgen.review import diff_fleets
+    from fleetgen.workflows.live_state import cluster_dumps
+
     cache = Cache.for_user()
     base = _revision(read_at(fleet, base_ref), f"{fleet.name}@{base_ref}", cache)
     head_name = f"{fleet.name}@{head_ref}" if head_ref else fleet.name
@@ -271,6 +283,8 @@ class Explanation:
 
 def explain(fleet: Path, cluster: str, ref: str, field_path: str | None = None) -> Explanation:
     """Where each field of object `ref` on CLUSTER comes from in FLEET (`explain`)."""
+    from fleetgen.report.explain import explain_object, find_object, select
+
     loaded = load_fleet(fleet)
     index = cluster_index(loaded.fleet, cluster, cluster)
     objects, provenance = Rendered(loaded.fleet).explained(index)
@@ -322,6 +336,11 @@ def init_repository(
     The pin is checked before anything is written: `source` (URL@REF) must be found by git, else this
     fleetgen's own install must have come from a git commit or a clone whose origin holds its HEAD
     (fleetgen_source.py). With `git`, the folder becomes a repository whose first commit holds the files."""
+    from fleetgen.authoring.first_commit import can_commit, first_commit
+    from fleetgen.authoring.fleetgen_source import FleetgenSource, checked_source, installed_source
+    from fleetgen.authoring.git_secret import git_secret_lines
+    from fleetgen.authoring.scaffold import init_files, refuse_overwrites
+
     if source is not None:
         FleetgenSource.parse(source, allow_local)  # a malformed or local value is a usage error before git is asked
     pinned = checked_source(source, allow_local) if source is not None else installed_source(allow_local)
@@ -339,11 +358,11 @@ def init_repository(
     Tree(folder).write(tree)
     if git:
         first_commit(folder, sorted([*files, *tree, LEDGER]), f"New fleet repository {result.fleet.metadata.name} (fleetgen init)")
-    from fleetgen.authoring.git_secret import git_secret_lines
-
     return len(files) + len(tree), pinned, git_secret_lines(result.fleet)
 
 
 def examine_repository(folder: Path, fleet_file: str) -> Protections:
     """`doctor`: the fleet at FOLDER/fleet_file, then what the repository's files assume of GitHub (authoring/doctor.py)."""
+    from fleetgen.authoring.doctor import examine
+
     return examine(folder, load_fleet(folder / fleet_file).fleet, PurePosixPath(fleet_file).as_posix())

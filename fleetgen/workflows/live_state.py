@@ -21,8 +21,6 @@ from fleetgen.model.fleet import cluster_index
 from fleetgen.output.emit import files_of
 from fleetgen.render.rendered import Rendered
 
-AGAINST = ("committed", "fleet.yaml")  # drift's --against: the tree Git holds, or a fresh render of fleet.yaml
-
 
 def cluster_dumps(values: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
     """`--live CLUSTER=PATH`, repeatable: each cluster's live objects, read from its dumps."""

@@ -1,0 +1,177 @@
+"""The import budget: what a command may load before it answers.
+
+Start-up is paid on every command, on each Tab of shell completion and on each pre-commit run, so
+`--version`, `--help` and a completion request load click and fleetgen's command-line modules only;
+each command imports its workflow and stages inside its body. Beyond start-up, a command loads the
+stages it uses and none that only other commands need: `validate` reads no git history, no live
+cluster and no pull-request diff. Like the layers contract (pyproject.toml), which guards the
+direction of every edge, this guards what an edge pulls in at start-up; a failure names the chain of
+imports that brought the module in, so the fix (an import moved into the command that needs it) is
+plain.
+
+Each case runs the real command in a fresh interpreter under `python -X importtime`, whose report
+gives every module and the module whose import loaded it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLE, REPO
+
+# The fleetgen modules start-up may load: the command-line modules and the few small ones their options name.
+START_UP = {
+    "fleetgen",
+    "fleetgen.cli",
+    "fleetgen.errors",
+    "fleetgen.output",
+    "fleetgen.output.findings",  # --format's choices
+    "fleetgen.output.generated_paths",  # the default --out of schema and docs
+}
+START_UP_PACKAGES = ("fleetgen.cli",)
+# Outside the standard library, start-up loads click alone; inside it, none of these (tenths of a second together).
+THIRD_PARTY_AT_START_UP = {"click"}
+HEAVY_STANDARD_LIBRARY = ("ssl", "http.client", "urllib.request", "importlib.metadata", "asyncio", "email", "subprocess")
+
+# What the commands of the pre-commit hook and the editor loop must not load: each is used by a few other commands only.
+ONLY_SOME_COMMANDS = (
+    "fleetgen.authoring",  # init, doctor, team, migrate
+    "fleetgen.importer",  # import
+    "fleetgen.jobs",  # job new
+    "fleetgen.forecast",  # forecast
+    "fleetgen.live",  # drift, upgrade, diff --live
+    "fleetgen.report.explain",  # explain, diff --format markdown
+    "numpy",  # forecast
+    "deepdiff",  # diff
+    "ruamel",  # the commands that edit fleet.yaml in place
+)
+NOT_FOR_VALIDATE = (*ONLY_SOME_COMMANDS, "fleetgen.review", "fleetgen.compare")  # the pull-request diff
+
+
+@dataclass(frozen=True)
+class Imports:
+    """The modules one run loaded, each with the module whose import loaded it (None: the run itself)."""
+
+    parents: dict[str, str | None]
+    loaded: frozenset[str]  # what was in sys.modules at the end: the report also lists imports that failed
+
+    @classmethod
+    def parse(cls, report: str, loaded: frozenset[str]) -> Imports:
+        """`-X importtime` lists a module after the modules its import loaded, indented one step deeper."""
+        parents: dict[str, str | None] = {}
+        waiting: dict[int, list[str]] = {}  # by depth: modules whose importer comes later in the report
+        for line in report.splitlines():
+            if not line.startswith("import time:") or "imported package" in line:
+                continue
+            field = line.split("|", 2)[2]
+            name = field.strip()
+            depth = (len(field) - len(field.lstrip()) - 1) // 2
+            for child in waiting.pop(depth + 1, []):
+                parents[child] = name
+            waiting.setdefault(depth, []).append(name)
+            parents.setdefault(name, None)
+        return cls(parents, loaded)
+
+    def chain(self, module: str) -> list[str]:
+        """The imports that led to `module`, outermost first."""
+        chain = [module]
+        while (parent := self.parents.get(chain[-1])) is not None:
+            chain.append(parent)
+        return chain[::-1]
+
+    def by_fleetgen(self) -> list[str]:
+        """The modules fleetgen's own imports loaded (not the interpreter's start, which happens before fleetgen runs)."""
+        return [m for m in self.parents if m in self.loaded and _within(self.chain(m)[0], ("fleetgen",))]
+
+
+def _within(module: str, packages: tuple[str, ...] | set[str]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def _run(*args: str, env: dict[str, str] | None = None, tmp_path: Path) -> Imports:
+    """Run `fleetgen ARGS` in a fresh interpreter; the imports it made."""
+    record = tmp_path / "modules.json"
+    driver = (
+        "import atexit, json, sys; sys.argv[0] = 'fleetgen'; "
+        f"atexit.register(lambda: open({str(record)!r}, 'w').write(json.dumps(sorted(sys.modules)))); "
+        "from fleetgen.cli import main; main()"
+    )
+    environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), **(env or {})}
+    environment.pop("PYTHONPROFILEIMPORTTIME", None)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", driver, *args], cwd=REPO, env=environment, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode in (0, 1), f"fleetgen {' '.join(args)}: exit {done.returncode}: {done.stderr[-2000:]}"
+    return Imports.parse(done.stderr, frozenset(json.loads(record.read_text())))
+
+
+def _refused(imports: Imports, over: list[str]) -> str:
+    """Each chain of imports up to the module where it left the budget (what it loaded beyond that is counted)."""
+    first = [m for m in over if imports.parents.get(m) not in over]
+    return "\n".join(f"{' -> '.join(imports.chain(m))} (and {sum(m in imports.chain(o) for o in over) - 1} more below it)" for m in first)
+
+
+STARTS = {
+    "--version": (["--version"], {}),
+    "--help": (["--help"], {}),
+    "a command's --help": (["upgrade", "plan", "--help"], {}),
+    "completing a command": ([], {"_FLEETGEN_COMPLETE": "bash_complete", "COMP_WORDS": "fleetgen va", "COMP_CWORD": "1"}),
+    "completing an option": ([], {"_FLEETGEN_COMPLETE": "bash_complete", "COMP_WORDS": "fleetgen diff --", "COMP_CWORD": "2"}),
+}
+
+
+@pytest.mark.parametrize("start", list(STARTS))
+def test_start_up_loads_click_and_the_command_line_only(start: str, tmp_path: Path) -> None:
+    args, env = STARTS[start]
+    imports = _run(*args, env=env, tmp_path=tmp_path)
+    loaded = imports.by_fleetgen()
+    assert "fleetgen.cli" in loaded and "click" in loaded  # the report was read: the command line itself is in it
+    stdlib = sys.stdlib_module_names  # with the interpreter's private helpers (_sysconfigdata...), whose names start with _
+    over = [
+        m
+        for m in loaded
+        if (m.startswith("fleetgen") and m not in START_UP and not _within(m, START_UP_PACKAGES))
+        or (not m.startswith(("fleetgen", "_")) and m.split(".")[0] not in stdlib and m.split(".")[0] not in THIRD_PARTY_AT_START_UP)
+        or _within(m, HEAVY_STANDARD_LIBRARY)
+    ]
+    assert not over, (
+        f"`fleetgen {' '.join(args)}` ({start}) loads modules only some commands need; import them inside those commands:\n"
+        + (_refused(imports, over))
+    )
+
+
+@pytest.mark.parametrize(("command", "refused"), [("validate", NOT_FOR_VALIDATE), ("check", ONLY_SOME_COMMANDS)])
+def test_the_pre_commit_commands_load_only_what_they_use(command: str, refused: tuple[str, ...], tmp_path: Path) -> None:
+    imports = _run(command, str(EXAMPLE), tmp_path=tmp_path)
+    loaded = imports.by_fleetgen()
+    assert "fleetgen.render.rendered" in loaded  # it did its work: the fleet was rendered
+    over = [m for m in loaded if _within(m, refused)]
+    assert not over, f"`fleetgen {command}` loads modules only other commands need; import them where those commands run:\n" + (
+        _refused(imports, over)
+    )
+
+
+def test_the_budget_names_the_chain_that_pulled_a_module_in() -> None:
+    """The report's nesting is read right: children come before their importer, one step deeper."""
+    report = "\n".join(
+        [
+            "import time: self [us] | cumulative | imported package",
+            "import time:        10 |         10 |       pydantic_core",
+            "import time:        10 |         20 |     pydantic",
+            "import time:        10 |         30 |   fleetgen.model",
+            "import time:        10 |         10 |   click",
+            "import time:        10 |         50 | fleetgen.cli",
+            "import time:        10 |         10 | site",
+        ]
+    )
+    imports = Imports.parse(report, frozenset(["fleetgen.cli", "fleetgen.model", "pydantic", "pydantic_core", "click", "site"]))
+    assert imports.chain("pydantic_core") == ["fleetgen.cli", "fleetgen.model", "pydantic", "pydantic_core"]
+    assert imports.chain("click") == ["fleetgen.cli", "click"]
+    assert sorted(imports.by_fleetgen()) == ["click", "fleetgen.cli", "fleetgen.model", "pydantic", "pydantic_core"]
