@@ -229,7 +229,35 @@ def test_the_emitters_shortcuts_write_the_bytes_pyyamls_representer_does(documen
     written = dump_documents(documents)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(emit, "_Dumper", _GenericDumper)
-        assert written == dump_documents(documents)
+        assert written == (emit.generated_header("fleet.yaml") + emit._dumped(documents)).encode()
+
+
+# Strings YAML readers treat specially, alone or leading a longer string: quoting, block scalars and their
+# indentation and chomping indicators, line breaks only YAML 1.1 knows, keys too long to be simple keys.
+YAML_SPECIAL = st.sampled_from(
+    ["", "on", "yes", "~", "null", "0777", "1e3", "0o17", "- x", "a: b", "#c", " lead", "trail ", "a\nb", "a\n", "\n", "a\n\n",
+     " a\nb", "\n a", "a \nb", "'q'", '"d"', "\x85", "\u2028x", "\t", "é", "{}", "[]", "*a", "&a", "!t", "%x", "@", "`", "...", "---",
+     "x" * 130]
+)  # fmt: skip
+STRINGS = YAML_SPECIAL | st.text(max_size=8) | st.builds(str.__add__, YAML_SPECIAL, st.text(max_size=4))
+NESTED = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | STRINGS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@given(documents=st.lists(NESTED, min_size=1, max_size=3))
+def test_the_direct_writer_writes_the_bytes_pyyaml_does(documents: list[Any]) -> None:
+    """dump_documents lays out mappings and sequences itself and asks PyYAML only how to write each scalar:
+    the bytes are PyYAML's, whatever the strings, nesting and empty containers."""
+    assert dump_documents(documents) == (emit.generated_header("fleet.yaml") + emit._dumped(documents)).encode()
+
+
+def test_the_direct_writer_writes_rendered_files_itself() -> None:
+    """The shortcut is taken for rendered files (literal blocks included), not left to the fallback."""
+    documents = [{"kind": "ConfigMap", "data": {"a.json": '{"x": 1}\n', "b": ["on", {"c": " x\n\ny"}], "e": {}}}, {"kind": "Namespace"}]
+    assert emit._written(documents) == emit._dumped(documents)
 
 
 # -- 2. round trip ----------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Canonical YAML bytes for rendered files.
 
-PyYAML's libyaml emitter is used for speed (8x ruamel's on our objects, see benchmarks/). Its YAML
+PyYAML's emitter defines the bytes (libyaml's, 8x ruamel's on our objects); the block layout is written
+directly and PyYAML asked once for each distinct scalar (below). Its YAML
 1.1 resolver already quotes every string a 1.1 reader would take for something else (`on`, `yes`,
 `0777`, `1.29`); we add the forms only YAML 1.2 readers turn into numbers (`0o17`, `1e3`), so a
 string stays a string for kustomize, kubectl and every editor alike. Keys keep the order the
@@ -10,6 +11,7 @@ builders gave them (apiVersion, kind, metadata first); nothing is ever folded on
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -90,7 +92,15 @@ def generated_header(source_name: str) -> str:
 
 
 def dump_documents(documents: list[dict[str, Any]], source_name: str = "fleet.yaml", header: str | None = None) -> bytes:
-    body = yaml.dump_all(
+    body = _written(documents)
+    if body is None:
+        body = _dumped(documents)
+    return ((header if header is not None else generated_header(source_name)) + body).encode("utf-8")
+
+
+def _dumped(documents: list[Any]) -> str:
+    """The documents as PyYAML's emitter writes them with our dumper: the definition of fleetgen's YAML."""
+    return yaml.dump_all(
         documents,
         Dumper=_Dumper,
         sort_keys=False,
@@ -100,7 +110,118 @@ def dump_documents(documents: list[dict[str, Any]], source_name: str = "fleet.ya
         indent=2,
         line_break="\n",
     )
-    return ((header if header is not None else generated_header(source_name)) + body).encode("utf-8")
+
+
+# Writing the block structure directly: PyYAML's representer and serializer walk every node in Python and
+# took most of a render's emitting time. The layout of block mappings and sequences is fixed (two spaces
+# a level, a sequence in a mapping not indented, `{}` and `[]` for empty ones); how a scalar is written
+# depends on its text alone (a literal block's lines move in with its indentation), so PyYAML's emitter is
+# asked once for each distinct string. What the fixed layout does not cover (a long or non-string key, a
+# block that keeps its final line breaks, a document that is not a non-empty mapping or sequence) goes to
+# PyYAML whole. On the benchmark's files this writes the same bytes in a tenth of the time; properties in
+# tests/test_reliability.py hold the bytes equal to PyYAML's on generated objects.
+
+
+class _NeedsPyYAML(Exception):
+    """Something the direct writer does not lay out; the caller falls back to PyYAML."""
+
+
+def _written(documents: list[Any]) -> str | None:
+    """The documents' YAML written directly, or None where PyYAML has to write them."""
+    out: list[str] = []
+    try:
+        for number, document in enumerate(documents):
+            if number:
+                out.append("---\n")
+            kind = type(document)
+            if (kind is not dict and kind is not list) or not document:
+                return None
+            _block(document, 0, out, inline=False)
+    except _NeedsPyYAML:
+        return None
+    return "".join(out)
+
+
+def _block(node: dict[Any, Any] | list[Any], indent: int, out: list[str], *, inline: bool) -> None:
+    """A non-empty mapping or sequence at `indent`; `inline`: its first line goes on the current one (after `- `)."""
+    pad = " " * indent
+    first = "" if inline else pad
+    if type(node) is dict:
+        for key, value in node.items():
+            text = _key_text(key) if type(key) is str else None
+            if text is None:
+                raise _NeedsPyYAML
+            out.append(f"{first}{text}:")
+            first = pad
+            kind = type(value)
+            if kind is dict and value:
+                out.append("\n")
+                _block(value, indent + 2, out, inline=False)
+            elif kind is list and value:
+                out.append("\n")
+                _block(value, indent, out, inline=False)  # a sequence in a mapping is not indented
+            else:
+                out.append(f" {_scalar(value, indent)}\n")
+        return
+    for item in node:
+        out.append(f"{first}- ")
+        first = pad
+        kind = type(item)
+        if (kind is dict or kind is list) and item:
+            _block(item, indent + 2, out, inline=True)
+        else:
+            out.append(f"{_scalar(item, indent)}\n")
+
+
+def _scalar(value: Any, indent: int) -> str:
+    """A scalar (or an empty mapping or sequence) as the value of a mapping or sequence item at `indent`."""
+    kind = type(value)
+    if kind is str:
+        text = _string_text(value)
+    elif kind is bool:
+        return "true" if value else "false"
+    elif kind is int:
+        return str(value)
+    elif value is None:
+        return "null"
+    elif kind is dict:
+        return "{}"  # empty: a non-empty one is a block
+    elif kind is list:
+        return "[]"
+    elif kind is float:
+        text = _value_text(value)  # not remembered: -0.0 equals 0.0 and is written otherwise
+    else:
+        raise _NeedsPyYAML
+    if text is None:
+        raise _NeedsPyYAML
+    if indent and "\n" in text:  # a literal block: its lines go `indent` further in; an empty line stays empty
+        return "\n".join(line and " " * indent + line if number else line for number, line in enumerate(text.split("\n")))
+    return text
+
+
+@lru_cache(maxsize=1 << 16)
+def _string_text(value: str) -> str | None:
+    return _value_text(value)
+
+
+def _value_text(value: str | float) -> str | None:
+    """How PyYAML writes `value` as the value of a mapping at the left margin: one line, or a literal block whose
+    lines the caller indents. None for a block that keeps its final line breaks (`|+`): PyYAML then ends the
+    document with `...`, which depends on what follows."""
+    text = _dumped([{"k": value}])
+    header = text.split("\n", 1)[0]
+    if not text.startswith("k: ") or header.endswith("+") or "\n..." in text:
+        return None
+    return text[3:-1]
+
+
+@lru_cache(maxsize=1 << 16)
+def _key_text(key: str) -> str | None:
+    """How PyYAML writes `key` as a simple key; None when it writes it otherwise (`? ` for a long or multi-line key)."""
+    line = _dumped([{key: 0}])
+    if not line.endswith(": 0\n") or line.count("\n") != 1 or line.startswith("? "):
+        return None
+    return line[: -len(": 0\n")]
 
 
 MARKDOWN_HEADER = "<!-- Generated by fleetgen from {source}. Do not edit. -->\n"
