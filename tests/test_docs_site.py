@@ -112,3 +112,16 @@ def test_every_test_a_page_names_exists() -> None:
                 )
                 named += 1
     assert named >= 10, named
+
+
+def test_the_findings_reference_holds_every_module_that_raises_findings() -> None:
+    page = (DOCS / "reference" / "findings.md").read_text(encoding="utf-8")
+    raising = sorted(
+        p.relative_to(REPO / "fleetgen").with_suffix("").as_posix()
+        for p in (REPO / "fleetgen").rglob("*.py")
+        if re.search(r"\bFinding\(\s*\S", p.read_text(encoding="utf-8"))
+        and p.name not in {"errors.py", "findings_doc.py"}  # the type, and the page's reader
+    )
+    assert raising and all(f"\n## {module}\n" in page for module in raising), [m for m in raising if f"\n## {m}\n" not in page]
+    assert "| error | `the pool is partitioned two ways (timeSlicing and mig): choose one` | Choose one |" in page
+    assert page.count("\n| error |") + page.count("\n| warning |") > 150

@@ -16,13 +16,19 @@ from pathlib import Path
 FINDINGS_REFERENCE_PATH = "docs/reference/findings.md"
 PACKAGE = Path(__file__).resolve().parents[1]
 SEVERITIES = {"ERROR": "error", "WARNING": "warning", "NOTE": "note"}
+# A message's last clause is its fix when it starts with one of these verbs ("...; set capacity.gpuOvercommit").
+FIX_VERBS = frozenset(
+    "add allow choose drop give keep list lower move name plan put raise remove rename replace request run set state "
+    "upgrade use write".split()
+)
 
 INTRO = """\
 # Findings
 
 Written by `fleetgen docs` from the code that raises each finding; a test fails while it is stale.
 A finding prints as `fleet.yaml:LINE:COLUMN: [severity: ]PATH: MESSAGE`: the position and the field
-path say where, the message says what is wrong and, where there is one, what to change. `{name}` in a
+path say where, the message says what is wrong and, where there is one, what to change (the fix column
+repeats a message's closing instruction; the rule column says what the check enforces). `{name}` in a
 message below stands for a value fleetgen fills in. Errors fail `validate` (exit 1); warnings fail it
 only with `--fail-on warning`; notes never fail. [What validate checks](validate-checks.md) explains
 the checks by layer.
@@ -48,9 +54,9 @@ def findings_reference_markdown() -> str:
         summary = _first_paragraph(ast.get_docstring(tree) or "")
         if summary:
             parts.append(summary + "\n")
-        parts += ["| severity | message | rule |", "|---|---|---|"]
+        parts += ["| severity | message | fix | rule |", "|---|---|---|---|"]
         for entry in dict.fromkeys(entries):
-            parts.append(f"| {entry.severity} | {_code(entry.message)} | {_cell(entry.rule)} |")
+            parts.append(f"| {entry.severity} | {_code(entry.message)} | {_cell(_fix(entry.message))} | {_cell(entry.rule)} |")
         parts.append("")
     return "\n".join(parts)
 
@@ -144,6 +150,15 @@ def _name(node: ast.expr) -> str:
         return _called(node) or "value"
     names = [n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(node) if isinstance(n, ast.Attribute | ast.Name)]
     return names[0] if names else "value"
+
+
+def _fix(message: str) -> str:
+    """The message's own fix: its last clause after `; ` or `: `, when that clause starts with a verb of FIX_VERBS."""
+    for separator in ("; ", ": "):
+        tail = message.rsplit(separator, 1)[-1] if separator in message else ""
+        if tail.split(" ", 1)[0].lower() in FIX_VERBS:
+            return tail[0].upper() + tail[1:]
+    return ""
 
 
 def _first_paragraph(text: str) -> str:
