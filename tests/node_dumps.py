@@ -27,6 +27,7 @@ PRODUCTS = {
     ("A100", "Standard_NC24ads_A100_v4"): ("NVIDIA-A100-80GB-PCIe", "81920", "ampere", "8", "0"),
     ("A100", "Standard_ND96asr_v4"): ("NVIDIA-A100-SXM4-40GB", "40960", "ampere", "8", "0"),
     ("H100", "Standard_ND96isr_H100_v5"): ("NVIDIA-H100-80GB-HBM3", "81559", "hopper", "9", "0"),
+    ("B200", "Standard_ND128isr_B200_v6"): ("NVIDIA-B200", "183359", "blackwell", "10", "0"),
 }
 CUDA_OF_DRIVER = {
     "520": "11.8",
@@ -38,6 +39,9 @@ CUDA_OF_DRIVER = {
     "570": "12.8",
     "575": "12.9",
     "580": "13.0",
+    "590": "13.1",
+    "595": "13.2",
+    "610": "13.2",
 }
 
 
@@ -63,7 +67,8 @@ def gfd_labels(driver: str) -> dict[str, str]:
 
 
 def node(fleet: Fleet, cluster_name: str, pool_name: str, number: int, *, driver: str | None = None) -> dict[str, Any]:
-    """One GPU node of the pool, running what its version set says (or `driver`)."""
+    """One GPU node of the pool, running what its version set says (or `driver`); a pool with a driver of its own runs
+    that, and where the GPU Operator manages the driver per pool the node carries the owning NVIDIADriver's name."""
     cluster = next(c for c in fleet.clusters if c.name == cluster_name)
     pool = next(p for p in cluster.node_pools if p.name == pool_name)
     row = fleet.version_sets[cluster.version_set]
@@ -107,9 +112,11 @@ def node(fleet: Fleet, cluster_name: str, pool_name: str, number: int, *, driver
         "nvidia.com/mig.capable": "true" if pool.gpu_model in ("A100", "H100") else "false",
         "topology.kubernetes.io/region": cluster.region,
         "topology.kubernetes.io/zone": zone,
-        **gfd_labels(driver or str(row.driver)),
+        **gfd_labels(str(pool.driver.version) if pool.driver.version else driver or str(row.driver)),
         **pool.labels,
     }
+    if fleet.platform_of(cluster).gpu_operator.driver_crd:
+        labels["nvidia.com/gpu-operator.driver.owner"] = pool.name
     taints = [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints]
     cpu, memory_kib = str(pool.cpu_per_node), pool.memory_per_node.value // 1024
     resources = {"cpu": cpu, "memory": f"{memory_kib}Ki", "nvidia.com/gpu": str(pool.gpus_per_node), "pods": "110"}

@@ -8,19 +8,25 @@ has its own.
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import test_helm_charts as charts
 from conftest import REPO, findings_of, line_of, replace_once
 from generated_fleets import fleet_text, fleets
 from hypothesis import HealthCheck, given, settings
+from node_dumps import evidence_of, wave_evidence
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import Severity
-from fleetgen.model import Fleet
+from fleetgen.live.node_checks import judge_nodes
+from fleetgen.live.nodes import nodes_in
+from fleetgen.model import Fleet, Version
 from fleetgen.render import cluster_objects
 from fleetgen.render.nvidia_drivers import KUEUE_POD_SELECTOR
 from fleetgen.render.platform import RELEASES, add_ons, helm_values
+from fleetgen.upgrade.apply import apply_wave
+from fleetgen.upgrade.verify import verify_wave
 from fleetgen.validation.cel_rules import CelRules
 from fleetgen.validation.rendered_objects import Schemas, object_problems
 
@@ -151,3 +157,21 @@ def test_no_two_drivers_select_one_node_and_every_gpu_pool_has_its_own(generated
                 want = pool.driver.version or fleet.version_sets[cluster.version_set].driver
                 assert drivers[pool_name]["spec"]["version"] == str(want)
         assert not any(d["spec"]["default"] for d in drivers.values())
+
+
+def test_a_driver_wave_is_done_when_each_pool_runs_its_driver_a_pinned_pool_its_own() -> None:
+    loaded = load_fleet_text(TEXT.encode())
+    at = datetime.datetime(2026, 11, 24, 9, tzinfo=datetime.UTC)
+    record = load_fleet_text(apply_wave(loaded, 1, {"driver": Version("610.57.04")}, at).encode())
+    evidence = wave_evidence(record.fleet, 1)  # the b200 nodes stay on 595.91.07, the pool's own driver
+    b200 = [n for n in evidence["training-eastus"] if n["kind"] == "Node" and n["metadata"]["labels"].get("accelerator") == "nvidia-b200"]
+    assert b200 and {n["metadata"]["labels"]["nvidia.com/cuda.driver-version.full"] for n in b200} == {"595.91.07"}
+    _, said = verify_wave(record, 1, evidence, at + datetime.timedelta(hours=2))
+    assert said.startswith("wave 1 is done on its nodes")
+
+
+def test_the_nodes_of_a_pinned_pool_are_judged_by_its_own_driver() -> None:
+    fleet = _fleet()
+    nodes = nodes_in(evidence_of(fleet, "training-eastus"))
+    assert {n.driver for n in nodes if n.labels.get("accelerator") == "nvidia-b200"} == {Version("595.91.07")}
+    assert [f for f in judge_nodes(fleet, fleet.clusters[0], nodes).findings if f.kind == "version"] == []

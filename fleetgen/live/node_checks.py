@@ -86,7 +86,8 @@ def judge_nodes(fleet: Fleet, cluster: Cluster, nodes: list[NodeFacts], data: Fa
                 found.setdefault((Severity.WARNING, "", "GPU nodes whose labels match no node pool", "pool"), []).append(node.name)
             continue
         members[pool.name].append(node)
-        for severity, kind, message in node_problems(node, pool, row, data, from_image=image_driver(fleet, cluster)):
+        own = row if pool.driver.version is None else row.model_copy(update={"driver": pool.driver.version})  # its NVIDIADriver's
+        for severity, kind, message in node_problems(node, pool, own, data, from_image=image_driver(fleet, cluster)):
             found.setdefault((severity, pool.name, message, kind), []).append(node.name)
     for pool in cluster.node_pools:
         count = len(members[pool.name])

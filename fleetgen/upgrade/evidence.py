@@ -88,6 +88,13 @@ class Progress:
         return "; ".join(parts) + (": done" if self.done else "")
 
 
+def _own(cluster: Cluster, node: NodeFacts, component: str, want: Version) -> Version:
+    """What `node` should run of `component`: a pool with a driver of its own (one NVIDIADriver per pool) keeps it
+    whatever its cluster's version set moves to."""
+    pool = pool_of(cluster, node) if component == "driver" else None
+    return pool.driver.version if pool is not None and pool.driver.version is not None else want
+
+
 def progress(cluster: Cluster, wanted: dict[str, Version], objects: list[dict[str, Any]], node_image: str | None = None) -> Progress:
     """Where `cluster` stands on `wanted` (node-borne and image versions; others are ignored) by its dump, and on
     `node_image` where its node images carry the driver (a node whose provider does not label its image is judged
@@ -98,7 +105,7 @@ def progress(cluster: Cluster, wanted: dict[str, Version], objects: list[dict[st
     on_target = tuple(
         n.name
         for n in gpu_nodes
-        if all((v := node_version(n, c)) is not None and covers(v, want) for c, want in node_wanted)
+        if all((v := node_version(n, c)) is not None and covers(v, _own(cluster, n, c, want)) for c, want in node_wanted)
         and (node_image is None or n.image in (None, node_image))
     )
     unreadable = tuple(n.name for n in gpu_nodes if any(node_version(n, c) is None for c, _ in node_wanted))
