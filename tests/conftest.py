@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 import yaml
@@ -56,11 +56,19 @@ def examples(ci_count: int, **more: Any) -> settings:
 REQUIRE_TOOLS = os.environ.get("FLEETGEN_REQUIRE_TOOLS") == "1"
 
 
-def skip_without(tool: str, why: str) -> None:
+def skip_without(tool: str, why: str) -> NoReturn:
     """Skip the running test for a missing `tool`, or fail it where every tool is required."""
     if REQUIRE_TOOLS:
         pytest.fail(f"{tool} is required here (FLEETGEN_REQUIRE_TOOLS=1) and missing: {why}", pytrace=False)
     pytest.skip(why)
+
+
+def installed(why: str, tool: str, *other_names: str) -> str:
+    """The path of `tool` (or of the first of its other names found) on PATH; else skip_without(tool, why)."""
+    found = next(filter(None, map(shutil.which, (tool, *other_names))), None)
+    if found is None:
+        skip_without(tool, why)
+    return found
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

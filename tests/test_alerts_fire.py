@@ -16,7 +16,6 @@ promtool comes with the Debian package `prometheus` (CI installs it); without it
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import subprocess
 from collections.abc import Callable
 from functools import cache
@@ -28,7 +27,7 @@ import pytest
 import yaml
 from alert_cases import CASES, Case
 from alert_world import Cluster, build_cluster, healthy, world
-from conftest import EXAMPLE, REPO, replace_once, skip_without
+from conftest import EXAMPLE, REPO, installed, replace_once
 from stored_series import Labels, kueue_service_labels, kueue_target, service_monitor_target
 
 from fleetgen.checks.load import load_fleet_text
@@ -59,14 +58,13 @@ FLEETS[NEWER_EXPORTER] = load_fleet_text(
 WHERE = [(name, index) for name, fleet in FLEETS.items() for index in range(len(fleet.clusters)) if name != NEWER_EXPORTER]
 WHERE.append((NEWER_EXPORTER, [c.name for c in FLEETS[NEWER_EXPORTER].clusters].index("dev-eastus")))
 Where = tuple[str, int]  # (fleet, cluster index)
-PROMTOOL = shutil.which("promtool")
+NO_PROMTOOL = "promtool is not installed (.ci/run installs it with Debian's prometheus package)"
 needs_promtool = pytest.mark.usefixtures("promtool_present")
 
 
 @pytest.fixture
 def promtool_present() -> None:
-    if PROMTOOL is None:
-        skip_without("promtool", "promtool is not installed (.ci/run installs it with Debian's prometheus package)")
+    installed(NO_PROMTOOL, "promtool")
 
 
 def _id(where: Where) -> str:
@@ -201,9 +199,9 @@ def _promtool(
     tmp_path: Path, where: Where, tests: list[dict[str, Any]], every: int = 1, only: dict[str, Any] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`promtool test rules` of `tests` against the cluster's rendered rule groups (or the one holding rule `only`)."""
-    assert PROMTOOL
+    promtool = installed(NO_PROMTOOL, "promtool")
     _write_case(tmp_path, where, tests, every, only)
-    return subprocess.run([PROMTOOL, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    return subprocess.run([promtool, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False)
 
 
 def _verdicts(output: str) -> dict[str, str]:
@@ -227,7 +225,7 @@ def fired(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Where], dict[st
 
     def of(where: Where) -> dict[str, str]:
         if where not in runs:
-            assert PROMTOOL
+            promtool = installed(NO_PROMTOOL, "promtool")
             root = tmp_path_factory.mktemp("promtool")
             c = _cluster(where)
             files = {}
@@ -238,7 +236,7 @@ def fired(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Where], dict[st
                 case = builder(c, rule)
                 _write_case(root / f"case-{number}", where, _case_tests(c, rule, case), case.every, rule)
                 files[f"case-{number}/tests.yaml"] = _alert_id(where, rule)
-            done = subprocess.run([PROMTOOL, "test", "rules", *files], cwd=root, capture_output=True, text=True, check=False)
+            done = subprocess.run([promtool, "test", "rules", *files], cwd=root, capture_output=True, text=True, check=False)
             verdicts = _verdicts(done.stdout + done.stderr)
             assert set(verdicts) == set(files), done.stdout + done.stderr
             runs[where] = {files[path]: text for path, text in verdicts.items()}
@@ -347,10 +345,10 @@ def test_the_kueue_charts_own_monitor_is_not_selected_and_fleetgens_is() -> None
 @needs_promtool
 @pytest.mark.parametrize("where", WHERE, ids=[_id(w) for w in WHERE])
 def test_promtool_checks_the_rendered_rules(tmp_path: Path, where: Where) -> None:
-    assert PROMTOOL
+    promtool = installed(NO_PROMTOOL, "promtool")
     rules = tmp_path / "rules.yaml"
     rules.write_text(yaml.safe_dump({"groups": _groups(where)}, sort_keys=False))
-    done = subprocess.run([PROMTOOL, "check", "rules", str(rules)], capture_output=True, text=True, check=False)
+    done = subprocess.run([promtool, "check", "rules", str(rules)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SUCCESS" in done.stdout
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import html5lib
 import pytest
-from conftest import EXAMPLE, REPO
+from conftest import EXAMPLE, REPO, installed
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from synth_history import answer_text, gpus_in_use
@@ -158,8 +158,9 @@ def test_the_html_chart_is_valid_and_draws_in_a_headless_browser(tmp_path: Path,
     charts = page.count("<svg")
     assert charts == 4  # a chart for each row with history: training-eastus, its a100-spot and h100-ondemand pools, nlp there
     assert page.index("training-eastus pool a100-spot") < page.index("training-eastus pool h100-ondemand")  # flagged first
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert browser, "headless Chromium is needed for this test (Debian's chromium package)"
+    browser = installed(
+        "no headless Chromium here (.ci/run installs Debian's chromium); the HTML was checked above", "chromium", "chromium-browser"
+    )
     (tmp_path / "forecast.html").write_text(page)
     shot = tmp_path / "forecast.png"
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import REPO, replace_once
+from conftest import REPO, installed, replace_once
 from stored_series import kueue_target
 from test_multikueue import CASE, EAST, TEXT, WEST, _load
 
@@ -108,7 +108,7 @@ def test_adding_or_removing_a_worker_is_a_capacity_change_the_gate_judges() -> N
     assert "team vision removed from training-westus2" in gated["fleetgen-removal"]
 
 
-PROMTOOL = shutil.which("promtool")
+NO_PROMTOOL = "promtool is not installed (.ci/run installs it with Debian's prometheus package)"
 
 
 def _selector(labels: dict[str, str]) -> str:
@@ -138,7 +138,7 @@ def _manager_alerts(tmp_path: Path, counters: dict[tuple[str, str, str, str], in
 def _promtool(
     tmp_path: Path, groups: list[dict[str, Any]], series: list[dict[str, Any]], alert: str, expected: list[dict[str, Any]]
 ) -> None:
-    assert PROMTOOL, "promtool is not installed (.ci/run installs it with Debian's prometheus package)"
+    promtool = installed(NO_PROMTOOL, "promtool")
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
     test = {
         "interval": "1m",
@@ -146,7 +146,7 @@ def _promtool(
         "alert_rule_test": [{"eval_time": "100m", "alertname": alert, "exp_alerts": expected}],
     }
     (tmp_path / "tests.yaml").write_text(yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": [test]}))
-    done = subprocess.run([PROMTOOL, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    done = subprocess.run([promtool, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -200,9 +200,9 @@ def test_the_manager_alone_gets_the_multikueue_alerts_and_promtool_loads_them(tm
     groups, _ = _manager_alerts(tmp_path, {})
     workers = sorted((r["labels"]["cluster_queue"], r["labels"]["worker"]) for g in groups for r in g["rules"] if "worker" in r["labels"])
     assert workers == [("fleet-a100", EAST), ("fleet-a100", WEST), ("fleet-h100", EAST)]  # Incremental: the first 3 of each queue
-    assert PROMTOOL
+    promtool = installed(NO_PROMTOOL, "promtool")
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}))
-    done = subprocess.run([PROMTOOL, "check", "rules", "rules.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    done = subprocess.run([promtool, "check", "rules", "rules.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     off = replace_once(TEXT, "multiKueue:\n", "alerts: {rules: {multikueueWorkerInactive: {enabled: false}}}\nmultiKueue:\n")
     index = [c.name for c in fleet.clusters].index("dispatch-eastus")

@@ -14,7 +14,7 @@ import html5lib
 import jsonschema
 import promql_parser
 import pytest
-from conftest import EXAMPLE, replace_once, skip_without
+from conftest import EXAMPLE, installed, replace_once
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.render import cluster_objects
@@ -123,9 +123,9 @@ def test_report_html_is_valid_and_renders_in_a_headless_browser(tmp_path: Path, 
     page = done.stdout
     html5lib.HTMLParser(strict=True).parse(page)  # raises on any HTML error
     assert page.count("<rect") == 2 * len(FLEET.clusters) and "GPU capacity and committed quota" in page
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        skip_without("chromium", "no headless Chromium here (.ci/run installs Debian's chromium); the HTML was checked above")
+    browser = installed(
+        "no headless Chromium here (.ci/run installs Debian's chromium); the HTML was checked above", "chromium", "chromium-browser"
+    )
     (tmp_path / "report.html").write_text(page)
     shot = tmp_path / "report.png"
     flags = [

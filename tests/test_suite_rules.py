@@ -65,3 +65,32 @@ def test_golden_files_are_written_only_by_a_regenerating_run() -> None:
     """No test reads an environment variable to rewrite its golden files: only `--regenerate` does, and such a run skips."""
     for path in sorted(set(TESTS.glob("test_*.py")) - {Path(__file__)}):
         assert "FLEETGEN_REGENERATE" not in path.read_text(encoding="utf-8"), path.name
+
+
+def _asserted_lookups(path: Path) -> list[int]:
+    """Lines of `path` that assert a tool was found by shutil.which, directly or through a name bound to a lookup
+    (in the asserting function, or at module level and not rebound there)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+
+    def looks_up(node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "which" for n in ast.walk(node))
+
+    def bound(body: list[ast.stmt], lookup: bool) -> set[str]:
+        assigns = [n for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Assign) and looks_up(n.value) == lookup]
+        return {t.id for n in assigns for t in n.targets if isinstance(t, ast.Name)}
+
+    module = bound(tree.body, lookup=True)
+    lines = set()
+    for function in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        names = bound(function.body, lookup=True) | (module - bound(function.body, lookup=False))
+        for node in (n for n in ast.walk(function) if isinstance(n, ast.Assert)):
+            if looks_up(node.test) or any(isinstance(m, ast.Name) and m.id in names for m in ast.walk(node.test)):
+                lines.add(node.lineno)
+    return sorted(lines)
+
+
+def test_no_test_asserts_that_a_tool_is_installed() -> None:
+    """A missing tool (Chromium, promtool, helm...) skips with its reason locally and fails in CI: skip_without
+    does both, while an assert fails the README's test command on every machine without the tool."""
+    asserted = [f"{path.name}:{line}" for path in sorted(TESTS.glob("test_*.py")) for line in _asserted_lookups(path)]
+    assert asserted == [], "use conftest.skip_without(tool, why) where a tool may be missing"
