@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import EXAMPLE, REPO, UPSTREAM_CRDS, line_of, replace_once
+from conftest import EXAMPLE, REPO, UPSTREAM_CRDS, findings_of, line_of, replace_once
 
 from fleetgen.checks.load import load_fleet
 from fleetgen.errors import Severity
@@ -186,3 +186,17 @@ def test_strict_crd_schema_rejects_unknown_fields() -> None:
     assert schema["additionalProperties"] is False and schema["properties"]["a"]["additionalProperties"] is False
     kept = strict({"type": "object", "properties": {"a": {}}, "x-kubernetes-preserve-unknown-fields": True})
     assert "additionalProperties" not in kept
+
+
+@pytest.mark.parametrize("written", ["010", "0x1F", "0o17", "+5", "1.0", "1e3"])
+def test_a_label_value_yaml_reads_as_a_number_written_otherwise_is_refused_where_it_stands(written: str) -> None:
+    """`gen: 010` is 10 to YAML 1.2 (and 8 to YAML 1.1): rendering '10' would give a ResourceFlavor that matches no
+    node, so it is refused like `1.0`, at its position; a whole number written as its own digits stays accepted."""
+    text = replace_once(EXAMPLE.read_text(), "labels: {accelerator: nvidia-h100}", f"labels: {{accelerator: nvidia-h100, gen: {written}}}")
+    line = line_of(text, f"gen: {written}")
+    column = text.splitlines()[line - 1].index(f"gen: {written}") + len("gen: ") + 1
+    [refusal] = findings_of(text)
+    assert refusal.startswith(f"{line}:{column}: ") and refusal.endswith(
+        f"{written} is a number, not a name: write it in quotes ('{written}')"
+    )
+    assert findings_of(text.replace(f"gen: {written}", "gen: 10")) == []

@@ -16,7 +16,7 @@ from fleetgen.compat.facts import Facts, facts
 from fleetgen.errors import Finding, FindingsError, Location, Severity
 from fleetgen.model import Fleet
 from fleetgen.model.json_schema import fields_at
-from fleetgen.source.reader import Source, SourceFloat, parse_fleet, read_fleet
+from fleetgen.source.reader import Source, SourceFloat, SourceInt, parse_fleet, read_fleet
 
 # pydantic error types whose position is the offending mapping key rather than its value
 _KEY_ERRORS = {"extra_forbidden"}
@@ -107,7 +107,7 @@ def _message(error: Any) -> str:
         return "required field is missing"
     msg = msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
     if kind.startswith(("literal_", "enum", "int_", "float_", "bool_", "string_", "greater_", "less_", "too_")):
-        shown = value.text if isinstance(value, SourceFloat) else value
+        shown = value.text if isinstance(value, (SourceFloat, SourceInt)) else value
         if isinstance(shown, bool):  # as YAML writes it
             msg += f", got {str(shown).lower()} (a boolean)"
         elif isinstance(shown, (str, int, float)) and len(repr(shown)) <= 80:

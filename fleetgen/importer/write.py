@@ -12,7 +12,7 @@ from ruamel.yaml.representer import RoundTripRepresenter
 
 from fleetgen.errors import FieldPath
 from fleetgen.importer.imported import Imported
-from fleetgen.source.yaml_nodes import SourceFloat
+from fleetgen.source.yaml_nodes import SourceFloat, SourceInt
 
 HEADER = """\
 # yaml-language-server: $schema=schemas/fleet.schema.json
@@ -27,8 +27,13 @@ class _Representer(RoundTripRepresenter):
         node: ScalarNode = self.represent_scalar("tag:yaml.org,2002:float", data.text)  # as the repository wrote it
         return node
 
+    def represent_source_int(self, data: SourceInt) -> ScalarNode:
+        node: ScalarNode = self.represent_scalar("tag:yaml.org,2002:int", data.text)  # validate refuses `010` where a name stands
+        return node
+
 
 _Representer.add_representer(SourceFloat, _Representer.represent_source_float)
+_Representer.add_representer(SourceInt, _Representer.represent_source_int)
 
 
 def fleet_yaml(imported: Imported, source: str) -> str:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, GetCoreSchemaHandler, WithJsonSchema
 from pydantic_core import core_schema
 
-from fleetgen.source.reader import SourceFloat
+from fleetgen.source.reader import SourceFloat, SourceInt
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -20,8 +20,8 @@ _LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 
 
 def as_text(value: Any) -> Any:
-    """Numbers stand for text where fleet.yaml wants text: `cost-center: 4521`, `cuda: 12.10`."""
-    if isinstance(value, SourceFloat):
+    """Numbers stand for text where fleet.yaml wants text, as written: `cost-center: 4521`, `cuda: 12.10`."""
+    if isinstance(value, (SourceFloat, SourceInt)):
         return value.text
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
@@ -29,11 +29,11 @@ def as_text(value: Any) -> Any:
 
 
 def as_name_text(value: Any) -> Any:
-    """A whole number stands for its digits where fleet.yaml wants a name or label (`costCenter: 4780`); a
-    fraction does not: whether `12.50` is a valid name depends on how it was written, which no editor's
-    schema can see, so it must be quoted."""
-    if isinstance(value, float):
-        shown = value.text if isinstance(value, SourceFloat) else repr(value)
+    """A whole number written as its digits stands for them where fleet.yaml wants a name or label
+    (`costCenter: 4780`); any other number does not: whether `12.50` or `010` is the name meant depends on how
+    it was written, which no editor's schema can see (YAML reads `010` as 10), so it must be quoted."""
+    if isinstance(value, (float, SourceInt)):
+        shown = value.text if isinstance(value, (SourceFloat, SourceInt)) else repr(value)
         raise ValueError(f"{shown} is a number, not a name: write it in quotes ('{shown}')")
     return as_text(value)
 

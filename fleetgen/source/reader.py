@@ -15,7 +15,8 @@ import yaml
 
 from fleetgen.errors import FieldPath, Finding, FindingsError, InputError, Location
 from fleetgen.source.yaml_nodes import Builder, Composer, Limits, NeedPositions, Refused, alias_marks, protect_breaks
-from fleetgen.source.yaml_nodes import SourceFloat as SourceFloat  # fleetgen.source.reader.SourceFloat is what the model imports
+from fleetgen.source.yaml_nodes import SourceFloat as SourceFloat  # the model imports the numbers that keep their text
+from fleetgen.source.yaml_nodes import SourceInt as SourceInt  # from here
 
 MAX_BYTES = 16 * 1024 * 1024  # a 1,000-cluster fleet is a few MB; more is a mistake or an attack
 MAX_VALUES = 1_000_000  # bounds alias expansion ("billion laughs"); a 1,000-cluster fleet has ~100k

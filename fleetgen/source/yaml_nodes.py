@@ -143,6 +143,21 @@ class SourceFloat(float):
         return SourceFloat, (float(self), self.text)  # copies and pickles keep the text (import deep-copies documents)
 
 
+class SourceInt(int):
+    """A whole number written other than as its digits (`010`, `0x1F`, `+5`), with that text: where
+    fleet.yaml wants a name, its text is not its value, and neither may stand for the other."""
+
+    text: str
+
+    def __new__(cls, value: int, text: str) -> SourceInt:
+        obj = super().__new__(cls, value)
+        obj.text = text
+        return obj
+
+    def __reduce__(self) -> tuple[type[SourceInt], tuple[int, str]]:
+        return SourceInt, (int(self), self.text)
+
+
 def measure(node: Node, seen: dict[int, tuple[int, int]], limits: Limits) -> tuple[int, int]:
     """Values after alias expansion and nesting depth, computed once per node (aliases share nodes)."""
     known = seen.get(id(node))
@@ -280,10 +295,11 @@ class Builder:
             digits = text.replace("_", "")
             prefix = digits.lstrip("+-")[:2].lower()
             try:
-                return int(digits, {"0x": 16, "0o": 8}.get(prefix, 10))
+                number = int(digits, {"0x": 16, "0o": 8}.get(prefix, 10))
             except ValueError:
                 self.fail(path, node, f"{text!r} is not an integer")
                 return None
+            return number if text == str(number) else SourceInt(number, text)
         if tag == _TAG + "float":
             lowered = text.lower().lstrip("+")
             if lowered in (".inf", "-.inf", ".nan"):
