@@ -176,3 +176,17 @@ def test_the_report_shows_every_layer_per_cluster(example_text: str) -> None:
     markdown = report_markdown(report)
     assert "## Quota layers" in markdown and "| training-eastus | contoso-ai-prod/eastus/spot vCPUs 368/800 (46%);" in markdown
     assert '"quotaLayers"' in report_json(report)
+
+
+def test_a_cluster_in_no_cloud_account_is_a_warning_naming_it(example_text: str) -> None:
+    """With cloudAccounts declared, a cluster none of them lists has pools no quota is checked against: say so at the
+    cluster (2 x 96 + 1 x 96 + 2 x 96 vCPUs: its A100 spot, A100 and H100 pools)."""
+    text = replace_once(
+        example_text, "clusters: [prod-inference-eastus, training-eastus, dev-eastus,", "clusters: [prod-inference-eastus, dev-eastus,"
+    )
+    warnings = [f for f in findings_of(text, Severity.WARNING) if "in no cloud account" in f]
+    assert warnings == [
+        f"{line_of(text, '- name: training-eastus')}:11: clusters[2].name: training-eastus is in no cloud account: "
+        "its node pools (480 vCPUs at their largest) are not checked against a cloud quota; list it under an account's clusters"
+    ]
+    assert not [f for f in findings_of(example_text, Severity.WARNING) if "in no cloud account" in f]

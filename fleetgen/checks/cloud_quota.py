@@ -16,6 +16,7 @@ from fleetgen.compat.vm_sizes import family_key, vm_size
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import Fleet
 from fleetgen.model.cloud_quota import RegionQuota
+from fleetgen.model.node_pool import NodePool
 
 SPOT = "spot vCPUs"
 PLAN, WARN = 60, 80  # percent of a quota
@@ -42,6 +43,12 @@ class QuotaUse:
         return 100.0 * self.vcpus / self.limit if self.limit else (0.0 if not self.vcpus else float("inf"))
 
 
+def _family_and_vcpus(pool: NodePool) -> tuple[str | None, int | None]:
+    """The pool's VM family and vCPUs per node, as fleet.yaml states them or fleetgen's size table knows them."""
+    known = vm_size(pool.vm_size)
+    return pool.vm_family or (known.family if known else None), pool.vcpus_per_node or (known.vcpus if known else None)
+
+
 def _family_of(region: RegionQuota, family: str) -> str | None:
     return next((name for name in region.families if family_key(name) == family_key(family)), None)
 
@@ -62,9 +69,7 @@ def quota_uses(fleet: Fleet) -> tuple[list[QuotaUse], list[Finding]]:
                 found.append(Finding(("cloudAccounts", a, "clusters", n), message, Severity.NOTE))
                 continue
             for p, pool in enumerate(cluster.node_pools):
-                known = vm_size(pool.vm_size)
-                family = pool.vm_family or (known.family if known else None)
-                vcpus = pool.vcpus_per_node or (known.vcpus if known else None)
+                family, vcpus = _family_and_vcpus(pool)
                 if family is None or vcpus is None:
                     message = f"fleetgen does not know VM size {pool.vm_size}: state vmFamily and vcpusPerNode to check its cloud quota"
                     found.append(Finding(("clusters", index, "nodePools", p, "vmSize"), message, Severity.WARNING))
@@ -122,6 +127,22 @@ def check_cloud_quotas(fleet: Fleet) -> Iterator[Finding]:
             if name in seen and seen[name] != a:
                 yield Finding(("cloudAccounts", a, "clusters", n), f"{name} is already in account {fleet.cloud_accounts[seen[name]].name}")
             seen.setdefault(name, a)
+    yield from _clusters_in_no_account(fleet, seen)
+
+
+def _clusters_in_no_account(fleet: Fleet, listed: dict[str, int]) -> Iterator[Finding]:
+    """Once cloudAccounts is declared, a cluster none lists would grow unchecked: the fleet's one cloud layer has a hole."""
+    if not fleet.cloud_accounts:
+        return
+    for index, cluster in enumerate(fleet.clusters):
+        if cluster.name in listed or not cluster.node_pools:
+            continue
+        vcpus = sum(pool.max_nodes * (_family_and_vcpus(pool)[1] or 0) for pool in cluster.node_pools)
+        message = (
+            f"{cluster.name} is in no cloud account: its node pools ({vcpus} vCPUs at their largest) are not checked "
+            "against a cloud quota; list it under an account's clusters"
+        )
+        yield Finding(("clusters", index, "name"), message, Severity.WARNING)
 
 
 CLOUD_QUOTA_CHECKS = (check_cloud_quotas,)
