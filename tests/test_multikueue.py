@@ -234,6 +234,23 @@ def test_a_team_whose_worker_queue_lacks_the_model_or_gpus() -> None:
     )
 
 
+def test_each_team_placed_on_workers_it_does_not_list_gets_one_note_naming_them() -> None:
+    """fleetgen puts a team on every worker of its manager queue, at its default quota (and cost): validate says where."""
+    notes = [f for f in findings_of(TEXT, Severity.NOTE) if "does not list" in f]
+    assert notes == [
+        f"{_at(TEXT, 'dispatch-eastus: {queue: fleet-h100}', 'dispatch-eastus')}: teams[0].clusters.dispatch-eastus: "
+        "team llm's jobs in fleet-h100 are dispatched to training-eastus, which it does not list: fleetgen places it "
+        "there at its default quota (16 GPUs), counted in its cost; list a worker under its clusters to set its own values",
+        f"{_at(TEXT, 'dispatch-eastus: {queue: fleet-a100}', 'dispatch-eastus')}: teams[1].clusters.dispatch-eastus: "
+        "team vision's jobs in fleet-a100 are dispatched to training-westus2, which it does not list: fleetgen places it "
+        "there at its default quota (8 GPUs), counted in its cost; list a worker under its clusters to set its own values",
+    ]
+    listed = replace_once(
+        TEXT, "      dispatch-eastus: {queue: fleet-a100}\n", "      dispatch-eastus: {queue: fleet-a100}\n      training-westus2: {}\n"
+    )
+    assert [f for f in findings_of(listed, Severity.NOTE) if "does not list" in f] == notes[:1]
+
+
 def test_a_path_kubeconfig_outside_kueues_folder() -> None:
     for path, refused in (
         ("/etc/multikueue/kubeconfigs/westus2", False),

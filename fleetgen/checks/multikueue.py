@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator
 
-from fleetgen.errors import FieldPath, Finding
+from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import Cluster, Fleet, Version
 from fleetgen.model.multikueue import KUBECONFIG_DIR, MAX_WORKERS, MultiKueue, queue_workers, worker_queue_for
 
@@ -105,6 +105,7 @@ def check_teams_on_workers(fleet: Fleet) -> Iterator[Finding]:
         if mk.manager not in team.clusters or team.queue_on(manager) not in models:
             continue
         queue = team.queue_on(manager)
+        yield from _placed_without_listing(fleet, t, mk.manager, queue)
         for name in workers[queue]:
             worker = clusters.get(name)
             if worker is None or name == mk.manager or worker_queue_for(worker, models[queue]) is None:
@@ -123,6 +124,21 @@ def check_teams_on_workers(fleet: Fleet) -> Iterator[Finding]:
                     at,
                     f"team {team.name} has no GPU quota on {name}, a worker of {queue}: the jobs dispatched there could never start",
                 )
+
+
+def _placed_without_listing(fleet: Fleet, t: int, manager: str, queue: str) -> Iterator[Finding]:
+    """Workers a team lands on that it never listed get its quota and its cost: one note says where, at its manager entry."""
+    team = fleet.teams[t]
+    placed = fleet.placed_on_workers(team.name)
+    if not placed:
+        return
+    quota = ", ".join(f"{team.quota_on(w).requests.gpu} GPUs" + (f" on {w}" if len(placed) > 1 else "") for w in placed)
+    yield Finding(
+        ("teams", t, "clusters", manager),
+        f"team {team.name}'s jobs in {queue} are dispatched to {', '.join(placed)}, which it does not list: fleetgen places it "
+        f"there at its default quota ({quota}), counted in its cost; list a worker under its clusters to set its own values",
+        Severity.NOTE,
+    )
 
 
 MULTIKUEUE_CHECKS = (check_manager_and_workers, check_teams_on_workers)

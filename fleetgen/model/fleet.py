@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from fleetgen.errors import FieldPath, InputError
 from fleetgen.model.alerts import Alerts
@@ -21,7 +21,7 @@ from fleetgen.model.cloud_quota import CloudAccount
 from fleetgen.model.cluster import Cluster, VersionSet
 from fleetgen.model.compat import Compatibility
 from fleetgen.model.git_credentials import SECRET_KEYS, GitCredentials, url_problem
-from fleetgen.model.multikueue import MultiKueue, on_workers
+from fleetgen.model.multikueue import MultiKueue, implied_workers, on_workers
 from fleetgen.model.naming import Naming, ObjectNames, name_source, names_of
 from fleetgen.model.platform import Platform, cluster_platform
 from fleetgen.model.registries import Registry
@@ -185,13 +185,23 @@ class Fleet(Spec):
     multi_kueue: MultiKueue | None = None
     """MultiKueue: a manager cluster whose queues dispatch jobs to worker clusters (the MultiKueue how-to guide)."""
 
+    # team -> the workers fleetgen placed it on that its own `clusters` does not list (validate names them)
+    _placed_on_workers: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
+
     @model_validator(mode="after")
     def _manager_teams_are_on_workers(self) -> Fleet:
         # A team submitting to a manager queue needs its namespace and LocalQueue on every worker of that queue:
         # fleetgen places it there itself, so the two sides cannot fall out of step.
         if self.multi_kueue is not None:
+            known = {c.name for c in self.clusters}
+            placed = {t.name: tuple(w for w in implied_workers(self.multi_kueue, self.clusters, t) if w in known) for t in self.teams}
+            self._placed_on_workers = {team: workers for team, workers in placed.items() if workers}
             object.__setattr__(self, "teams", on_workers(self.multi_kueue, self.clusters, self.teams))
         return self
+
+    def placed_on_workers(self, team: str) -> tuple[str, ...]:
+        """The workers of its manager queue a team is on without listing them (on_workers placed it there)."""
+        return self._placed_on_workers.get(team, ())
 
     @property
     def platform_owners(self) -> tuple[str, ...]:
