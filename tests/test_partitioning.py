@@ -26,6 +26,7 @@ from fleetgen.compat.partitioning import nominal, stated_gpus
 from fleetgen.errors import Severity
 from fleetgen.model.sharing import FlavorResources
 from fleetgen.render.rendered import Rendered
+from fleetgen.report.capacity import build_report
 from fleetgen.validation.rendered_objects import Schemas, validate_rendered
 
 CASES = REPO / "tests" / "cases"
@@ -267,6 +268,38 @@ def test_the_report_counts_slices_per_pool_and_team_and_prices_a_slice_as_its_sh
         20,
         4,
     )  # 6 physical GPUs; a10g-shared's 2 x 2 replicas are nvidia.com/gpu
+
+
+PLAIN_CLUSTER = """  - name: plain-westus
+    region: westus
+    environment: production
+    versionSet: prod
+    nodePools:
+      - {name: a100, vmSize: Standard_NC24ads_A100_v4, gpuModel: A100, gpuMemory: 80, gpusPerNode: 1, cpuPerNode: 22,
+         memoryPerNode: 200Gi, maxNodes: 2, scaling: reserved, labels: {accelerator: nvidia-a100}}
+teams:
+"""
+
+
+@pytest.mark.parametrize("slices", ["{}", "{mig-1g.10gb: 0}"])
+def test_a_placement_clears_a_default_slice_quota_on_a_cluster_without_the_slice_and_costs_nothing_there(slices: str) -> None:
+    """`slices: {}` clears the team's default slice quotas on that cluster, and a zero quota of a slice the cluster
+    does not yield costs zero: the team's cost stays a number (it was n/a), and the cluster's quota holds no such slice."""
+    text = replace_once((MIG / "fleet.yaml").read_text(), "teams:\n", PLAIN_CLUSTER)
+    text = replace_once(
+        text,
+        "    clusters: {inference-eastus: }\n    priorityClasses: [production-inference]   # serves on the MIG slices: the fleet's one class preempts, so it is granted\n  - name: ranking",
+        f"    clusters: {{inference-eastus: , plain-westus: {{requests: {{slices: {slices}}}}}}}\n    priorityClasses: [production-inference]\n  - name: ranking",
+    )
+    assert findings_of(text) == []
+    fleet = load_fleet_text(text.encode()).fleet
+    search = next(t for t in build_report(fleet).teams if t.team == "search")
+    assert [(h.cluster, h.monthly_cost) for h in search.holdings] == [
+        ("inference-eastus", pytest.approx(7 * 3.67 / 7 * 730)),
+        ("plain-westus", 0.0),
+    ]
+    quota = fleet.teams[0].quota_on("plain-westus").requests.slices
+    assert quota == ({} if slices == "{}" else {"mig-1g.10gb": 0})
 
 
 def test_explain_names_the_pools_partitioning_line_for_a_slice_quota(cli_run: Run) -> None:

@@ -34,7 +34,8 @@ class Resources(Spec):
 
 class Requests(Resources):
     slices: SliceCounts = {}
-    """Partitioned GPUs by resource name: MIG slices (mig-1g.10gb: 7) or renamed time-sliced GPUs (gpu.shared: 4)."""
+    """Partitioned GPUs by resource name: MIG slices (mig-1g.10gb: 7) or renamed time-sliced GPUs (gpu.shared: 4). A
+    placement's value of a slice replaces the team's for that slice; `slices: {}` in a placement clears them all there."""
 
 
 class Quota(Spec):
@@ -56,7 +57,9 @@ class Quota(Spec):
             return base.model_copy(update={k: v for k, v in top if v is not None and k != "slices"})
 
         requests = merge(self.requests, override.requests)
-        slices = {**self.requests.slices, **override.requests.slices}  # a placement's slice replaces that slice only
+        # a placement's slice replaces that slice only; an empty map it writes clears them all
+        cleared = "slices" in override.requests.model_fields_set and not override.requests.slices
+        slices = {} if cleared else {**self.requests.slices, **override.requests.slices}
         claims = override.persistent_volume_claims
         return Quota(
             requests=requests.model_copy(update={"slices": slices}),

@@ -61,7 +61,7 @@ def team_slices(fleet: Fleet, cluster: Cluster) -> tuple[TeamSlices, ...]:
     out = []
     for _, team in fleet.placements[cluster.name]:
         for name, count in sorted(team.quota_on(cluster.name).requests.slices.items()):
-            price = average_price(fleet, list(cluster.node_pools), slice_resource(name))
+            price = average_price(fleet, list(cluster.node_pools), slice_resource(name)) if count else 0.0  # none held: nothing to price
             out.append(
                 TeamSlices(team.name, cluster.name, slice_resource(name), count, None if price is None else count * price * HOURS_PER_MONTH)
             )
