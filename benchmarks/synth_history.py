@@ -24,12 +24,14 @@ END = 1_790_000_000 // HOUR * HOUR  # a fixed now (2026-09-21), so the same argu
 def gpus_in_use(
     hours: int, now_gpus: float, per_week: float, weekly: float = 0.0, noise: float = 0.0, seed: int = 0
 ) -> npt.NDArray[np.float64]:
-    """Hourly values, oldest first, the last at the end."""
+    """Hourly values, oldest first, the last at the end. GPUs in use are never negative: before the line reaches 0
+    there is no sample (NaN, which the answer writes as Prometheus does), and rhythm and noise stop at 0."""
     back = np.arange(hours - 1, -1, -1, dtype=np.float64)  # hours before the end
     line = now_gpus - per_week * back / 168
     rhythm = weekly * np.sin(2 * np.pi * back / 168)
     scatter = np.random.default_rng(seed).normal(0.0, noise, hours) if noise else 0.0
-    return np.asarray(line + rhythm + scatter, dtype=np.float64)
+    values = np.maximum(line + rhythm + scatter, 0.0)
+    return np.asarray(np.where(line < 0, np.nan, values), dtype=np.float64)
 
 
 def hours_to_run_out(capacity: float, now_gpus: float, per_week: float) -> float:
@@ -42,7 +44,7 @@ def write_answer(out: IO[str], series: Iterable[tuple[dict[str, str], npt.NDArra
     out.write('{"status":"success","data":{"resultType":"matrix","result":[')
     for n, (labels, values) in enumerate(series):
         start = end - (values.size - 1) * HOUR
-        samples = ",".join(f'[{start + i * HOUR},"{v:.4g}"]' for i, v in enumerate(values.tolist()))
+        samples = ",".join(f'[{start + i * HOUR},"{v:.4g}"]'.replace('"nan"', '"NaN"') for i, v in enumerate(values.tolist()))
         out.write(("," if n else "") + f'{{"metric":{json.dumps(labels)},"values":[{samples}]}}')
     out.write("]}}")
 

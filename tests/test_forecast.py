@@ -42,6 +42,10 @@ def forecast_of(series: Iterable[Labelled], fleet: Fleet = FLEET, lookback: int 
     return build_forecast(fleet, [Answer("history.json", io.StringIO(answer_text(series)))], lookback)
 
 
+def forecast_of_text(text: str) -> Forecast:
+    return build_forecast(FLEET, [Answer("history.json", io.StringIO(text))], 13)
+
+
 def row_of(forecast: Forecast, kind: str = "pool", name: str = "a100-spot") -> Row:
     return next(r for r in forecast.rows if r.subject.kind == kind and r.subject.name == name)
 
@@ -52,13 +56,11 @@ def true_days(capacity: float, now: float, per_week: float) -> float:
 
 
 @settings(deadline=None)
-@given(
-    now=st.floats(2, 14),
-    per_week=st.floats(0.1, 3),
-    weekly=st.floats(0, 4),
-)
-def test_a_linear_or_weekly_seasonal_series_runs_out_on_its_true_date(now: float, per_week: float, weekly: float) -> None:
-    """Whole weeks cancel a weekly rhythm: the date is the line's, within a day, and the interval is tight around it."""
+@given(per_week=st.floats(0.1, 1), weekly=st.floats(0, 1.5), data=st.data())
+def test_a_linear_or_weekly_seasonal_series_runs_out_on_its_true_date(per_week: float, weekly: float, data: st.DataObject) -> None:
+    """Whole weeks cancel a weekly rhythm: the date is the line's, within a day, and the interval is tight around it.
+    The history is 13 weeks of GPUs in use of a pool of 16, so never below 0 there: that bounds the growth."""
+    now = data.draw(st.floats(per_week * 13 + weekly, 15.5), label="now")
     forecast = forecast_of([(POOL, gpus_in_use(DAYS * 24, now, per_week, weekly=weekly))])
     outlook = row_of(forecast).outlook
     truth = true_days(16, now, per_week)
@@ -74,10 +76,10 @@ def test_a_linear_or_weekly_seasonal_series_runs_out_on_its_true_date(now: float
 
 
 def test_noisy_series_hold_the_true_date_inside_their_interval() -> None:
-    now, per_week, truth = 8.0, 0.8, true_days(16, 8.0, 0.8)  # ten weeks out
+    now, per_week, truth = 12.0, 0.6, true_days(16, 12.0, 0.6)  # almost seven weeks out
     held, errors = 0, []
     for seed in range(20):
-        outlook = row_of(forecast_of([(POOL, gpus_in_use(DAYS * 24, now, per_week, weekly=3, noise=2.0, seed=seed))])).outlook
+        outlook = row_of(forecast_of([(POOL, gpus_in_use(DAYS * 24, now, per_week, weekly=2, noise=2.0, seed=seed))])).outlook
         assert outlook.expected is not None and outlook.earliest is not None and outlook.latest is not None
         assert outlook.earliest <= outlook.expected <= outlook.latest
         held += outlook.earliest <= truth <= outlook.latest
@@ -152,6 +154,34 @@ def test_weeks_with_too_few_hours_are_left_out_and_short_history_says_so() -> No
     assert -0.5 not in weeks and -1.5 in weeks
     short = row_of(forecast_of([(POOL, gpus_in_use(15 * 24, 8, 0.5))])).outlook
     assert short.status == "too-little-history" and short.expected is None
+
+
+def test_a_pool_series_missing_for_some_weeks_is_a_gap_in_its_cluster_not_zero_gpus() -> None:
+    """Two flat pools, one unreported for four weeks: the cluster is as flat as they are (counting the gap as 0 GPUs
+    gave it a false trend and a false alarm every run); the weeks the cluster cannot be summed are left out."""
+    spot, ondemand = gpus_in_use(DAYS * 24, 8, 0.0), gpus_in_use(DAYS * 24, 4, 0.0)
+    ondemand[-9 * WEEK_HOURS : -5 * WEEK_HOURS] = np.nan
+    forecast = forecast_of([(POOL, spot), ({**POOL, "flavor": "a100-ondemand"}, ondemand)])
+    cluster = row_of(forecast, "cluster", "training-eastus")
+    assert cluster.outlook.growth == pytest.approx(0.0, abs=1e-9) and set(cluster.weekly.gpus) == {12.0}
+    whole = row_of(forecast, "pool", "a100-spot").weekly.weeks.size
+    assert cluster.weekly.weeks.size == row_of(forecast, "pool", "a100-ondemand").weekly.weeks.size == whole - 4
+    assert forecast.flagged == ()
+
+
+@pytest.mark.parametrize("value", ["-1000", "1e308", "Inf", "-0.5", "2e6"])
+def test_a_value_no_gpu_count_can_be_is_refused_at_its_series_in_one_line(value: str) -> None:
+    text = answer_text([(POOL, gpus_in_use(DAYS * 24, 8, 0.0))]).replace('"8"]', f'"{value}"]', 1)
+    with pytest.raises(InputError) as raised:
+        forecast_of_text(text)
+    where = text.index('{"metric"') + 1  # the series, on the answer's one line
+    assert str(raised.value).startswith(f"history.json:1:{where}: data.result[0].values: ")
+    assert f"{float(value):g} is not a number of GPUs in use" in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_a_value_of_a_series_the_forecast_does_not_count_is_not_judged() -> None:
+    text = answer_text([({**POOL, "resource": "memory"}, gpus_in_use(DAYS * 24, 8, 0.0) * 1e12)])
+    assert forecast_of_text(text).ignored == 1
 
 
 @pytest.mark.slow

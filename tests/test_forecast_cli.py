@@ -71,6 +71,10 @@ def test_bad_history_is_one_line_with_its_position_and_exit_2(tmp_path: Path, cl
     done = cli_run("forecast", "--history", "history.json", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.startswith("fleetgen: history.json:2:33: data.result[0]: not JSON") and done.stderr.count("\n") == 1
+    (tmp_path / "history.json").write_text(answer_text([(POOL, gpus_in_use(DAYS * 24, 8, 0.0) - 1008)]))
+    negative = cli_run("forecast", "--history", "history.json", cwd=tmp_path)
+    assert negative.returncode == 2 and negative.stderr.count("\n") == 1
+    assert negative.stderr.startswith("fleetgen: history.json:1:61: data.result[0].values: -1000 is not a number of GPUs in use")
     missing = cli_run("forecast", "--history", "nowhere.json", cwd=tmp_path)
     assert (missing.returncode, missing.stderr) == (2, "fleetgen: nowhere.json: cannot read: No such file or directory\n")
     assert cli_run("forecast", cwd=tmp_path).returncode == 2

@@ -58,10 +58,11 @@ def build_forecast(fleet: Fleet, answers: Iterable[Answer], lookback_weeks: int)
         for series in read_answer(answer.stream, answer.name):
             history.add(series, index.of(_labelled(series, answer.cluster), history))
     as_of = history.as_of
+    subjects = history.with_cluster_totals(index)
     rows = []
     if as_of is not None:
-        for subject in sorted(history.subjects):
-            weekly = weekly_means(history.subjects[subject], as_of, lookback_weeks)
+        for subject in sorted(subjects):
+            weekly = weekly_means(subjects[subject], as_of, lookback_weeks)
             rows.append(Row(subject, weekly, outlook(weekly, subject.capacity)))
     known = {*index.clusters.values(), *index.pools.values(), *index.teams.values()}
     return Forecast(
@@ -70,7 +71,7 @@ def build_forecast(fleet: Fleet, answers: Iterable[Answer], lookback_weeks: int)
         lead_time_weeks=fleet.capacity.lead_time_weeks,
         lookback_weeks=lookback_weeks,
         rows=tuple(rows),
-        without_history=tuple(sorted(known - set(history.subjects))),  # utilisation is optional: never listed as missing
+        without_history=tuple(sorted(known - set(subjects))),  # utilisation is optional: never listed as missing
         unknown=tuple(sorted(history.unknown)),
         ignored=history.ignored,
     )

@@ -2,13 +2,17 @@
 
 A series is recognised by its labels, so an answer may come from any query that keeps them:
 - a node pool: `cluster` and `flavor` (Kueue's kueue_cluster_queue_resource_usage; a pool is the ResourceFlavor of its
-  name) or `node_pool`, in nvidia.com/gpu. Its GPUs also count towards its cluster.
+  name) or `node_pool`, in nvidia.com/gpu. A cluster's GPUs are the sum of its pools', in the hours every pool with
+  history reported: an hour a pool is missing is a gap in the cluster too, never 0 GPUs.
 - a team: `cluster` and `namespace` (kube-state-metrics' kube_resourcequota, type "used") or `team`.
 - a cluster's GPU utilisation: `cluster` and `fleetgen_series="gpu_busy_percent"`, one series a cluster (the live
   path labels `avg by (cluster) (DCGM_FI_DEV_GPU_UTIL)` so), against 100%: when its GPUs would be busy all the time.
 Series of another resource (a slice, cpu) or of a quota's hard limit are left out; so are series naming no cluster,
 pool or team of fleet.yaml (counted, so the reader can see them). Several series of one subject (one per ClusterQueue
 drawing on a pool) add up: each contributes its mean of every hour.
+
+A value a counted series cannot hold (a negative or non-finite number of GPUs, more than any fleet has, a utilisation
+outside 0 to 100%) is refused at its series; NaN, which Prometheus writes for "no value", is a gap.
 
 Memory is bounded: each subject keeps hourly sums over the last `lookback` weeks, whatever the size of the input.
 """
@@ -21,6 +25,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from fleetgen.errors import InputError
 from fleetgen.forecast.range_answer import Series
 from fleetgen.model import Fleet
 
@@ -29,6 +34,7 @@ WEEK_HOURS = 168
 GPU_RESOURCES = {"nvidia.com/gpu", "requests.nvidia.com/gpu"}
 Kind = Literal["cluster", "pool", "team", "busy"]
 BUSY = "gpu_busy_percent"  # the fleetgen_series label of a cluster's average GPU utilisation
+MAX_GPUS = 1_000_000  # in use by one series: far above any fleet (the largest hold a few hundred thousand GPUs)
 
 
 @dataclass(frozen=True, order=True)
@@ -90,8 +96,11 @@ class History:
     ignored: int = 0  # series of another resource, a hard limit, or no cluster label
 
     def add(self, series: Series, subjects: list[Subject]) -> None:
+        if not subjects:
+            return
+        _refuse_impossible(series, subjects[0])
         finite = np.isfinite(series.values) & np.isfinite(series.times)
-        if not subjects or not finite.any():
+        if not finite.any():
             return
         hours = np.floor(series.times[finite] / HOUR).astype(np.int64)
         values = series.values[finite]
@@ -103,10 +112,42 @@ class History:
         for subject in subjects:
             self.subjects.setdefault(subject, Hourly()).add(distinct, means, self.lookback_hours)
 
+    def with_cluster_totals(self, index: SubjectIndex) -> dict[Subject, Hourly]:
+        """Every subject's hourly sums, each cluster's worked out from its pools': their sums in the hours all of
+        them reported (a pool without history is not one of them)."""
+        pools: dict[str, list[Hourly]] = {}
+        for subject, hourly in self.subjects.items():
+            if subject.kind == "pool":
+                pools.setdefault(subject.cluster, []).append(hourly)
+        return {**self.subjects, **{index.clusters[cluster]: _total(parts) for cluster, parts in pools.items()}}
+
     @property
     def as_of(self) -> int | None:
         """The last hour any series reached: the forecast's now, so one answer always gives the same forecast."""
         return max((h.last for h in self.subjects.values()), default=None)
+
+
+def _refuse_impossible(series: Series, subject: Subject) -> None:
+    """Refuse a value no GPU count (or utilisation) can be, at the series that holds it; NaN is a gap."""
+    ceiling = 100.0 if subject.kind == "busy" else MAX_GPUS
+    bad = ~np.isnan(series.values) & ~((series.values >= 0) & (series.values <= ceiling))
+    if bad.any():
+        value = float(series.values[np.flatnonzero(bad)[0]])
+        what = "a GPU utilisation (0 to 100%)" if subject.kind == "busy" else f"a number of GPUs in use (0 to {MAX_GPUS:,})"
+        raise InputError(f"{series.where}: {value:g} is not {what}")
+
+
+def _total(parts: list[Hourly]) -> Hourly:
+    """The sum of `parts` hour by hour, seen only where every part was seen."""
+    first, last = min(p.first for p in parts), max(p.last for p in parts)
+    sums, seen = np.zeros(last - first + 1), np.ones(last - first + 1, dtype=bool)
+    for part in parts:
+        at = part.first - first
+        covered = np.zeros(seen.size, dtype=bool)
+        covered[at : at + part.seen.size] = part.seen
+        seen &= covered
+        sums[at : at + part.sums.size] += part.sums
+    return Hourly(first, np.where(seen, sums, 0.0), seen)
 
 
 class SubjectIndex:
@@ -155,7 +196,7 @@ class SubjectIndex:
             if found is None:
                 history.unknown.add(f"{cluster}/{pool}")
                 return []
-            return [found, self.clusters[cluster]]
+            return [found]  # its cluster's total is its pools' (History.with_cluster_totals)
         subject = self.teams.get((cluster, team or ""))
         if subject is None:
             history.unknown.add(f"{cluster}/{team}")

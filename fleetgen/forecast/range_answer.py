@@ -32,6 +32,7 @@ class Series:
     labels: dict[str, str]
     times: npt.NDArray[np.float64]
     values: npt.NDArray[np.float64]
+    where: str = ""  # `file:line:column: data.result[n].values`, for an error about what the values mean
 
 
 class _Reader:
@@ -131,7 +132,7 @@ def _series(raw: Any, reader: _Reader, path: str, at: int) -> Series:
         raise reader.fail(
             f"{path}.values", 'each sample is [seconds, "value"] with a number in both, seconds since 1970 before 9000', at
         ) from None
-    return Series(labels, times, values)
+    return Series(labels, times, values, f"{reader.where(at)}: {path}.values")
 
 
 def read_answer(stream: IO[str], name: str, read_size: int = READ_SIZE) -> Iterator[Series]:
