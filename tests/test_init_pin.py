@@ -160,3 +160,19 @@ def test_a_tag_is_pinned_as_it_is_a_branch_or_commit_at_its_commit(
     assert done.returncode == 0, done.stderr
     rev = yaml.safe_load((tmp_path / "fleet" / ".pre-commit-config.yaml").read_text())["repos"][0]["rev"]
     assert rev == ("v0.1.0" if ref == "v0.1.0" else commit)
+
+
+def test_a_clone_whose_origin_is_a_path_is_pinned_as_a_file_url_pip_installs(tmp_path: Path, fleetgen_repository: tuple[Path, str]) -> None:
+    """pip refuses `fleetgen @ git+/path@commit` ("It looks like a path"): a local origin is pinned as git+file:///path."""
+    from fleetgen.authoring.fleetgen_source import FleetgenSource, clone_source, pin_problem
+
+    source, commit = fleetgen_repository
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(source), str(clone)], check=True, capture_output=True)
+    pinned = clone_source(str(clone), allow_local=True)
+    assert pinned.pip == f"fleetgen @ git+file://{source}@{commit}" and pin_problem(pinned.pip) is None
+    git(clone, "remote", "set-url", "origin", os.path.relpath(source, clone))  # relative to the clone, as git reads it there
+    assert clone_source(str(clone), allow_local=True).pip == pinned.pip
+    given = FleetgenSource.parse(f"{source}@v0.1.0", allow_local=True)
+    assert given.pip == f"fleetgen @ git+file://{source}@v0.1.0"
+    assert pin_problem(f"fleetgen @ git+{source}@{commit}") is not None

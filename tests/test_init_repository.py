@@ -237,6 +237,13 @@ def _replace(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
+def _replace_pin(repo: Path, pin: str) -> None:
+    workflow = repo / WORKFLOW_PATH
+    text = workflow.read_text()
+    written = yaml.safe_load(text)["jobs"]["fleet"]["steps"][2]["env"]["FLEETGEN"]
+    workflow.write_text(text.replace(written, pin))
+
+
 BREAKS: dict[str, tuple[Callable[[Path], None], str]] = {
     "a later CODEOWNERS line gives .github/ away": (  # the last matching line wins, as on GitHub
         lambda repo: _append(repo / CODEOWNERS_PATH, "/.github/workflows/ @acme/someone-else\n"),
@@ -258,6 +265,10 @@ BREAKS: dict[str, tuple[Callable[[Path], None], str]] = {
     "no approvals job": (
         lambda repo: _replace(repo / WORKFLOW_PATH, "  approvals:\n", "  tally:\n"),
         "no job 'approvals', which branch protection requires",
+    ),
+    "a pin pip refuses": (  # what init wrote for a clone whose origin is a path: pip reads `git+/...` as a path, not a URL
+        lambda repo: _replace_pin(repo, "fleetgen @ git+/srv/mirrors/fleetgen@v0.1.0"),
+        "FLEETGEN 'fleetgen @ git+/srv/mirrors/fleetgen@v0.1.0' is no pin pip installs",
     ),
     "a facts file nobody owns": (
         lambda repo: _replace(repo / "fleet.yaml", "\nclusters:", "\ncompatibility: {factsFile: facts/extra.yaml}\n\nclusters:"),

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from fleetgen.authoring.codeowners import CODEOWNERS_PLACES, PLACEHOLDER_ORG, guarded_paths, owners_of, parse
+from fleetgen.authoring.fleetgen_source import pin_problem
 from fleetgen.authoring.git_secret import git_secret_lines
 from fleetgen.authoring.scaffold import ENVIRONMENT_PREFIX, REQUIRED_CHECKS, WORKFLOW_PATH
 from fleetgen.model import Fleet
@@ -74,6 +75,7 @@ def _workflow_problems(text: str | None) -> list[str]:
     listed = workflow.get("jobs")
     jobs: dict[str, Any] = listed if isinstance(listed, dict) else {}
     problems += [f"{where}: no job {name!r}, which branch protection requires" for name in REQUIRED_CHECKS if name not in jobs]
+    problems += _pin_problems(jobs)
     approval = jobs.get("approval")
     environment = approval.get("environment") if isinstance(approval, dict) else None
     if not (isinstance(environment, str) and environment.startswith(ENVIRONMENT_PREFIX) and "matrix.group" in environment):
@@ -82,6 +84,18 @@ def _workflow_problems(text: str | None) -> list[str]:
             "a reviewer of a shared one approves every rule"
         )
     return problems
+
+
+def _pin_problems(jobs: dict[str, Any]) -> list[str]:
+    """The pin the install step hands pip, in the form init writes it (pip refuses `git+/path`, a path, not a URL)."""
+    fleet = jobs.get("fleet")
+    steps = fleet.get("steps") if isinstance(fleet, dict) else None
+    pins = [
+        step["env"]["FLEETGEN"]
+        for step in steps or ()
+        if isinstance(step, dict) and isinstance(step.get("env"), dict) and "FLEETGEN" in step["env"]
+    ]
+    return [f"{WORKFLOW_PATH}: FLEETGEN {problem}" for pin in pins if pin != "." and (problem := pin_problem(str(pin)))]
 
 
 def _codeowners(folder: Path, fleet: Fleet, fleet_file: str) -> tuple[list[tuple[str, str]], list[str]]:

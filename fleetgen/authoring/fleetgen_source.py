@@ -24,6 +24,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from fleetgen.errors import InputError
@@ -46,6 +47,25 @@ def network_url(url: str) -> str | None:
     if scp is None or (scp["user"] is None and len(scp["host"]) == 1):  # C:\path is a Windows drive, not a host
         return None
     return f"ssh://{scp['user'] or ''}{scp['host']}/{scp['path'].lstrip('/')}"
+
+
+def local_url(location: str, base: str = ".") -> str:
+    """A local repository as the file:// URL pip and git take (pip reads `git+/path` as a path and refuses it);
+    a relative path is taken from `base`, as git takes a clone's relative remote from the clone."""
+    if location.lower().startswith("file:"):
+        return location
+    return Path(base, location).resolve().as_uri()
+
+
+_PIN = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*) @ git\+(?P<scheme>[a-z]+)://(?P<rest>\S+)@(?P<ref>[^@/\s]+)")
+
+
+def pin_problem(pin: str) -> str | None:
+    """Why pip would not install `pin` the way init writes it (fleetgen @ git+URL@REF, URL with a scheme pip takes), or None."""
+    found = _PIN.fullmatch(pin)
+    if found is not None and found["scheme"] in (*NETWORK_SCHEMES, "file") and found["name"].lower() == "fleetgen":
+        return None
+    return f"{pin!r} is no pin pip installs: write fleetgen @ git+URL@REF, the URL https://, ssh://, git:// or file:///"
 
 
 def refuse_credentials(url: str, what: str) -> None:
@@ -74,7 +94,7 @@ class FleetgenSource:
         reachable = network_url(url)
         if reachable is None and not allow_local:
             raise InputError(f"--fleetgen-source {text}: {url} is {LOCAL}")
-        return cls(reachable or url, ref)
+        return cls(reachable or local_url(url), ref)
 
     @property
     def pip(self) -> str:
@@ -102,7 +122,7 @@ def installed_source(allow_local: bool = False) -> FleetgenSource:
         reachable = network_url(url)
         if reachable is None and not allow_local:
             raise InputError(f"fleetgen was installed from {url}, {LOCAL}")
-        return FleetgenSource(reachable or url, commit, "the commit pip installed this fleetgen from")
+        return FleetgenSource(reachable or local_url(url), commit, "the commit pip installed this fleetgen from")
     if "dir_info" in data:
         return clone_source(unquote(urlparse(url).path), allow_local)
     raise InputError(f"fleetgen was installed from {url}, not from a git repository; {ASK}")
@@ -128,12 +148,13 @@ def clone_source(folder: str, allow_local: bool = False) -> FleetgenSource:
     reachable = network_url(url)
     if reachable is None and not allow_local:
         raise InputError(f"{local}, whose origin remote {url} is {LOCAL}")
+    url = reachable or local_url(url, base=folder)
     listed = _git("ls-remote", "--", url)
     if not listed.ok:
         raise InputError(f"{local}: git cannot read its origin remote {url} ({listed.first_complaint}); {ASK}")
     if commit not in {line.partition("\t")[0] for line in listed.text.splitlines()} and not _has_commit(url, commit):
         raise InputError(f"{local}: its HEAD {commit[:12]} is not on its origin remote {url} (push it first); {ASK}")
-    return FleetgenSource(reachable or url, commit, f"HEAD of the clone {folder}, found on its origin remote")
+    return FleetgenSource(url, commit, f"HEAD of the clone {folder}, found on its origin remote")
 
 
 def _git(*args: str, cwd: str | None = None) -> GitAnswer:
