@@ -224,17 +224,101 @@ def test_with_an_argo_cd_hub_the_applications_are_compared_only_with_the_hubs_ob
     cluster_folder = folder / "clusters" / "dev-eastus"
     synced = ["", "platform"] + [f"teams/{p.name}" for p in sorted((cluster_folder / "teams").iterdir())]
     built = engine_built(kustomize, folder, "dev-eastus", synced)
-    on_target = [o for o in built if not o["apiVersion"].startswith("argoproj.io/")]  # the Applications live on the hub
+    on_hub = [o for o in built if o["apiVersion"].startswith("argoproj.io/") or o["metadata"].get("namespace") == "argocd"]
+    on_target = [o for o in built if o not in on_hub]  # the Applications and the repository Secrets live on the hub
     assert len(on_target) < len(built)
     done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(write_dump(folder, cluster_dump(on_target, "argocd"))), cwd=folder)
     assert (done.returncode, done.stdout.splitlines()[0]) == (0, "dev-eastus: no drift"), done.stdout + done.stderr
-    assert "(HEAD); the hub's Applications are not in the live objects, so not compared" in done.stdout
+    assert "(HEAD); the hub's objects (Applications, repository Secrets) are not in the live objects, so not compared" in done.stdout
     # with the hub's objects in the dump, an Application the hub lost is drift
-    hub_apps = [o for o in built if o["kind"] == "Application"][1:]
+    hub_apps = [o for o in on_hub if o["kind"] == "Application"][1:] + [o for o in on_hub if o["kind"] != "Application"]
     done = cli_run(
         "drift", "--cluster", "dev-eastus", "--live", str(write_dump(folder, cluster_dump(on_target + hub_apps, "argocd"))), cwd=folder
     )
     assert done.returncode == 1 and done.stdout.splitlines()[0] == "dev-eastus: 1 missing, 0 extra, 0 changed", done.stdout
+
+
+def test_each_object_is_judged_at_the_revision_of_the_kustomization_that_syncs_it(
+    fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run
+) -> None:
+    """During a platform change Flux applies `platform` first (the cluster's Kustomization dependsOn it): platform at
+    the new commit, the cluster's objects still at the old one. The platform's objects are judged at its revision."""
+    folder, first = fleet_repo
+    text = (folder / "fleet.yaml").read_text(encoding="utf-8")
+    newer = replace_once(
+        text, "  jupyterhub:                # GPU notebooks", "  kueue: {version: 0.19.3}\n  jupyterhub:                # GPU notebooks"
+    )
+    (folder / "fleet.yaml").write_text(newer, encoding="utf-8")
+    assert cli_run("render", cwd=folder).returncode == 0
+    git(folder, "commit", "-qam", "kueue 0.19.3")
+    second = git(folder, "rev-parse", "HEAD").strip()
+    old_tree = folder.parent / "old"
+    git(folder, "worktree", "add", "-q", str(old_tree), first)
+    dump = cluster_dump(
+        engine_built(kustomize, old_tree, "dev-eastus", ["", "flux-system"]) + kustomize(folder / "clusters" / "dev-eastus" / "platform"),
+        "flux",
+    )
+    applied = {"contoso-ai": first, "platform": second}
+    for obj in dump["items"]:
+        if obj["kind"] == "Kustomization":
+            obj["status"] = {"lastAppliedRevision": f"main@sha1:{applied[obj['metadata']['name']]}", "observedGeneration": 1}
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(write_dump(folder, dump)), cwd=folder)
+    assert (done.returncode, done.stdout.splitlines()[:2]) == (
+        0,
+        [
+            "dev-eastus: no drift",
+            f"  against the tree committed at {first[:12]} (Flux Kustomization flux-system/contoso-ai); "
+            f"clusters/dev-eastus/platform at {second[:12]} (Flux Kustomization flux-system/platform)",
+        ],
+    ), done.stdout + done.stderr
+    # Kustomizations of other sources (an OCI artifact, another folder) say nothing about this tree, whatever they record
+    others = [
+        {"kind": "Kustomization", "sourceRef": {"kind": "OCIRepository", "name": "apps"}, "path": "./clusters/dev-eastus/platform"},
+        {"kind": "Kustomization", "sourceRef": {"kind": "GitRepository", "name": "apps"}, "path": "./apps"},
+    ]
+    for n, spec in enumerate(others):
+        status = {"lastAppliedRevision": f"latest@sha256:{'ab' * 32}" if n == 0 else "main@sha1:not-a-commit"}
+        meta = {"name": f"other-{n}", "namespace": "flux-system"}
+        dump["items"].append(
+            {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": spec.pop("kind"), "metadata": meta, "spec": spec, "status": status}
+        )
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(write_dump(folder, dump)), cwd=folder)
+    assert (done.returncode, done.stdout.splitlines()[0]) == (0, "dev-eastus: no drift"), done.stdout + done.stderr
+    # the platform's objects are judged at its revision, not at the cluster's: a platform that did not move is drift
+    stale = cluster_dump(engine_built(kustomize, old_tree, "dev-eastus", ["", "platform", "flux-system"]), "flux")
+    for obj in stale["items"]:
+        if obj["kind"] == "Kustomization":
+            obj["status"] = {"lastAppliedRevision": f"main@sha1:{applied[obj['metadata']['name']]}", "observedGeneration": 1}
+    done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(write_dump(folder, stale)), cwd=folder)
+    assert done.returncode == 1 and "spec.ref.tag: 0.19.3 -> 0.19.2" in done.stdout, done.stdout + done.stderr
+
+
+def test_with_an_argo_cd_hub_its_repository_secrets_are_not_missing_on_the_spoke(
+    fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run
+) -> None:
+    """The platform folder syncs to the hub: its Applications and the OCI repositories' Secrets in Argo CD's namespace
+    live there, so a spoke's dump never misses them."""
+    folder, _ = fleet_repo
+    text = (folder / "fleet.yaml").read_text(encoding="utf-8")
+    (folder / "fleet.yaml").write_text(replace_once(text, "engine: flux ", "engine: argocd #"), encoding="utf-8")
+    assert cli_run("render", cwd=folder).returncode == 0
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "argo cd hub")
+    cluster_folder = folder / "clusters" / "training-eastus"
+    synced = ["", "platform"] + [f"teams/{p.name}" for p in sorted((cluster_folder / "teams").iterdir())]
+    built = engine_built(kustomize, folder, "training-eastus", synced)
+    on_hub = [o for o in built if o["apiVersion"].startswith("argoproj.io/") or o["metadata"].get("namespace") == "argocd"]
+    assert any(o["kind"] == "Secret" for o in on_hub)
+    spoke = [o for o in built if o not in on_hub]
+    done = cli_run("drift", "--cluster", "training-eastus", "--live", str(write_dump(folder, cluster_dump(spoke, "argocd"))), cwd=folder)
+    assert (done.returncode, done.stdout.splitlines()[0]) == (0, "training-eastus: no drift"), done.stdout + done.stderr
+    assert "the hub's objects (Applications, repository Secrets) are not in the live objects, so not compared" in done.stdout
+    # with the hub's objects in the dump, a repository Secret the hub lost is drift
+    lost = [o for o in on_hub if o["kind"] != "Secret"]
+    done = cli_run(
+        "drift", "--cluster", "training-eastus", "--live", str(write_dump(folder, cluster_dump(spoke + lost, "argocd"))), cwd=folder
+    )
+    assert done.returncode == 1 and "Secret argocd/" in done.stdout and "(missing)" in done.stdout, done.stdout
 
 
 def test_a_committed_tree_kustomize_cannot_build_is_one_line_naming_the_folder(fleet_repo: tuple[Path, str], cli_run: Run) -> None:

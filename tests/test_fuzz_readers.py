@@ -975,9 +975,10 @@ FUZZED: dict[str, str] = {
     "fleetgen.review.capacity_changes:_tables": "test_a_facts_file_mutated_at_either_revision_is_compared_in_review",
     "fleetgen.live.cluster_reader:_read_kind": "test_what_kubectl_prints_kind_by_kind_is_read_or_refused_in_one_line",
     "fleetgen.live.cluster_reader:_read_one": "test_what_kubectl_prints_kind_by_kind_is_read_or_refused_in_one_line",
-    "fleetgen.live.committed:committed_tree": "test_a_committed_tree_mutated_anywhere_builds_or_is_refused_in_one_line",
     "fleetgen.live.committed:synced_folders": "test_a_committed_tree_mutated_anywhere_builds_or_is_refused_in_one_line",
     "fleetgen.live.committed:_build": "test_a_committed_tree_mutated_anywhere_builds_or_is_refused_in_one_line",
+    "fleetgen.live.committed:_extract": "test_a_committed_tree_mutated_anywhere_builds_or_is_refused_in_one_line",
+    "fleetgen.live.committed:_files": "test_a_committed_tree_mutated_anywhere_builds_or_is_refused_in_one_line",
     "fleetgen.cli.forecast:_answers": "test_a_range_query_answer_mutated_anywhere_is_forecast_or_refused_in_one_line",
     "fleetgen.live.prometheus:_reason": "test_a_range_query_answer_mutated_anywhere_is_forecast_or_refused_in_one_line",
 }

@@ -29,6 +29,7 @@ from fleetgen.live.kubectl import kubectl
 from fleetgen.live.shapes import of_kind
 from fleetgen.model import Fleet
 from fleetgen.output.emit import GENERATED_MARKS
+from fleetgen.render.argocd_apps import ARGOCD_NS
 from fleetgen.render.manifest import ObjectKey
 from fleetgen.source.git import git_output
 
@@ -52,6 +53,7 @@ class Committed:
     at_head: bool  # whether that is HEAD's commit
     objects: dict[ObjectKey, dict[str, Any]]
     files: dict[str, bytes]  # path relative to fleet.yaml's folder -> bytes, under clusters/<name>/ and base/ (what render writes for it)
+    elsewhere: tuple[tuple[str, str, str], ...] = ()  # (folder, commit, origin): a folder its own sync object applied at another commit
 
 
 ENGINES = {"Kustomization": "Flux", "Application": "Argo CD"}  # the engine objects that record what they applied
@@ -103,18 +105,60 @@ def synced_revision(live: list[dict[str, Any]], entry: dict[ObjectKey, dict[str,
     return None
 
 
+@dataclass(frozen=True)
+class SyncRecords:
+    """The live Flux Kustomizations and Argo CD Applications that sync a folder of a git repository, by that folder (as
+    the repository names it): Flux applies `platform` before the cluster's Kustomization (dependsOn), so during a
+    change the two stand at different commits, and each folder's objects are judged at its own sync object's."""
+
+    syncing: dict[str, tuple[str, dict[str, Any]]]  # folder -> (kind, the object)
+
+    @classmethod
+    def of(cls, live: list[dict[str, Any]]) -> SyncRecords:
+        syncing: dict[str, tuple[str, dict[str, Any]]] = {}
+        for kind in ENGINES:
+            for obj in sorted(of_kind(live, kind), key=lambda o: str(o.get("metadata"))):
+                path = _syncs_path(obj) if _from_git(obj, kind) else ""
+                if path:
+                    syncing.setdefault(path, (kind, obj))
+        return cls(syncing)
+
+    def revision(self, folder: str) -> Revision | None:
+        """What the object syncing `folder` says it applied; None when none does, or it records nothing."""
+        if folder not in self.syncing:
+            return None
+        kind, obj = self.syncing[folder]
+        commit = _record(obj, kind)
+        meta = obj.get("metadata") or {}
+        return None if commit is None else Revision(commit, f"{ENGINES[kind]} {kind} {meta.get('namespace') or ''}/{meta.get('name')}")
+
+
+def _from_git(obj: dict[str, Any], kind: str) -> bool:
+    """Whether the engine object takes its folder from a git repository (not an OCI artifact, a bucket or a chart)."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return False
+    if kind == "Kustomization":
+        ref = spec.get("sourceRef")
+        return not isinstance(ref, dict) or ref.get("kind", "GitRepository") == "GitRepository"
+    source = spec.get("source")
+    return isinstance(source, dict) and "chart" not in source
+
+
 def _syncs_path(body: dict[str, Any]) -> str:
     spec = body.get("spec") or {}
-    path = spec.get("path") or (spec.get("source") or {}).get("path") or ""
-    return posixpath.normpath(str(path)) if path else ""
+    source = spec.get("source") if isinstance(spec, dict) else None
+    path = (spec.get("path") if isinstance(spec, dict) else None) or (source.get("path") if isinstance(source, dict) else None) or ""
+    return posixpath.normpath(str(path)).lstrip("/") if path else ""
 
 
 def _git(cwd: Path, *args: str) -> bytes:
     return git_output(cwd, *args, timeout=120)  # an archive of a large tree takes a while
 
 
-def committed_tree(fleet: Path, revision: Revision, cluster: str) -> Committed:
-    """Build cluster `cluster` from the tree committed at `revision` in the repository that holds `fleet`."""
+def committed_tree(fleet: Path, revision: Revision, cluster: str, records: SyncRecords | None = None) -> Committed:
+    """Build cluster `cluster` from the tree committed at `revision` in the repository that holds `fleet`; a folder
+    synced on its own whose sync object applied another revision (its `records`) is built at that one."""
     if revision.ref.startswith("-") or not revision.ref.isprintable():  # an option to git, or NUL, a lone surrogate ...
         raise InputError(f"{_shown(revision.ref)} is not a git revision")
     folder = fleet.resolve().parent
@@ -124,35 +168,61 @@ def committed_tree(fleet: Path, revision: Revision, cluster: str) -> Committed:
         raise InputError(
             f"{fleet}: not in a git repository; drift compares with the committed tree (or give --against fleet.yaml)"
         ) from None
-    try:
-        commit = _git(top, "rev-parse", "--verify", "--quiet", f"{revision.ref}^{{commit}}").decode().strip()
-    except InputError:
-        raise InputError(f"{revision.ref} ({revision.origin}) is not a commit of this repository; git fetch, or give --ref REV") from None
+    commit = _commit_of(top, revision)
     head = _git(top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").decode().strip()
     prefix = folder.relative_to(top.resolve()).as_posix()
     prefix = "" if prefix == "." else prefix + "/"
     listed = _git(top, "ls-tree", "-d", "--name-only", commit, f"{prefix}clusters/{cluster}").decode().split("\n")
     if f"{prefix}clusters/{cluster}" not in listed:
         raise InputError(f"clusters/{cluster} is not in the tree committed at {commit[:12]}: run fleetgen render and commit it")
-    # the whole fleet folder: a cluster's hand-written resources may sit beside clusters/ and base/
-    archive = _git(top, "archive", "--format=tar", commit, "--", prefix or ".")
+    judged = (f"clusters/{cluster}/", "base/")
     with tempfile.TemporaryDirectory(prefix="fleetgen-drift-") as scratch:
-        root = Path(scratch)
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(root, filter="data")
-        tree = root / prefix if prefix else root
-        judged = (f"clusters/{cluster}/", "base/")
-        everything = (p for p in sorted(tree.rglob("*")) if p.is_file() and not p.is_symlink())
-        files = {path: p.read_bytes() for p in everything if (path := p.relative_to(tree).as_posix()).startswith(judged)}
-        objects: dict[ObjectKey, dict[str, Any]] = {}
+        tree = _extract(top, commit, prefix, Path(scratch) / "0")
+        files = _files(tree, judged)
         folders = synced_folders(tree, f"clusters/{cluster}")
+        trees = {commit: tree}
+        at: dict[str, str] = {}  # folder -> the commit it is built at
+        elsewhere = []
+        for name in folders:
+            own = records.revision(prefix + name) if records else None
+            other = _commit_of(top, own) if own is not None else commit
+            if other != commit:
+                if other not in trees:
+                    trees[other] = _extract(top, other, prefix, Path(scratch) / str(len(trees)))
+                elsewhere.append((name, other, own.origin if own else ""))
+                moved = _files(trees[other], (f"{name}/",))
+                files = {p: b for p, b in files.items() if not p.startswith(f"{name}/")} | moved
+            at[name] = other
+        objects: dict[ObjectKey, dict[str, Any]] = {}
         with ThreadPoolExecutor(max_workers=len(folders) or 1) as pool:  # each build is its own kubectl process
-            built = list(pool.map(lambda folder: _build(tree, folder), folders))
+            built = list(pool.map(lambda name: _build(trees[at[name]], name), folders))
         for bodies in built:
             for body in bodies:
                 meta = body.get("metadata") or {}
                 objects[ObjectKey(str(body.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name")))] = body
-    return Committed(commit, commit == head, objects, files)
+    return Committed(commit, commit == head, objects, files, tuple(elsewhere))
+
+
+def _commit_of(top: Path, revision: Revision) -> str:
+    try:
+        return _git(top, "rev-parse", "--verify", "--quiet", f"{revision.ref}^{{commit}}").decode().strip()
+    except InputError:
+        raise InputError(f"{revision.ref} ({revision.origin}) is not a commit of this repository; git fetch, or give --ref REV") from None
+
+
+def _extract(top: Path, commit: str, prefix: str, root: Path) -> Path:
+    """The fleet folder as committed at `commit`, written under `root`: the whole folder, since a cluster's
+    hand-written resources may sit beside clusters/ and base/."""
+    archive = _git(top, "archive", "--format=tar", commit, "--", prefix or ".")
+    root.mkdir()
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(root, filter="data")
+    return root / prefix if prefix else root
+
+
+def _files(tree: Path, under: tuple[str, ...]) -> dict[str, bytes]:
+    everything = (p for p in sorted(tree.rglob("*")) if p.is_file() and not p.is_symlink())
+    return {path: p.read_bytes() for p in everything if (path := p.relative_to(tree).as_posix()).startswith(under)}
 
 
 def _kustomization(folder: Path) -> Path | None:
@@ -219,10 +289,21 @@ def stale_note(planned: dict[str, bytes], committed: Committed) -> str:
 def on_cluster(fleet: Fleet, committed: Committed, revision: Revision, live: list[dict[str, Any]]) -> tuple[dict[ObjectKey, Any], str]:
     """The committed objects to look for among `live`, and what they are, in words.
 
-    An Argo CD hub keeps the Applications: they are compared when the live objects hold the hub's too."""
+    An Argo CD hub keeps the Applications and the repository Secrets in its namespace (the platform folder syncs
+    to the hub): they are compared when the live objects hold the hub's too, and never missed on a spoke."""
     against = f"the tree committed at {committed.commit[:12]} ({revision.origin})"
+    against += "".join(f"; {folder} at {commit[:12]} ({origin})" for folder, commit, origin in committed.elsewhere)
     hub = fleet.gitops.engine == "argocd" and fleet.gitops.argocd.mode == "hub"
     if not hub or of_kind(live, "Application"):
         return committed.objects, against
-    kept = {k: v for k, v in committed.objects.items() if not str(v.get("apiVersion", "")).startswith("argoproj.io/")}
-    return kept, against + "; the hub's Applications are not in the live objects, so not compared"
+    kept = {k: v for k, v in committed.objects.items() if not _on_the_hub(v)}
+    return kept, against + "; the hub's objects (Applications, repository Secrets) are not in the live objects, so not compared"
+
+
+def _on_the_hub(body: dict[str, Any]) -> bool:
+    """An object an Argo CD hub holds itself: Argo CD's own kinds, and the repository Secrets in its namespace."""
+    if str(body.get("apiVersion", "")).startswith("argoproj.io/"):
+        return True
+    meta = body.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    return meta.get("namespace") == ARGOCD_NS and "argocd.argoproj.io/secret-type" in labels  # the label Argo CD reads on its Secrets

@@ -13,7 +13,7 @@ from typing import Any
 from fleetgen.checks.load import LoadedFleet, load_fleet
 from fleetgen.errors import InputError
 from fleetgen.live.cluster_reader import ClusterRead, by_name, judged, merged, read_cluster
-from fleetgen.live.committed import Revision, committed_tree, on_cluster, stale_note, synced_revision
+from fleetgen.live.committed import Revision, SyncRecords, committed_tree, on_cluster, stale_note, synced_revision
 from fleetgen.live.node_checks import judge_nodes
 from fleetgen.live.nodes import nodes_in
 from fleetgen.live.state import Drift, compare, live_from_context, read_live, resources_of
@@ -71,7 +71,7 @@ def drift(
     revision = recorded or (Revision(ref, "--ref") if ref else Revision("HEAD", "HEAD"))
     if recorded and ref and not recorded.ref.startswith(ref):  # the engine knows what it applied; a differing --ref is said unused
         revision = dataclasses.replace(recorded, origin=f"{recorded.origin}; --ref {ref} not used: the engine's record wins")
-    committed = committed_tree(fleet, revision, cluster)
+    committed = committed_tree(fleet, revision, cluster, SyncRecords.of(read.objects))
     more = sorted(set(resources_of(committed.objects)) - set(resources_of(expected)))
     if context and more:  # the kinds the committed tree holds, as the cluster serves them
         read = merged(read, read_cluster(str(context), more, timeout))
