@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,14 @@ import jsonschema
 import pytest
 import yaml
 from committed_repo import committed_example, engine_built, flux_dump, write_dump
-from conftest import EXAMPLE, REPO, git, replace_once
+from conftest import EXAMPLE, REPO, examples, git, replace_once
+from generated_fleets import edited, fleet_text, fleets, git_credentials
 from gitops_dumps import cluster_dump
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fleetgen.live.committed import synced_folders
+from fleetgen.workflows import live_state, render_tree
 
 pytestmark = pytest.mark.slow  # each test builds a committed tree with kustomize and runs kubectl: 10 to 40 s
 Run = Callable[..., subprocess.CompletedProcess[str]]
@@ -331,3 +338,74 @@ def test_a_committed_tree_kustomize_cannot_build_is_one_line_naming_the_folder(f
     [line] = done.stderr.splitlines()
     assert line.startswith("fleetgen: clusters/dev-eastus (committed): kubectl kustomize failed: ") and "teams/nlp" in line, line
     assert str(folder.parent) not in line and "fleetgen-drift-" not in line  # no scratch paths
+
+
+ENGINES = [("flux", None), ("argocd", "in-cluster"), ("argocd", "hub")]
+
+
+def _synced_by(body: dict[str, Any]) -> str | None:
+    """The folder a Flux Kustomization or Argo CD Application syncs, as the repository names it."""
+    spec = body.get("spec") or {}
+    path = spec.get("path") if body["kind"] == "Kustomization" else (spec.get("source") or {}).get("path")
+    return str(path).removeprefix("./").rstrip("/") if path else None
+
+
+@pytest.mark.slow
+@examples(8)
+@given(fleet=fleets(), engine=st.sampled_from(ENGINES), data=st.data())
+def test_a_dump_of_what_each_sync_object_applied_at_its_own_revision_is_no_drift(
+    kustomize: Build, fleet: dict[str, Any], engine: tuple[str, str | None], data: st.DataObject
+) -> None:
+    """Two commits (the second moves the fleet's cost centre, a label of every object, so every folder differs),
+    and each folder an engine syncs on its own applied at either: the dump holds each folder's objects as its own sync
+    object applied them, that object recording its revision. Whatever the mix, drift finds nothing. On an Argo CD hub
+    the spoke's dump holds no Application: its folders are judged at HEAD, and the hub's objects are not missed."""
+    fleet = edited(fleet)
+    kind, mode = engine
+    if fleet["gitops"]["engine"] != kind:
+        fleet["gitops"] = data.draw(git_credentials(engines=(kind,)), label="gitops")
+    if mode is not None:
+        fleet["gitops"]["argocd"] = {"mode": mode}
+    index = data.draw(st.integers(0, len(fleet["clusters"]) - 1), label="cluster")
+    cluster = fleet["clusters"][index]["name"]
+    with tempfile.TemporaryDirectory(prefix="drift-revisions-") as scratch:
+        folder = Path(scratch) / "fleet"
+        folder.mkdir()
+        commits = []
+        for centre in ("cc-1000", "cc-2000"):  # the fleet's labels, on every object of every folder
+            fleet["metadata"]["costCenter"] = centre
+            (folder / "fleet.yaml").write_text(fleet_text(fleet), encoding="utf-8")
+            render_tree(folder / "fleet.yaml", None)
+            if not commits:
+                git(folder, "init", "-q", "-b", "main")
+            git(folder, "add", "-A")
+            git(folder, "commit", "-qm", f"cost centre {centre}")
+            commits.append(git(folder, "rev-parse", "HEAD").strip())
+        trees = [folder.parent / "first", folder]
+        git(folder, "worktree", "add", "-q", str(trees[0]), commits[0])
+        folders = synced_folders(folder, f"clusters/{cluster}")
+        built: dict[tuple[str, int], list[dict[str, Any]]] = {}
+
+        def build(name: str, revision: int) -> list[dict[str, Any]]:
+            if (name, revision) not in built:
+                built[(name, revision)] = kustomize(trees[revision] / name)
+            return built[(name, revision)]
+
+        at = {name: data.draw(st.sampled_from([0, 1]), label=name) for name in folders}
+        if mode == "hub":
+            at = dict.fromkeys(folders, 1)  # no Application on the spoke records a revision: HEAD
+        # a folder no sync object syncs (Flux's flux-system, applied by hand once) is judged with the cluster's folder
+        syncing = {_synced_by(o) for name in folders for o in build(name, 1) if o["kind"] in ("Kustomization", "Application")}
+        at |= {name: at[f"clusters/{cluster}"] for name in folders if name not in syncing}
+        objects = [body for name in folders for body in build(name, at[name])]
+        if mode == "hub":
+            objects = [o for o in objects if not o["apiVersion"].startswith("argoproj.io/") and o["metadata"].get("namespace") != "argocd"]
+        dump = cluster_dump(objects, kind)
+        for obj in dump["items"]:
+            synced = _synced_by(obj) if obj["kind"] in ("Kustomization", "Application") else None
+            if synced in at:
+                commit = commits[at[synced]]
+                obj["status"] = {"lastAppliedRevision": f"main@sha1:{commit}"} if kind == "flux" else {"sync": {"revision": commit}}
+        (folder.parent / "live.yaml").write_text(yaml.safe_dump(dump), encoding="utf-8")
+        result = live_state.drift(folder / "fleet.yaml", cluster, (folder.parent / "live.yaml",), None)
+        assert not result.found, (at, result)
