@@ -43,6 +43,7 @@ from fleetgen.jobs.serving import Serving
 from fleetgen.live import state
 from fleetgen.live.drift_output import drift_json
 from fleetgen.output.emitted import _unpack
+from fleetgen.output.known_trees import KnownTree, known_fresh
 from fleetgen.output.tree import JOURNAL, LEDGER
 from fleetgen.render.rendered import Rendered
 from fleetgen.source.edit import RoundTrip
@@ -619,8 +620,10 @@ def test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line(
             documents = data.draw(mutated(list(yaml.safe_load_all(before or b""))))
             shown = dumped_all(documents if isinstance(documents, list) else [documents])
             path.write_bytes(shown.encode("utf-8", "surrogatepass"))
+        shortcut = known_fresh(rendered_tree / "fleet.yaml", None)  # check's shortcut never raises: it answers or defers
         result = refused_cleanly(lambda: workflows.freshness(rendered_tree / "fleet.yaml", None))
         assert result is None or result.files > 0
+        assert shortcut is None or (result is not None and not result.found)  # "up to date" only where the full check agrees
     finally:  # the next example starts from the rendered tree again
         if before is None:
             path.unlink(missing_ok=True)
@@ -638,6 +641,8 @@ def test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds(tmp_path_fact
     assert files is None or all(isinstance(v, bytes) for v in files.values())
     verdict = ClusterVerdict.from_text(entry.decode("utf-8", "replace"))
     assert verdict is None or isinstance(verdict, ClusterVerdict)
+    known = KnownTree.from_bytes(entry)
+    assert known is None or (isinstance(known.ledger, bytes) and all(isinstance(p, str) for p in known.hand_written))
 
 
 # -- the import tree ---------------------------------------------------------------------------
@@ -959,10 +964,12 @@ FUZZED: dict[str, str] = {
     "fleetgen.output.tree:ledger": "test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line",
     "fleetgen.output.tree:recover": "test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line",
     "fleetgen.output.tree:read": "test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line",
+    "fleetgen.output.known_trees:fresh": "test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line",
     "fleetgen.review.freshness:_changes": "test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line",
     "fleetgen.cache:get": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
     "fleetgen.output.emitted:_unpack": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
     "fleetgen.validation.verdicts:from_text": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
+    "fleetgen.output.known_trees:from_bytes": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
     "fleetgen.importer.addons:_argo": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
     "fleetgen.importer.build:_build": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
     "fleetgen.importer.build:_ask_for_origins": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",

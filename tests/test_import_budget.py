@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -95,7 +96,7 @@ def _within(module: str, packages: tuple[str, ...] | set[str]) -> bool:
     return any(module == p or module.startswith(p + ".") for p in packages)
 
 
-def _run(*args: str, env: dict[str, str] | None = None, tmp_path: Path) -> Imports:
+def _run(*args: str, env: dict[str, str] | None = None, tmp_path: Path, cwd: Path = REPO) -> Imports:
     """Run `fleetgen ARGS` in a fresh interpreter; the imports it made."""
     record = tmp_path / "modules.json"
     driver = (
@@ -106,7 +107,7 @@ def _run(*args: str, env: dict[str, str] | None = None, tmp_path: Path) -> Impor
     environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), **(env or {})}
     environment.pop("PYTHONPROFILEIMPORTTIME", None)
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", driver, *args], cwd=REPO, env=environment, capture_output=True, text=True, timeout=120
+        [sys.executable, "-X", "importtime", "-c", driver, *args], cwd=cwd, env=environment, capture_output=True, text=True, timeout=120
     )
     assert done.returncode in (0, 1), f"fleetgen {' '.join(args)}: exit {done.returncode}: {done.stderr[-2000:]}"
     return Imports.parse(done.stderr, frozenset(json.loads(record.read_text())))
@@ -156,6 +157,20 @@ def test_the_pre_commit_commands_load_only_what_they_use(command: str, refused: 
     assert not over, f"`fleetgen {command}` loads modules only other commands need; import them where those commands run:\n" + (
         _refused(imports, over)
     )
+
+
+def test_check_of_a_tree_the_cache_knows_builds_no_model(tmp_path: Path) -> None:
+    """The pre-commit hook's check after a render: the tree is read against the ledger the cache kept (known_trees.py)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name in ("fleet.yaml", "base", "clusters", "FLEET.md", ".fleetgen-ledger"):
+        (shutil.copytree if (REPO / name).is_dir() else shutil.copy2)(REPO / name, repo / name)
+    _run("render", tmp_path=tmp_path, cwd=repo)
+    imports = _run("check", tmp_path=tmp_path, cwd=repo)
+    loaded = imports.by_fleetgen()
+    assert "fleetgen.output.known_trees" in loaded  # the shortcut ran
+    over = [m for m in loaded if _within(m, ("fleetgen.model", "fleetgen.checks", "fleetgen.render", "pydantic"))]
+    assert not over, "`fleetgen check` of a known tree builds the model:\n" + _refused(imports, over)
 
 
 def test_the_budget_names_the_chain_that_pulled_a_module_in() -> None:

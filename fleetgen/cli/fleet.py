@@ -70,10 +70,19 @@ def render(fleet: Path, out: Path | None, fmt: str, all_findings: bool, crds: tu
 @reports_errors
 def check(fleet: Path, out: Path | None, fix: bool, fmt: str, all_findings: bool) -> None:
     """Is the committed tree a fresh render of FLEET? Lists stale, edited, missing and orphan files (exit 1)."""
+    from fleetgen.output.known_trees import known_fresh
+
+    shell = console()
+    # A tree the cache knows as the render of this very text is checked by its files' digests, without the model
+    # (the pre-commit hook's case, output/known_trees.py); anything else, --fix and JSON take the full way.
+    known = known_fresh(fleet, out) if not fix and fmt != "json" else None
+    if known is not None:
+        if fmt == "text":
+            shell.err(f"{known[0]}: up to date ({known[1]} files)")
+        return
     from fleetgen import workflows
     from fleetgen.review.freshness import freshness_github, freshness_json, freshness_text
 
-    shell = console()
     result = workflows.freshness(fleet, out, fix=fix, stage=shell.stage)
     if result.fixed is not None:
         shell.err(f"{result.root}: fixed: {len(result.fixed.written)} written, {len(result.fixed.removed)} removed")

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from fleetgen.render.layout import OutputFile
+if TYPE_CHECKING:  # a name only: the writer (output/tree.py) and check's shortcut do not build the model
+    from fleetgen.render.layout import OutputFile
 
 _BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 

@@ -22,6 +22,7 @@ from fleetgen.errors import Finding, FindingsError, InputError, Severity
 from fleetgen.model.fleet import cluster_index
 from fleetgen.model.json_schema import fleet_json_schema
 from fleetgen.output.generated_paths import SCHEMA_PATH
+from fleetgen.output.known_trees import KnownTrees
 from fleetgen.output.tree import LEDGER, Tree, TreeChanges, replace_file
 from fleetgen.render.rendered import Rendered
 from fleetgen.source.git_revision import read_at
@@ -156,8 +157,18 @@ def render_tree(fleet: Path, out: Path | None, options: CheckOptions = CheckOpti
     changes = Tree(root).write(files)
     if options == CheckOptions():
         FleetVerdicts(cache).record(result.loaded)
+        _remember_tree(result.loaded, files, cache)
     cache.prune()
     return RenderResult(root, len(files), changes, result.findings)
+
+
+def _remember_tree(loaded: LoadedFleet, files: dict[str, bytes], cache: Cache | None) -> None:
+    """Keep the ledger of a text that passed with the default options, for `check`'s shortcut (output/known_trees.py);
+    never for a fleet with its own facts file, which is read beside it."""
+    if cache is None or loaded.fleet.compatibility.facts_file is not None:
+        return
+    hand_written = [f"clusters/{cluster.name}/{path}" for cluster in loaded.fleet.clusters for path in cluster.extra_resources]
+    KnownTrees(cache).record(loaded.source.text.encode(), loaded.source.file, files, hand_written)
 
 
 def refuse_missing_hand_written(loaded: LoadedFleet, root: Path) -> None:
@@ -193,6 +204,7 @@ def freshness(fleet: Path, out: Path | None, *, fix: bool = False, stage: Stage 
     tree.recover()  # a render interrupted after its commit point is finished first
     files = result.tree
     found = check_tree(tree, files.files, files.output, result.loaded.source)
+    _remember_tree(result.loaded, files.files, result.cache)
     fixed = tree.write(files.files) if fix and found else None
     return Freshness(tree.root, len(files.files), found, fixed)
 
