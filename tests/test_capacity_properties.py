@@ -4,11 +4,12 @@ the diff summary and is judged by the approval rules, counted by an oracle writt
 
 from __future__ import annotations
 
+import copy
 from fractions import Fraction
 from typing import Any
 
 import pytest
-from generated_fleets import GPU, LAYOUTS, edited, fleet_text, fleets, units
+from generated_fleets import GPU, GPU_HOUR, LAYOUTS, NODE_HOUR, edited, fleet_text, fleets, units
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,7 +23,7 @@ from fleetgen.review.approvals import required_approvals
 from fleetgen.review.changes import fleet_changes
 
 HOURS = 730
-GPU_HOUR = {"Standard_NC24ads_A100_v4": 3.67, "Standard_ND96isr_H100_v5": 12.29, "Standard_NC4as_T4_v3": 0.53}
+ORACLE_RULES = {"large-gpu-allocation", "more-capacity", "dearer"}  # the generated fleets' rules this oracle models
 
 
 def _errors(fleet: dict[str, Any]) -> list[str]:
@@ -99,6 +100,9 @@ def test_no_flavor_selects_another_pools_nodes_and_a_pool_that_would_is_refused(
     for index, cluster in enumerate(model.clusters):
         flavors = [m.body for m in cluster_objects(model, index) if m.body["kind"] == "ResourceFlavor"]
         for flavor in flavors:
+            if "nodeLabels" not in flavor["spec"]:  # a MultiKueue manager's flavor of a GPU model: it selects no node there
+                assert model.multi_kueue is not None and cluster.name == model.multi_kueue.manager
+                continue
             wanted = set(flavor["spec"]["nodeLabels"].items())
             selected = [p.name for p in cluster.node_pools if wanted <= set(p.labels.items())]
             assert selected == [flavor["metadata"]["name"]]
@@ -140,10 +144,11 @@ def _quota_equivalents(cluster: dict[str, Any], requests: dict[str, Any]) -> Fra
 
 def _capacity_rules(pool: dict[str, Any], nodes: int) -> set[str]:
     """The rules `nodes` more nodes of `pool` fire: 8+ physical GPUs; 10,000 a month or more, or a price unknown (a CPU-only
-    VM's gpuHour entry is its node's price)."""
+    VM's gpuHour entry is its node's price; nodeHour prices a node)."""
     fired = {"more-capacity"} if pool["gpusPerNode"] * nodes >= 8 else set()
-    price = GPU_HOUR.get(pool["vmSize"])
-    if price is None or price * (pool["gpusPerNode"] or 1) * nodes * HOURS >= 10000:
+    gpu_hour = GPU_HOUR.get(pool["vmSize"])
+    price = NODE_HOUR.get(pool["vmSize"]) if gpu_hour is None else gpu_hour * (pool["gpusPerNode"] or 1)
+    if price is None or price * nodes * HOURS >= 10000:
         fired.add("dearer")
     return fired
 
@@ -163,7 +168,9 @@ def test_every_capacity_change_is_in_the_summary_and_judged_by_the_rules(fleet: 
         if not placed:
             return
         team = data.draw(st.sampled_from(placed))
-        requests = team["clusters"][cluster["name"]]["requests"]
+        own = copy.deepcopy(team["clusters"][cluster["name"]] or {})  # this cluster's values alone, not an alias's other uses
+        team["clusters"][cluster["name"]] = own
+        requests = own.setdefault("requests", {})
         before = _quota_equivalents(cluster, requests)
         resource = data.draw(st.sampled_from(sorted({r for p in cluster["nodePools"] for r in units(p)} or {GPU})))
         more = data.draw(st.integers(1, 64))
@@ -218,7 +225,7 @@ def test_every_capacity_change_is_in_the_summary_and_judged_by_the_rules(fleet: 
     changes = fleet_changes(base_model, head_model)
     assert any(c.text.startswith(subject) for c in changes), (subject, [c.text for c in changes])
     fired = {a.rule.name for a in required_approvals(base_model, changes) if not a.rule.builtin}
-    assert fired == expect_rules, [c.text for c in changes]
+    assert fired & ORACLE_RULES == expect_rules, [c.text for c in changes]
 
 
 @given(fleets())
