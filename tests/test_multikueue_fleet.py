@@ -333,3 +333,15 @@ def test_a_hub_rolls_the_manager_out_after_its_workers(crd_schemas: CRDs) -> Non
     assert waves["dispatch-eastus"] < max(waves[EAST], waves[WEST])  # staging rolls out before production
     assert step_of("dispatch-eastus") > max(step_of(EAST), step_of(WEST))
     assert step_of("dispatch-eastus") == len(steps) - 1
+
+
+@pytest.mark.parametrize("mode", ["hub", "in-cluster"])
+def test_argo_cd_projects_allow_what_multikueue_renders(mode: str, tmp_path: Path, cli_run: Run) -> None:
+    # the manager's AdmissionChecks, MultiKueueConfigs and MultiKueueClusters, its kubeconfig ExternalSecret, and each
+    # worker's ServiceAccount, token Secret and ClusterRole(Binding) in Kueue's namespace: every one synced by its project
+    text = replace_once(TEXT, "engine: flux", f"engine: argocd, argocd: {{mode: {mode}}}")
+    text = replace_once(text, "kubeconfig: {secret: westus2-kubeconfig}", "kubeconfig: {externalSecret: {store: vault, key: westus2}}")
+    (tmp_path / "fleet.yaml").write_text(text)
+    done = cli_run("validate", cwd=tmp_path)
+    assert "does not allow" not in done.stderr, done.stderr
+    assert done.returncode in (0, 1) and " 0 error(s)" in done.stderr + done.stdout, done.stderr

@@ -4,6 +4,9 @@
   Kueue's and Volcano's cluster-wide objects, the versions ConfigMaps, alerts and dashboards) and the
   Argo CD objects themselves (Applications, the ApplicationSet, AppProjects, repository Secrets,
   argocd-cm): exactly the kinds fleetgen renders, each cluster's namespaces fleetgen writes to.
+  Where the fleet has MultiKueue, its objects too: the manager's AdmissionChecks, MultiKueueConfigs,
+  MultiKueueClusters and kubeconfig ExternalSecrets, each worker's account for the manager (a
+  ServiceAccount, its token Secret, and the ClusterRole and binding by name), in Kueue's namespace.
 - `<fleet>-platform`: the add-ons' Helm charts, from their chart repositories only, into the add-ons'
   namespaces, with exactly the cluster-scoped kinds the pinned chart versions create (CRDs, ClusterRoles,
   webhooks, the GPU Operator's ClusterPolicy: compat/chart_kinds.yaml, derived from the charts by
@@ -23,11 +26,13 @@ from typing import Any
 
 from fleetgen.compat.chart_kinds import kinds_of
 from fleetgen.model import Fleet, Team
+from fleetgen.model.multikueue import queue_workers
 from fleetgen.model.platform import GpuOperator
 from fleetgen.render import provenance as prov
 from fleetgen.render import volcano
 from fleetgen.render.argocd_apps import ARGOCD_NS, IN_CLUSTER, fleet_project, hub, platform_project, team_project
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
+from fleetgen.render.multikueue import MANAGER_ACCOUNT
 from fleetgen.render.platform import add_ons, argocd_repo_url
 from fleetgen.render.provenance import NOWHERE, Recorder
 
@@ -57,6 +62,17 @@ FLEET_NAMESPACED_KINDS: tuple[GroupKind, ...] = (
     ("monitoring.coreos.com", "PrometheusRule"),
     ("monitoring.coreos.com", "ServiceMonitor"),  # Kueue's metrics (render/kueue_monitor.py)
 )
+# What MultiKueue adds to the manager and its workers (render/multikueue.py): cluster-scoped, and in Kueue's namespace.
+MULTIKUEUE_CLUSTER_KINDS: tuple[GroupKind, ...] = (
+    ("kueue.x-k8s.io", "AdmissionCheck"),
+    ("kueue.x-k8s.io", "MultiKueueCluster"),
+    ("kueue.x-k8s.io", "MultiKueueConfig"),
+)
+MULTIKUEUE_NAMED_KINDS: tuple[GroupKind, ...] = (  # the manager's access on a worker: these by name only
+    ("rbac.authorization.k8s.io", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+)
+MULTIKUEUE_NAMESPACED_KINDS: tuple[GroupKind, ...] = (("", "ServiceAccount"), ("external-secrets.io", "ExternalSecret"))
 # What fleetgen renders in a team's namespace (layout.py's clusters/<name>/teams/<team>/).
 TEAM_KINDS: tuple[GroupKind, ...] = (
     ("", "LimitRange"),
@@ -123,10 +139,26 @@ def _operator_namespaces(fleet: Fleet, indexes: list[int]) -> list[str]:
     return [addon.namespace for i in indexes for _, addon, _ in add_ons(fleet, i) if isinstance(addon, GpuOperator)]
 
 
+def _multikueue_grants(fleet: Fleet, indexes: list[int]) -> tuple[list[dict[str, str]], list[dict[str, str]], list[GroupKind]]:
+    """What the fleet's project must also allow for MultiKueue on the clusters `indexes`: destinations (Kueue's namespace
+    on the manager and its workers), cluster-scoped kinds (some by name) and namespaced kinds; nothing without it."""
+    mk = fleet.multi_kueue
+    if mk is None:
+        return [], [], []
+    workers = {w for names in queue_workers(mk, fleet.clusters).values() for w in names}
+    involved = [fleet.clusters[i] for i in indexes if fleet.clusters[i].name == mk.manager or fleet.clusters[i].name in workers]
+    if not involved:
+        return [], [], []
+    destinations = [d for c in involved for d in _where(fleet, [c.name], [fleet.platform_of(c).kueue.namespace])]
+    named = [{"group": group, "kind": kind, "name": MANAGER_ACCOUNT} for group, kind in MULTIKUEUE_NAMED_KINDS]
+    return destinations, _kinds(MULTIKUEUE_CLUSTER_KINDS) + named, list(MULTIKUEUE_NAMESPACED_KINDS)
+
+
 def projects(fleet: Fleet, indexes: list[int], why: Recorder = NOWHERE) -> list[Manifest]:
     """The AppProjects of the clusters `indexes` (every cluster for the hub, one for an in-cluster Argo CD)."""
     names, repo = [fleet.clusters[i].name for i in indexes], fleet.gitops.repository
     argocd_home = [{"server": IN_CLUSTER, "namespace": ARGOCD_NS}]
+    mk_destinations, mk_cluster_kinds, mk_namespaced_kinds = _multikueue_grants(fleet, indexes)
     fleet_body = _project(
         fleet,
         fleet_project(fleet),
@@ -134,9 +166,10 @@ def projects(fleet: Fleet, indexes: list[int], why: Recorder = NOWHERE) -> list[
         {
             "sourceRepos": [repo],
             "destinations": argocd_home
-            + _where(fleet, names, ["kube-public", fleet.alerts.namespace, *_operator_namespaces(fleet, indexes)]),
-            "clusterResourceWhitelist": _kinds(FLEET_CLUSTER_KINDS),
-            "namespaceResourceWhitelist": _kinds(FLEET_NAMESPACED_KINDS),
+            + _where(fleet, names, ["kube-public", fleet.alerts.namespace, *_operator_namespaces(fleet, indexes)])
+            + [d for d in mk_destinations if d not in argocd_home],
+            "clusterResourceWhitelist": _kinds(FLEET_CLUSTER_KINDS) + mk_cluster_kinds,
+            "namespaceResourceWhitelist": _kinds(sorted({*FLEET_NAMESPACED_KINDS, *mk_namespaced_kinds})),
         },
     )
     installed = [addon for i in indexes for _, addon, _ in add_ons(fleet, i)]
