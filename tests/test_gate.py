@@ -130,3 +130,35 @@ def test_removing_a_team_or_a_team_from_a_cluster_needs_the_platform_owners() ->
         "      training-eastus: {queue: gpu-cluster-queue}\n    priorityClasses",
     )
     assert gated(review(TEXT, off_dev)) == {"fleetgen-removal": ["team robotics removed from dev-eastus"]}
+
+
+H100_GROWS = (
+    "        maxNodes: 2\n        scaling: on-demand\n        labels: {accelerator: nvidia-h100}",
+    "        maxNodes: 4\n        scaling: on-demand\n        labels: {accelerator: nvidia-h100}",
+)
+H100_PRICE = ("Standard_ND96isr_H100_v5: 12.29", "Standard_ND96isr_H100_v5: 0.01")
+
+
+def test_added_capacity_is_priced_at_the_base_s_prices_whatever_the_head_says_they_are() -> None:
+    grown = replace_once(TEXT, *H100_GROWS)
+    alone = gated(review(TEXT, grown))
+    assert alone["added-capacity"] == [
+        "cluster training-eastus: node pool h100-ondemand maxNodes 2 -> 4 (now 4 x 8 H100; +16 GPUs, +143,547 USD/month)"
+    ]
+    # the same growth with its price cut to nothing in the same pull request: still 16 H100s at the base's 12.29 an hour
+    cheap = gated(review(TEXT, replace_once(grown, *H100_PRICE)))
+    assert cheap["added-capacity"] == alone["added-capacity"]
+    assert cheap["fleetgen-gate"] == ["pricing.gpuHour Standard_ND96isr_H100_v5: 12.29 -> 0.01"]
+
+
+def test_a_price_change_alone_is_a_gate_change_for_the_platform_owners() -> None:
+    for edit in (H100_PRICE, ("Standard_ND96isr_H100_v5: 12.29", "Standard_ND96isr_H100_v5: 20.0"), ("currency: USD", "currency: EUR")):
+        diff = review(TEXT, replace_once(TEXT, *edit))
+        assert list(gated(diff)) == ["fleetgen-gate"], gated(diff)
+        [approval] = diff.approvals
+        assert approval.rule.approvers == ("platform-leads",)
+    # a price the base did not have, for a pool added in the same pull request: unknown at the base's prices, so it asks
+    added = replace_once(TEXT, "    Standard_NC4as_T4_v3: 0.53", "    Standard_NC4as_T4_v3: 0.53\n    Standard_ND96isr_H200_v5: 0.01")
+    added = replace_once(added, *H100_GROWS)
+    added = added.replace("vmSize: Standard_ND96isr_H100_v5", "vmSize: Standard_ND96isr_H200_v5", 1)
+    assert "+16 GPUs, cost unknown: no price for its VM size" in " ".join(gated(review(TEXT, added))["added-capacity"])

@@ -2,7 +2,7 @@
 
 The fleet's rules are its own to write; the built-in rules below are not: they gate the changes
 that would weaken the gate for the next pull request (its rules, rollout policy, the upgrade
-record, capacity overcommit, who the platform owners are), widen what a team may do on shared
+record, capacity overcommit, the prices the cost rules count with, who the platform owners are), widen what a team may do on shared
 nodes, or remove a team's or cluster's namespaces and data. A fleet cannot switch them off, and,
 like its own rules, they are taken from the base revision: the base's platform owners approve.
 """
@@ -39,9 +39,9 @@ class Approval:
 BUILTIN_RULES: tuple[tuple[str, str, frozenset[ChangeKind]], ...] = (  # name, description, kinds of change
     (
         "fleetgen-gate",
-        "The approval rules, rollout policy, upgrade record, capacity overcommit, platform owners and the fleet's own "
-        "compatibility facts judge every later change",
-        frozenset({"policy", "upgrade", "facts"}),
+        "The approval rules, rollout policy, upgrade record, capacity overcommit, prices, platform owners and the fleet's "
+        "own compatibility facts judge every later change",
+        frozenset({"policy", "upgrade", "facts", "pricing"}),
     ),
     (
         "fleetgen-tenant-access",

@@ -3,6 +3,8 @@
 Slice and share quotas ("team search: nvidia.com/mig-1g.10gb quota on inference-eastus 28 -> 112 (16 GPU-equivalents)"),
 node pools added, removed, resized or repartitioned (with the physical GPUs and monthly cost they add), prices,
 and the fleet's own facts file. GPU-equivalents and costs come from fleetgen.checks.capacity, as the report's do.
+What capacity costs is worked out at the base's prices, as the gate uses the base's rules: a pull request that cuts
+a price cannot make its own growth cheap (and the price change is a change of its own, for the gate).
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ def cluster_capacity(fleet: Fleet, cluster: Cluster) -> tuple[int, float | None]
 
 
 def pool_changes(base: Fleet, a: Cluster, head: Fleet, b: Cluster, production: bool) -> Iterator[Change]:
-    """Node pools added, removed, resized or repartitioned, with the physical GPUs and monthly cost each adds."""
+    """Node pools added, removed, resized or repartitioned, with the physical GPUs and monthly cost each adds at the base's prices."""
     pools_a, pools_b = {p.name: p for p in a.node_pools}, {p.name: p for p in b.node_pools}
     context: dict[str, Any] = {"cluster": b.name, "production": production}
     for name in [p for p in pools_a if p not in pools_b]:
@@ -89,14 +91,14 @@ def pool_changes(base: Fleet, a: Cluster, head: Fleet, b: Cluster, production: b
         yield Change("node-pool", text, field=name, added_gpus=0, added_cost=0.0, **context)
     for name in [p for p in pools_b if p not in pools_a]:
         pool = pools_b[name]
-        cost = pool_monthly_cost(head, pool)
-        text = f"cluster {b.name}: node pool {name} added ({_size(pool)}, {_money(head, cost)})"
+        cost = pool_monthly_cost(base, pool)
+        text = f"cluster {b.name}: node pool {name} added ({_size(pool)}, {_money(base, cost)})"
         yield Change("node-pool", text, field=name, added_gpus=pool_capacity(pool).gpus, added_cost=cost, **context)
     for name in [p for p in pools_b if p in pools_a and pools_a[p] != pools_b[p]]:
         old, new = pools_a[name], pools_b[name]
         subject = f"cluster {b.name}: node pool {name}"
         gained = pool_capacity(new).gpus - pool_capacity(old).gpus
-        cost = _added(pool_monthly_cost(base, old), pool_monthly_cost(head, new))
+        cost = _added(pool_monthly_cost(base, old), pool_monthly_cost(base, new))
         resized = any(getattr(old, attr) != getattr(new, attr) for attr in ("max_nodes", "gpus_per_node", "vm_size"))
         added_gpus, added_cost = max(0, gained), cost if resized and (cost is None or cost > 0) else 0.0
         for attr in type(new).model_fields:
@@ -108,7 +110,7 @@ def pool_changes(base: Fleet, a: Cluster, head: Fleet, b: Cluster, production: b
                 x, y = describe(old), describe(new)
             words = f"{subject} {spelled} {_words(x)} -> {_words(y)}"
             if attr in ("max_nodes", "gpus_per_node", "vm_size", "partitioning"):
-                words += f" (now {_size(new)}; {gained:+d} GPUs, {_money(head, cost)})"
+                words += f" (now {_size(new)}; {gained:+d} GPUs, {_money(base, cost)})"
             yield Change(
                 "node-pool", words, field=name, old=_words(x), new=_words(y), added_gpus=added_gpus, added_cost=added_cost, **context
             )

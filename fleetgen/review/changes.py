@@ -107,7 +107,7 @@ def _clusters(base: Fleet, head: Fleet) -> Iterator[Change]:
         )
     for name in [c.name for c in head.clusters if c.name not in old]:
         cluster = new[name]
-        gpus, cost = cluster_capacity(head, cluster)
+        gpus, cost = cluster_capacity(base, cluster)  # at the base's prices, as every capacity change
         yield Change(
             "cluster-added",
             f"cluster {name} added ({cluster.environment}, {cluster.region}, {gpus} GPUs)",
