@@ -12,9 +12,10 @@ import jsonschema
 import pytest
 
 from fleetgen.authoring.devcontainer import devcontainer
+from fleetgen.checks.admission import room
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.compat.cuda_images import cuda_images
-from fleetgen.errors import RefusedAsk
+from fleetgen.errors import FindingsError, RefusedAsk
 from fleetgen.model import Version
 from tests.conftest import EXAMPLE, REPO
 
@@ -94,3 +95,37 @@ def test_a_cuda_without_an_image_is_refused() -> None:
     rows = {**FLEET.version_sets, "dev-2024q4": dev.model_copy(update={"cuda": Version("12.7")})}
     with pytest.raises(RefusedAsk, match=r"^no CUDA image is known for CUDA 12.7 \(dev-eastus's version set dev-2024q4; known: 12.1, "):
         devcontainer(FLEET.model_copy(update={"version_sets": rows}), "nlp", "dev-eastus")
+
+
+@pytest.mark.parametrize("cuda", ["12.8", "12.9"])
+def test_cuda_12_8_and_12_9_have_their_cudnn_devel_image(cuda: str) -> None:
+    # 12.8 is the first CUDA for Blackwell; NVIDIA publishes cuDNN devel images for both minors
+    dev = FLEET.version_sets["dev-2024q4"]
+    rows = {**FLEET.version_sets, "dev-2024q4": dev.model_copy(update={"cuda": Version(cuda), "driver": Version("580.82.07")})}
+    document = devcontainer(FLEET.model_copy(update={"version_sets": rows}), "nlp", "dev-eastus")
+    assert document["image"].startswith(f"nvcr.io/nvidia/cuda:{cuda}.") and "-cudnn-devel-ubuntu" in document["image"]
+    assert not list(VALIDATOR.iter_errors(document))
+
+
+def test_every_cuda_the_facts_know_has_an_image_or_validate_says_so() -> None:
+    from fleetgen.compat.facts import facts
+
+    imaged = {row.cuda.minor for row in cuda_images().images}
+    for row in facts().cuda_driver:
+        if row.cuda.minor in imaged:
+            continue
+        text = EXAMPLE.read_text().replace('    cuda: "12.6"', f'    cuda: "{row.cuda}"')
+        try:
+            findings = list(load_fleet_text(text.encode()).warnings)
+        except FindingsError as refused:  # a CUDA the driver cannot run is refused anyway; that refusal says so too
+            findings = refused.findings
+        assert any("team devcontainer" in f.message and str(row.cuda) in f.message for f in findings), row.cuda
+
+
+def test_a_team_on_a_multikueue_manager_gets_the_workers_gpu_share() -> None:
+    text = (REPO / "tests" / "cases" / "multikueue-two-models" / "fleet.yaml").read_text()
+    fleet = load_fleet_text(text.encode()).fleet
+    document = devcontainer(fleet, "llm", "dispatch-eastus")  # llm submits to fleet-h100, which dispatches to training-eastus
+    assert document["image"].startswith("nvcr.io/nvidia/cuda:13.0.")
+    h100 = next(p for c in fleet.clusters for p in c.node_pools if p.gpu_model == "H100")
+    assert document["hostRequirements"]["cpus"] == int(room(h100, "cpu") / h100.gpus_per_node)

@@ -17,7 +17,8 @@ from typing import Any
 from fleetgen.checks.admission import room
 from fleetgen.compat.cuda_images import cuda_image, cuda_images
 from fleetgen.errors import InputError, RefusedAsk
-from fleetgen.model import Fleet
+from fleetgen.model import Cluster, Fleet, NodePool
+from fleetgen.model.multikueue import queue_workers
 
 SCHEMA = "https://raw.githubusercontent.com/devcontainers/spec/main/schemas/devContainer.schema.json"
 PATH = ".devcontainer/devcontainer.json"
@@ -41,8 +42,7 @@ def devcontainer(fleet: Fleet, team_name: str, cluster_name: str) -> dict[str, A
         raise RefusedAsk(
             f"no CUDA image is known for CUDA {versions.cuda} ({cluster.name}'s version set {cluster.version_set}; known: {known})"
         )
-    queue = next(q for q in cluster.queues if q.name == team.queue_on(cluster))
-    pools = [p for p in cluster.node_pools if p.gpus_per_node and (queue.flavors is None or p.name in queue.flavors)]
+    pools = _gpu_pools(fleet, cluster, team.queue_on(cluster))
     host: dict[str, Any] = {"gpu": True}
     if pools:
         cpus = min(room(p, "cpu") / p.gpus_per_node for p in pools)
@@ -56,6 +56,19 @@ def devcontainer(fleet: Fleet, team_name: str, cluster_name: str) -> dict[str, A
         "runArgs": ["--gpus", "all"],
         "containerEnv": {"FLEETGEN_TEAM": team.name, "FLEETGEN_CLUSTER": cluster.name, "KUBERNETES_NAMESPACE": team.namespace},
     }
+
+
+def _gpu_pools(fleet: Fleet, cluster: Cluster, queue_name: str) -> list[NodePool]:
+    """The GPU pools a job in `queue_name` on `cluster` may land on: its flavors' pools, or for a MultiKueue manager's
+    queue the pools of its GPU model on the workers it dispatches to."""
+    mk = fleet.multi_kueue
+    manager_queue = next((q for q in mk.queues if q.name == queue_name), None) if mk and cluster.name == mk.manager else None
+    if mk is not None and manager_queue is not None:
+        workers = set(queue_workers(mk, fleet.clusters)[manager_queue.name])
+        on_workers = [p for c in fleet.clusters if c.name in workers for p in c.node_pools]
+        return [p for p in on_workers if p.gpus_per_node and p.gpu_model == manager_queue.gpu_model]
+    queue = next((q for q in cluster.queues if q.name == queue_name), None)
+    return [p for p in cluster.node_pools if p.gpus_per_node and (queue is None or queue.flavors is None or p.name in queue.flavors)]
 
 
 def devcontainer_text(document: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from fleetgen.compat.cuda_images import cuda_image, cuda_images
 from fleetgen.compat.facts import Facts, facts
 from fleetgen.errors import Finding, Severity
 from fleetgen.model import Fleet, Version, VersionSet
@@ -153,6 +154,10 @@ def check_compatibility(fleet: Fleet, data: Facts | None = None) -> Iterator[Fin
         gpus = frozenset(p.gpu_model for c in users for p in c.node_pools if p.gpu_model)
         for problem in version_set_problems(vs, gpus, data):
             yield Finding(("versionSets", name, problem.field), problem.message, problem.severity)
+        if cuda_image(vs.cuda) is None:  # the fleet is fine; the dev container of its teams is what has no image
+            known = ", ".join(str(row.cuda) for row in cuda_images().images)
+            message = f"no CUDA image is known for CUDA {vs.cuda}: `fleetgen team devcontainer` refuses its clusters (known: {known})"
+            yield Finding(("versionSets", name, "cuda"), message, Severity.NOTE)
 
 
 def check_fleet_policy(fleet: Fleet) -> Iterator[Finding]:
