@@ -365,7 +365,7 @@ def multi_kueue(draw: st.DrawFn, clusters: list[dict[str, Any]]) -> dict[str, An
         {"path": "/etc/multikueue/kubeconfigs/worker"},
     )
     workers = sorted({w for q in queues for w in queue_workers(q, clusters)})
-    chosen = draw(st.lists(st.sampled_from(workers), max_size=3, unique=True))
+    chosen = draw(st.lists(st.sampled_from(workers), min_size=1, max_size=3, unique=True))
     if chosen:
         out["workers"] = {w: {"kubeconfig": draw(st.sampled_from(kubeconfigs))} for w in chosen}
     return out
