@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, replace_once
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -96,3 +96,58 @@ def test_migrate_drops_exactly_the_gpu_models_of_cpu_only_pools(models: list[str
     after = load_fleet_text(result.text.encode())
     assert [p.gpu_model for p in after.fleet.clusters[0].node_pools if not p.gpus_per_node] == [None] * len(models)
     assert result.text.count("\n") == text.count("\n") - len(result.changes)
+
+
+def _migrated_alike(text: str) -> str:
+    """migrate's output for `text`, checked: it loads with no deprecation left and renders what `text` renders."""
+    loaded = load_fleet_text(text.encode())
+    result = migrate(loaded)
+    assert result.changes
+    after = load_fleet_text(result.text.encode())
+    assert not [f for f in after.warnings if "deprecated" in f.message], [f.message for f in after.warnings]
+    assert render_files(after.fleet) == render_files(loaded.fleet)
+    return result.text
+
+
+def test_migrate_rewrites_an_anchored_cpu_pool_once_where_it_is_defined() -> None:
+    # one CPU pool written once with the old `gpuModel: none`, used by an alias and by a merge key in other clusters
+    text = (REPO / "fleet.yaml").read_text(encoding="utf-8")
+    pool = CPU_POOL.format(n=0, model="        gpuModel: none\n").replace("      - name: cpu-0", "      - &cpu-pool\n        name: cpu-0")
+    anchor = "        taints: [{key: sku, value: gpu, effect: NoSchedule}]\n\n  - name: prod-inference-westeu"
+    text = text.replace(anchor, anchor.split("\n")[0] + "\n" + pool + "\n  - name: prod-inference-westeu")
+    text = replace_once(text, "nodePools: [*a100-reserved, *a10g-reserved]", "nodePools: [*a100-reserved, *a10g-reserved, *cpu-pool]")
+    text = replace_once(
+        text,
+        "      - name: a100-ondemand\n",
+        "      - {<<: *cpu-pool, name: cpu-1, labels: {pool: cpu-1}}\n      - name: a100-ondemand\n",
+    )
+    migrated = _migrated_alike(text)
+    assert "gpuModel: none" not in migrated and migrated.count("*cpu-pool") == 2
+
+
+def test_migrate_names_the_queue_of_a_placement_shared_by_an_alias_for_each_cluster() -> None:
+    text = (REPO / "tests" / "cases" / "multikueue-two-models" / "fleet.yaml").read_text(encoding="utf-8")
+    two_queues = (
+        "    queues:\n"
+        "      - {{name: {a}, flavors: [{pool}], nominalQuota: {{{pool}: {{gpu: 8}}}}}}\n"
+        "      - {{name: {b}, flavors: [{pool}], nominalQuota: {{{pool}: {{gpu: 8}}}}}}\n"
+    )
+    east = "        labels: {accelerator: nvidia-a100}\n  - name: training-westus2"
+    east_queues = two_queues.format(a="east-first", b="east-other", pool="a100").replace("[a100]", "[h100, a100]", 1)
+    east_queues = east_queues.replace("{a100: {gpu: 8}}}", "{h100: {gpu: 32}, a100: {gpu: 8}}}", 1)
+    text = replace_once(text, east, "        labels: {accelerator: nvidia-a100}\n" + east_queues + "  - name: training-westus2")
+    west = "        scaling: on-demand\n        labels: {accelerator: nvidia-a100}\nmultiKueue:"
+    text = replace_once(
+        text, west, west.removesuffix("multiKueue:") + two_queues.format(a="west-first", b="west-other", pool="a100") + "multiKueue:"
+    )
+    # team values written once and shared by an alias; each cluster has two queues and the team names neither
+    text = replace_once(
+        text,
+        "      training-eastus: {requests: {gpu: 8}}",
+        "      training-eastus: &shared {requests: {gpu: 4}}\n      training-westus2: *shared",
+    )
+    migrated = _migrated_alike(text)
+    fleet = load_fleet_text(migrated.encode()).fleet
+    vision = next(t for t in fleet.teams if t.name == "vision")
+    queues = {name: p.queue for name, p in vision.clusters.items() if p is not None}
+    assert queues == {"dispatch-eastus": "fleet-a100", "training-eastus": "east-first", "training-westus2": "west-first"}

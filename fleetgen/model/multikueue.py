@@ -187,7 +187,7 @@ def on_workers(multi_kueue: MultiKueue, clusters: tuple[Cluster, ...], teams: tu
             if cluster is None:  # an unknown worker: reported at the queue, not as the team's
                 continue
             queue = worker_queue_for(cluster, model)
-            placements[worker] = Placement(queue=queue) if queue is not None and queue != cluster.queues[0].name else None
+            placements[worker] = Placement(queue=queue or cluster.queues[0].name)  # named: fleetgen's choice, not the team's
         out.append(team.model_copy(update={"clusters": placements}))
     return tuple(out)
 

@@ -10,7 +10,8 @@ import math
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedMap, CommentedSeq, merge_attrib
+from ruamel.yaml.compat import ordereddict
 from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.scalarfloat import ScalarFloat
@@ -94,3 +95,31 @@ def flow_seq(values: list[Any]) -> CommentedSeq:
     out = CommentedSeq(values)
     out.fa.set_flow_style()
     return out
+
+
+def defined_in(mapping: CommentedMap, key: str) -> CommentedMap:
+    """The mapping whose text holds `key`: `mapping` itself, or the anchored mapping it takes the key from by a merge key
+    (`<<: *pool`). An alias is the same mapping wherever it is used, so editing this one edits every use."""
+    if key in mapping._ok:  # the keys written in the mapping itself, beside those its merge keys bring
+        return mapping
+    for source in getattr(mapping, merge_attrib, ()):
+        if isinstance(source, CommentedMap) and key in source:
+            return defined_in(source, key)
+    return mapping
+
+
+def delete_defined(mapping: CommentedMap, key: str) -> None:
+    """Delete `key` where it is written (see defined_in), and from the view of every mapping that merges it in.
+
+    ruamel.yaml 0.19 cannot delete a key of a mapping another one merges (its update of the merging mapping indexes a
+    merge entry as an old-style (position, mapping) pair): the merging mappings are brought in step here instead."""
+    owner = defined_in(mapping, key)
+    merging, owner._ref = owner._ref, []
+    try:
+        del owner[key]
+    finally:
+        owner._ref = merging
+    for other in merging:
+        still = any(isinstance(m, CommentedMap) and key in m for m in getattr(other, merge_attrib, ()))
+        if key not in other._ok and not still and ordereddict.__contains__(other, key):
+            ordereddict.__delitem__(other, key)
