@@ -112,6 +112,8 @@ def node_pool(draw: st.DrawFn, name: str) -> dict[str, Any]:
         pool["topology"] = ["topology.kubernetes.io/zone", "kubernetes.io/hostname"]
     if kind == "cpu-only":
         pool["gpusPerNode"] = 0
+        if draw(st.integers(0, 3)) == 0:
+            pool["gpuModel"] = "none"  # how a CPU pool was written before gpuModel became optional: `migrate` drops it
     elif kind == "mig":
         row, layout = draw(st.sampled_from(LAYOUTS))
         mig: dict[str, Any] = {"layout": layout}
