@@ -447,7 +447,7 @@ def drivers_per_pool(draw: st.DrawFn, fleet: dict[str, Any]) -> dict[str, Any]:
     policy = {
         "maxParallelUpgrades": draw(st.integers(1, 4)),
         "maxUnavailable": draw(st.sampled_from([1, "25%", "50%"])),
-        "drain": {"enabled": draw(st.booleans()), "timeoutSeconds": draw(st.sampled_from([300, 1800]))},
+        "drain": {"enabled": draw(st.booleans()), "timeoutSeconds": draw(st.sampled_from([300, 1800])), "deleteEmptyDir": True},
         "waitForCompletion": wait,
         "podDeletion": {"timeoutSeconds": 600, "force": draw(st.booleans()), "deleteEmptyDir": draw(st.booleans())},
     }
@@ -462,8 +462,9 @@ def drivers_per_pool(draw: st.DrawFn, fleet: dict[str, Any]) -> dict[str, Any]:
             driver: dict[str, Any] = {}
             if draw(st.integers(0, 2)) == 0:
                 driver["version"] = draw(st.sampled_from(PER_POOL_DRIVERS))
-            if draw(st.integers(0, 3)) == 0:
-                driver["upgrade"] = {"maxParallelUpgrades": draw(st.integers(1, 8)), "drain": {"force": draw(st.booleans())}}
+            if draw(st.integers(0, 3)) == 0:  # a few fields of its own, or every one (the fleet's policy, written out)
+                short = {"maxParallelUpgrades": draw(st.integers(1, 8)), "drain": {"force": draw(st.booleans())}}
+                driver["upgrade"] = draw(st.sampled_from([short, policy]))
             if driver:
                 pool["driver"] = driver
     return fleet
@@ -476,7 +477,7 @@ def fleets(draw: st.DrawFn, files: bool = False) -> dict[str, Any]:
     clusters: list[dict[str, Any]] = []
     for i in range(draw(st.integers(1, 5))):
         clusters.append(draw(cluster(i, tuple(p for c in clusters for p in c["nodePools"] if not isinstance(p, Merged)))))
-    mk = draw(multi_kueue(clusters)) if draw(st.integers(0, 2)) == 0 else None
+    mk = draw(multi_kueue(clusters)) if draw(st.booleans()) else None
     if mk is not None:
         clusters.append(manager_cluster(draw(st.booleans())))
     production = [c for c in clusters if c["environment"] == "production"]

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 
 from fleetgen.model.json_schema import fleet_json_schema
 
-DRAWN = 150  # examples drawn (the same ones every run): enough that every field turns up
+DRAWN = 200  # examples drawn (the same ones every run): enough that every field turns up
 
 
 def _resolved(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
