@@ -60,7 +60,7 @@ def _history(fleet: dict[str, Any]) -> str:
     return answer_text(series)
 
 
-@examples(30)
+@examples(12)
 @given(fleets(files=True), st.data())
 def test_every_command_ends_in_0_1_or_2_without_an_internal_error(fleet: dict[str, Any], data: st.DataObject) -> None:
     with TemporaryDirectory() as name:

@@ -143,7 +143,7 @@ def _pool_nodes(fleet: Fleet, index: int) -> dict[str, dict[str, str]]:
 @given(generated=fleets())
 def test_no_two_drivers_select_one_node_and_every_gpu_pool_has_its_own(generated: dict[str, Any]) -> None:
     fleet = load_fleet_text(fleet_text(generated).encode()).fleet
-    per_pool = "platform" in generated
+    per_pool = generated.get("platform", {}).get("gpuOperator", {}).get("driverCrd") is True  # the fleet's operator manages NVIDIADrivers
     for index, cluster in enumerate(fleet.clusters):
         drivers = _drivers(fleet, index)
         if not per_pool:
