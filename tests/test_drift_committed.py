@@ -10,6 +10,7 @@ moves on, and the dumps (tests/gitops_dumps.py) are built from the committed tre
 from __future__ import annotations
 
 import json
+import posixpath
 import shutil
 import subprocess
 import tempfile
@@ -343,11 +344,12 @@ def test_a_committed_tree_kustomize_cannot_build_is_one_line_naming_the_folder(f
 ENGINES = [("flux", None), ("argocd", "in-cluster"), ("argocd", "hub")]
 
 
-def _synced_by(body: dict[str, Any]) -> str | None:
-    """The folder a Flux Kustomization or Argo CD Application syncs, as the repository names it."""
+def _synced_by(body: dict[str, Any], under: str) -> str | None:
+    """The folder a Flux Kustomization or Argo CD Application syncs, relative to `under` (gitops.path, where the tree
+    sits in the repository)."""
     spec = body.get("spec") or {}
     path = spec.get("path") if body["kind"] == "Kustomization" else (spec.get("source") or {}).get("path")
-    return str(path).removeprefix("./").rstrip("/") if path else None
+    return posixpath.relpath(posixpath.normpath(str(path).lstrip("/")), under) if path else None
 
 
 @pytest.mark.slow
@@ -369,20 +371,22 @@ def test_a_dump_of_what_each_sync_object_applied_at_its_own_revision_is_no_drift
     index = data.draw(st.integers(0, len(fleet["clusters"]) - 1), label="cluster")
     cluster = fleet["clusters"][index]["name"]
     with tempfile.TemporaryDirectory(prefix="drift-revisions-") as scratch:
-        folder = Path(scratch) / "fleet"
-        folder.mkdir()
+        repo = Path(scratch) / "fleet"
+        under = posixpath.normpath(fleet["gitops"].get("path", "."))
+        folder = repo / under  # fleet.yaml and its tree sit where gitops.path says the engine finds them
+        folder.mkdir(parents=True)
         commits = []
         for centre in ("cc-1000", "cc-2000"):  # the fleet's labels, on every object of every folder
             fleet["metadata"]["costCenter"] = centre
             (folder / "fleet.yaml").write_text(fleet_text(fleet), encoding="utf-8")
             render_tree(folder / "fleet.yaml", None)
             if not commits:
-                git(folder, "init", "-q", "-b", "main")
-            git(folder, "add", "-A")
-            git(folder, "commit", "-qm", f"cost centre {centre}")
-            commits.append(git(folder, "rev-parse", "HEAD").strip())
-        trees = [folder.parent / "first", folder]
-        git(folder, "worktree", "add", "-q", str(trees[0]), commits[0])
+                git(repo, "init", "-q", "-b", "main")
+            git(repo, "add", "-A")
+            git(repo, "commit", "-qm", f"cost centre {centre}")
+            commits.append(git(repo, "rev-parse", "HEAD").strip())
+        trees = [Path(scratch) / "first" / under, folder]
+        git(repo, "worktree", "add", "-q", str(Path(scratch) / "first"), commits[0])
         folders = synced_folders(folder, f"clusters/{cluster}")
         built: dict[tuple[str, int], list[dict[str, Any]]] = {}
 
@@ -395,17 +399,17 @@ def test_a_dump_of_what_each_sync_object_applied_at_its_own_revision_is_no_drift
         if mode == "hub":
             at = dict.fromkeys(folders, 1)  # no Application on the spoke records a revision: HEAD
         # a folder no sync object syncs (Flux's flux-system, applied by hand once) is judged with the cluster's folder
-        syncing = {_synced_by(o) for name in folders for o in build(name, 1) if o["kind"] in ("Kustomization", "Application")}
+        syncing = {_synced_by(o, under) for name in folders for o in build(name, 1) if o["kind"] in ("Kustomization", "Application")}
         at |= {name: at[f"clusters/{cluster}"] for name in folders if name not in syncing}
         objects = [body for name in folders for body in build(name, at[name])]
         if mode == "hub":
             objects = [o for o in objects if not o["apiVersion"].startswith("argoproj.io/") and o["metadata"].get("namespace") != "argocd"]
         dump = cluster_dump(objects, kind)
         for obj in dump["items"]:
-            synced = _synced_by(obj) if obj["kind"] in ("Kustomization", "Application") else None
+            synced = _synced_by(obj, under) if obj["kind"] in ("Kustomization", "Application") else None
             if synced in at:
                 commit = commits[at[synced]]
                 obj["status"] = {"lastAppliedRevision": f"main@sha1:{commit}"} if kind == "flux" else {"sync": {"revision": commit}}
-        (folder.parent / "live.yaml").write_text(yaml.safe_dump(dump), encoding="utf-8")
-        result = live_state.drift(folder / "fleet.yaml", cluster, (folder.parent / "live.yaml",), None)
+        (Path(scratch) / "live.yaml").write_text(yaml.safe_dump(dump), encoding="utf-8")
+        result = live_state.drift(folder / "fleet.yaml", cluster, (Path(scratch) / "live.yaml",), None)
         assert not result.found, (at, result)

@@ -88,16 +88,18 @@ def _shown(text: str, most: int = 60) -> str:
     return repr(text) if len(text) <= most else f"{text[: most // 2]!r}...{text[-most // 4 :]!r} ({len(text):,} characters)"
 
 
-def synced_revision(live: list[dict[str, Any]], entry: dict[ObjectKey, dict[str, Any]], cluster: str) -> Revision | None:
+def synced_revision(live: list[dict[str, Any]], entry: dict[ObjectKey, dict[str, Any]], cluster: str, under: str = ".") -> Revision | None:
     """The revision the cluster's own engine objects (those of `entry`) say they applied: the one that syncs
-    `clusters/<cluster>` first, then the others in key order."""
+    `<under>/clusters/<cluster>` first (`under`: gitops.path, where the tree sits in the repository), then the others
+    in key order."""
     present = {
         ObjectKey(kind, str((o.get("metadata") or {}).get("namespace") or ""), str((o.get("metadata") or {}).get("name"))): o
         for kind in ENGINES
         for o in of_kind(live, kind)
     }
     keys = sorted(k for k in entry if k[0] in ENGINES and k in present)
-    keys.sort(key=lambda k: _syncs_path(entry[k]) != f"clusters/{cluster}")
+    own = posixpath.normpath(posixpath.join(under, "clusters", cluster))
+    keys.sort(key=lambda k: _syncs_path(entry[k]) != own)
     for key in keys:
         commit = _record(present[key], key[0])
         if commit is not None:

@@ -67,7 +67,7 @@ def drift(
     if against == "fleet.yaml":
         read = merged(read, by_name(str(context), expected, read, timeout)) if context else read
         return _with_nodes(judged(compare(expected, read.objects), read, expected), loaded, index, read.objects)
-    recorded = synced_revision(read.objects, expected, cluster)
+    recorded = synced_revision(read.objects, expected, cluster, loaded.fleet.gitops.path)
     revision = recorded or (Revision(ref, "--ref") if ref else Revision("HEAD", "HEAD"))
     if recorded and ref and not recorded.ref.startswith(ref):  # the engine knows what it applied; a differing --ref is said unused
         revision = dataclasses.replace(recorded, origin=f"{recorded.origin}; --ref {ref} not used: the engine's record wins")
