@@ -201,6 +201,16 @@ def drivers_per_pool(draw: st.DrawFn, fleet: dict[str, Any]) -> dict[str, Any]:
 
 
 @st.composite
+def secret_stores(draw: st.DrawFn, engine: str = "flux") -> dict[str, Any] | None:
+    """A `secrets` section (the External Secrets Operator's store, or SOPS with Flux), or None: created by hand."""
+    choices: list[dict[str, Any] | None] = [None, {"externalSecrets": {"clusterSecretStore": "fleet-store"}}]
+    choices.append({"externalSecrets": {"clusterSecretStore": "vault", "keyPrefix": "fleet/", "refreshInterval": "15m"}})
+    if engine == "flux":
+        choices.append({"sops": {"secretName": draw(st.sampled_from(["sops-age", "sops-gpg"]))}})
+    return draw(st.sampled_from(choices))
+
+
+@st.composite
 def fleets(draw: st.DrawFn) -> dict[str, Any]:
     """A valid fleet as a dict."""
     clusters = [draw(cluster(i)) for i in range(draw(st.integers(1, 5)))]
@@ -233,11 +243,15 @@ def fleets(draw: st.DrawFn) -> dict[str, Any]:
                 "clusters": placements,
             }
         )
+    secrets = draw(secret_stores())
+    if secrets is not None and draw(st.booleans()):
+        clusters[0]["imagePullSecret"] = "registry-pull"  # the store writes it in each team namespace there
     fleet = {
         "apiVersion": "fleetgen/v1alpha1",
         "kind": "Fleet",
         "metadata": {"name": "generated", "owner": "platform", "costCenter": "cc-1000"},
         "gitops": draw(git_credentials(engines=("flux",))),
+        **({"secrets": secrets} if secrets is not None else {}),
         "versionSets": {"current": dict(VERSIONS)},
         "priorityClasses": [{"name": "exploratory", "value": 1000, "globalDefault": True, "preemptionPolicy": "Never"}],
         "clusters": clusters,

@@ -80,12 +80,15 @@ def flux(fleet: Fleet, cluster: Cluster, index: int, why: Recorder = NOWHERE) ->
             "path": "./" + repo_path(fleet, "clusters", cluster.name),
             "prune": True,
             "sourceRef": source,
+            **_decryption(fleet),
         },
     )
     if why.on:
         why.meta(fleet_sync, ("metadata", "name"), prov.fleet_labels(), prov.default("Flux's namespace"))
         _record_sync(why, fleet_sync, index)
         why.set(fleet_sync, ("spec", "dependsOn"), prov.derived("the platform folder first, when the cluster has add-ons", ("platform",)))
+        if "decryption" in fleet_sync["spec"]:
+            why.set(fleet_sync, ("spec", "decryption"), ("secrets", "sops", "secretName"))
     return [*out, Manifest(fleet_sync, ("clusters", index))]
 
 
@@ -96,6 +99,12 @@ def _authentication(fleet: Fleet) -> dict[str, object]:
         return {}
     provider = {"provider": "github"} if credentials.kind == "github-app" else {}
     return {**provider, "secretRef": {"name": credentials.secret_name}}
+
+
+def _decryption(fleet: Fleet) -> dict[str, object]:
+    """SOPS: Flux decrypts the encrypted Secrets of the cluster's folder (its hand-written extraResources) on apply."""
+    sops = fleet.secrets.sops if fleet.secrets is not None else None
+    return {} if sops is None else {"decryption": {"provider": "sops", "secretRef": {"name": sops.secret_name}}}
 
 
 def _record_sync(why: Recorder, body: dict[str, object], index: int, *folder: str) -> None:
