@@ -356,7 +356,8 @@ def test_volcano_is_installed_before_the_queues_that_need_it(engine: str) -> Non
         assert release["spec"]["chart"]["spec"]["version"] == "1.15.1" and release["spec"]["targetNamespace"] == "volcano-system"
         fleet_sync = one(entry, "Kustomization", fleet.metadata.name)
         assert fleet_sync["spec"]["dependsOn"] == [{"name": "platform"}]  # the platform folder, with Volcano, is ready first
-        assert one(entry, "Kustomization", "platform")["spec"]["wait"] is True
+        waited = one(entry, "Kustomization", "platform")["spec"]["healthChecks"]
+        assert {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "name": "volcano", "namespace": "flux-system"} in waited
     else:
         app = one(entry, "Application", "volcano-training-eastus")
         assert int(app["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]) < 0

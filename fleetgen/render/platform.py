@@ -29,6 +29,7 @@ from fleetgen.render.volcano_scheduler import scheduler_values
 
 FLUX_NS = "flux-system"
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+HELM_RELEASE_API = "helm.toolkit.fluxcd.io/v2"
 # Argo CD waves of the add-ons; the fleet's own Application is wave 0.
 WAVES = {"prometheusOperatorCrds": -2, "externalSecrets": -1, "kueue": -1, "gpuOperator": -1, "volcano": -1, "jupyterhub": -1}
 RELEASES = {
@@ -246,7 +247,7 @@ def flux_add_ons(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> list[Mani
             "upgrade": {"crds": "CreateReplace", "remediation": {"retries": 3}},
             "values": helm_values(fleet, index, name, addon),
         }
-        helm_release = k8s_object("helm.toolkit.fluxcd.io/v2", "HelmRelease", release, labels, namespace=FLUX_NS, spec=body)
+        helm_release = k8s_object(HELM_RELEASE_API, "HelmRelease", release, labels, namespace=FLUX_NS, spec=body)
         out += [Manifest(source, at), Manifest(helm_release, at)]
         if why.on:
             named, flux_ns = prov.default(f"fleetgen's release name of {name}"), prov.default("Flux's namespace")
