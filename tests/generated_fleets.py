@@ -172,8 +172,8 @@ PER_POOL_DRIVERS = ("580.173.02", "595.91.07")  # drivers it lists that run CUDA
 @st.composite
 def drivers_per_pool(draw: st.DrawFn, fleet: dict[str, Any]) -> dict[str, Any]:
     """Half the fleets run the GPU Operator that manages the driver with one NVIDIADriver per GPU pool: the version set
-    on a driver it lists, the fleet's upgrade policy, and on some pools a driver of their own and fields of the policy
-    of their own."""
+    on a driver it lists, the fleet's upgrade policy, on some pools a driver of their own and fields of the policy
+    of their own, and in some clusters a canary pool."""
     if not draw(st.booleans()):
         return fleet
     fleet["versionSets"]["current"]["driver"] = PER_POOL_DRIVERS[0]
@@ -197,6 +197,8 @@ def drivers_per_pool(draw: st.DrawFn, fleet: dict[str, Any]) -> dict[str, Any]:
                 driver["upgrade"] = {"maxParallelUpgrades": draw(st.integers(1, 8)), "drain": {"force": draw(st.booleans())}}
             if driver:
                 pool["driver"] = driver
+        if gpu and draw(st.booleans()):  # the fleet names the pool a new driver reaches first, or leaves it to the smallest
+            gpu[draw(st.integers(0, len(gpu) - 1))].setdefault("driver", {})["canary"] = True
     return fleet
 
 

@@ -95,13 +95,23 @@ def _own(cluster: Cluster, node: NodeFacts, component: str, want: Version) -> Ve
     return pool.driver.version if pool is not None and pool.driver.version is not None else want
 
 
-def progress(cluster: Cluster, wanted: dict[str, Version], objects: list[dict[str, Any]], node_image: str | None = None) -> Progress:
+def progress(
+    cluster: Cluster,
+    wanted: dict[str, Version],
+    objects: list[dict[str, Any]],
+    node_image: str | None = None,
+    pools: frozenset[str] | None = None,
+) -> Progress:
     """Where `cluster` stands on `wanted` (node-borne and image versions; others are ignored) by its dump, and on
     `node_image` where its node images carry the driver (a node whose provider does not label its image is judged
-    by its driver alone)."""
+    by its driver alone); only the nodes of `pools` when a wave moves just those pools of the cluster."""
     node_wanted = [(c, wanted[c]) for c in NODE_COMPONENTS if c in wanted]
     image_wanted = [(c, wanted[c]) for c in IMAGE_COMPONENTS if c in wanted]
-    gpu_nodes = [n for n in nodes_in(objects) if (pool := pool_of(cluster, n)) is not None and pool.gpus_per_node]
+    gpu_nodes = [
+        n
+        for n in nodes_in(objects)
+        if (pool := pool_of(cluster, n)) is not None and pool.gpus_per_node and (pools is None or pool.name in pools)
+    ]
     on_target = tuple(
         n.name
         for n in gpu_nodes

@@ -55,8 +55,12 @@ def not_done(fleet: Fleet, wave: UpgradeWave, evidence: Evidence) -> list[str]:
         return [f"no evidence for {', '.join(missing)}: give {evidence_hint(missing)}"]
     wanted = {str(k): v for k, v in wave.step.items()}
     image = fleet.upgrade.node_image if fleet.upgrade is not None and "driver" in wanted else None
+    ahead: dict[str, frozenset[str]] = {}
+    for ref in wave.pools:  # a wave that moves only the canary pool of a cluster is done on that pool's nodes
+        name, pool = ref.split("/")
+        ahead[name] = ahead.get(name, frozenset()) | {pool}
     reports = [
-        progress(clusters[name], wanted, list(evidence[name]), image if image_driver(fleet, clusters[name]) else None)
+        progress(clusters[name], wanted, list(evidence[name]), image if image_driver(fleet, clusters[name]) else None, ahead.get(name))
         for name in wave.clusters
         if name in clusters
     ]
