@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+import pytest
 from conftest import REPO
 from generated_fleets import edited, fleet_text, fleets
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +20,10 @@ from hypothesis import strategies as st
 from node_dumps import wave_evidence
 
 from fleetgen.checks.load import load_fleet_text
+from fleetgen.errors import Severity
+from fleetgen.live.node_checks import judge_nodes
+from fleetgen.live.nodes import DRIVER_OWNER_LABEL as OWNER
+from fleetgen.live.nodes import nodes_in
 from fleetgen.model import Version
 from fleetgen.upgrade.apply import apply_wave
 from fleetgen.upgrade.output import plan_json, plan_text
@@ -101,3 +106,55 @@ def test_a_canary_pool_runs_the_new_driver_as_its_own_until_its_cluster_s_wave()
     assert second.fleet.version_sets["prod"].driver == Version("610.57.04")
     assert pools["a100"].driver.version is None and pools["a100"].driver.canary  # the pin goes, the choice stays
     assert pools["b200"].driver.version == Version("595.91.07")
+
+
+def _first_wave() -> tuple[Any, dict[str, list[dict[str, Any]]]]:
+    first = load_fleet_text(apply_wave(load_fleet_text(CASE.read_bytes()), 1, {"driver": Version("610.57.04")}, AT).encode())
+    return first, wave_evidence(first.fleet, 1)
+
+
+def _pool_nodes(objects: list[dict[str, Any]], pool: str) -> list[dict[str, Any]]:
+    return [n for n in objects if n["kind"] == "Node" and n["metadata"]["labels"].get(OWNER) == pool]
+
+
+def test_a_failed_or_skipped_node_of_the_canary_pool_holds_its_wave_and_is_named() -> None:
+    first, evidence = _first_wave()
+    failed, skipped = (n["metadata"] for n in _pool_nodes(evidence["training-eastus"], "a100-small"))
+    failed["labels"]["nvidia.com/gpu-driver-upgrade-state"] = "upgrade-failed"
+    skipped["labels"] |= {"nvidia.com/gpu-driver-upgrade.skip": "true", "nvidia.com/cuda.driver-version.full": "580.173.02"}
+    with pytest.raises(PlanRefused) as caught:
+        verify_wave(first, 1, evidence, AT + datetime.timedelta(hours=2))
+    message = caught.value.findings[0].message
+    assert f"driver upgrade failed on {failed['name']} (to retry, fix the cause, then kubectl label node {failed['name']} " in message
+    assert f"left out of driver upgrades (nvidia.com/gpu-driver-upgrade.skip=true): {skipped['name']}" in message
+
+
+def test_drift_names_a_node_whose_driver_another_nvidia_driver_owns_and_a_skipped_node() -> None:
+    first, evidence = _first_wave()
+    stray, skipped = (n["metadata"] for n in _pool_nodes(evidence["training-eastus"], "a100"))
+    stray["labels"][OWNER] = "h100-ondemand"
+    skipped["labels"]["nvidia.com/gpu-driver-upgrade.skip"] = "true"
+    cluster = first.fleet.clusters[0]
+    findings = {
+        (f.severity, f.kind, f.nodes): f.message for f in judge_nodes(first.fleet, cluster, nodes_in(evidence[cluster.name])).findings
+    }
+    assert findings[(Severity.ERROR, "owner", (stray["name"],))] == (
+        f"its driver is owned by NVIDIADriver h100-ondemand, not the pool's a100 ({OWNER})"
+    )
+    assert "nvidia.com/gpu-driver-upgrade.skip=true" in findings[(Severity.WARNING, "upgrade", (skipped["name"],))]
+
+
+def test_a_node_left_in_upgrade_required_past_its_pool_s_policy_is_a_warning_in_the_refusal() -> None:
+    first, evidence = _first_wave()  # a100-small: 2 nodes, 1 at a time, 12 h for jobs + 30 min drain + 5 min pods each
+    waiting = _pool_nodes(evidence["training-eastus"], "a100-small")[0]["metadata"]
+    waiting["labels"] |= {"nvidia.com/gpu-driver-upgrade-state": "upgrade-required", "nvidia.com/cuda.driver-version.full": "580.173.02"}
+    for hours, named in ((20, False), (30, True)):  # the pool's two nodes may take 2 x 12h35 = 25h10
+        with pytest.raises(PlanRefused) as caught:
+            verify_wave(first, 1, evidence, AT + datetime.timedelta(hours=hours))
+        late = [f.message for f in caught.value.findings if "still upgrade-required" in f.message]
+        assert bool(late) == named, late
+    assert late == [
+        f"wave 1 is not done on its nodes: training-eastus: warning: {waiting['name']} of pool a100-small still upgrade-required "
+        "30.0h after the wave was applied, longer than the pool's upgrade policy lets all its nodes take: see the GPU Operator's "
+        "events for the node"
+    ]
