@@ -11,15 +11,14 @@ installs.
 from __future__ import annotations
 
 import datetime
-import math
 from dataclasses import dataclass
 from typing import Any
 
-from fleetgen.compat.pool_drivers import pool_policy
+from fleetgen.compat.pool_drivers import upgrade_budget
 from fleetgen.live.node_checks import covers
 from fleetgen.live.nodes import SKIP_UPGRADE_LABEL, UPGRADE_DONE, UPGRADE_FAILED, NodeFacts, nodes_in, pool_of, retry_hint
 from fleetgen.live.shapes import of_kind
-from fleetgen.model import Cluster, Fleet, NodePool, Version
+from fleetgen.model import Cluster, Fleet, Version
 from fleetgen.upgrade.operator import component_text
 
 NODE_COMPONENTS = ("kubernetes", "containerd", "driver")
@@ -151,18 +150,6 @@ def progress(
 UPGRADE_REQUIRED = "upgrade-required"
 
 
-def _pool_budget(fleet: Fleet, cluster: Cluster, pool: NodePool) -> datetime.timedelta | None:
-    """How long the pool's upgrade policy lets a driver upgrade of all its nodes take, `maxParallelUpgrades` at a
-    time: the wait for running jobs, the drain or the GPU pods' deletion, for each; None when it waits for ever."""
-    policy = pool_policy(fleet, cluster, pool)
-    wait = policy.wait_for_completion
-    if wait.kueue_jobs and wait.timeout_seconds == 0:
-        return None
-    node = (wait.timeout_seconds if wait.kueue_jobs else 0) + policy.pod_deletion.timeout_seconds
-    node += policy.drain.timeout_seconds if policy.drain.enabled else 0
-    return datetime.timedelta(seconds=node * math.ceil(pool.max_nodes / policy.max_parallel_upgrades))
-
-
 def overdue(fleet: Fleet, cluster: Cluster, objects: list[dict[str, Any]], waited: datetime.timedelta) -> list[str]:
     """The nodes still in upgrade-required `waited` after their wave was applied, longer than their pool's upgrade
     policy lets the whole pool take: the upgrade controller is not moving them (autoUpgrade off, a drain or a
@@ -172,7 +159,7 @@ def overdue(fleet: Fleet, cluster: Cluster, objects: list[dict[str, Any]], waite
         pool = pool_of(cluster, node)
         if pool is None or not pool.gpus_per_node or node.upgrade_state != UPGRADE_REQUIRED:
             continue
-        budget = _pool_budget(fleet, cluster, pool)
+        budget = upgrade_budget(fleet, cluster, pool)
         if budget is not None and waited > budget:
             late.setdefault(pool.name, []).append(node.name)
     return [
