@@ -53,3 +53,27 @@ def test_each_gpu_pool_on_its_cluster_s_driver_gets_one_line(generated: dict[str
         if p["gpusPerNode"] and p.get("driver", {}).get("version") in (None,)
     ]
     assert [line.split(": ")[0].split(" -> 595.91.07 ")[1] + ":" for line in lines] == expected
+
+
+def _on_cluster_policy(text: str, release: str) -> str:
+    """The case fleet before the switch: the ClusterPolicy manages the driver, on `release`, no pool on its own driver."""
+    text = text.replace("driverCrd: true ", "driverCrd: false").replace(
+        "        driver: {version: 595.91.07}   # Blackwell on the newer branch\n", ""
+    )
+    return text.replace("version: v26.7.0", f"version: {release}")
+
+
+def _warnings(base: str, head: str) -> list[str]:
+    changes = fleet_changes(load_fleet_text(base.encode()).fleet, load_fleet_text(head.encode()).fleet)
+    return [c.warning for c in changes if c.warning and "driverCrd" in c.warning]
+
+
+def test_turning_driver_crd_on_with_a_new_operator_release_in_one_change_is_a_warning_to_split_it() -> None:
+    head = CASE.replace("        driver: {version: 595.91.07}   # Blackwell on the newer branch\n", "")
+    assert _warnings(_on_cluster_policy(CASE, "v26.7.0"), head) == []  # the second of the two Helm upgrades
+    base = _on_cluster_policy(CASE, "v25.10.1").replace("driver: 580.173.02", "driver: 580.82.07")
+    assert _warnings(base, head) == [
+        "cluster training-eastus: this change moves the GPU Operator v25.10.1 -> v26.7.0 and turns driverCrd on at once; the old "
+        "controller would remove the driver pods before the new one owns them: split it, first the release with driverCrd false, "
+        "then, once v26.7.0 runs, driverCrd true"
+    ]

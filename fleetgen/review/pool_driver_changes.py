@@ -15,7 +15,10 @@ from fleetgen.review.change import Change
 
 
 def pool_drivers(base: Fleet, a: Cluster, head: Fleet, b: Cluster, production: bool) -> Iterator[Change]:
-    """One change for each GPU pool of `b` whose driver moves, on a cluster whose operator manages it per pool."""
+    """One change for each GPU pool of `b` whose driver moves, on a cluster whose operator manages it per pool; and
+    the switch to one NVIDIADriver per pool, with a warning where it comes with a new operator release."""
+    if driver_crd_on(head, b) and not driver_crd_on(base, a):
+        yield _switch(base, a, head, b, production)
     if not driver_crd_on(head, b) or not driver_crd_on(base, a):
         return
     old = {p.name: p for p in a.node_pools}
@@ -36,3 +39,18 @@ def pool_drivers(base: Fleet, a: Cluster, head: Fleet, b: Cluster, production: b
         )
         at = ("clusters", index, "nodePools", number)
         yield Change("versions", text, cluster=b.name, field="driver", old=str(was), new=str(now), production=production, path=at)
+
+
+def _switch(base: Fleet, a: Cluster, head: Fleet, b: Cluster, production: bool) -> Change:
+    """The move from the ClusterPolicy's driver to one NVIDIADriver per pool takes two Helm upgrades: in one that
+    also changes the release, the old controller removes the driver pods before the new one owns them."""
+    was, now = base.platform_of(a).gpu_operator.version, head.platform_of(b).gpu_operator.version
+    text = f"cluster {b.name}: the GPU Operator manages the driver with one NVIDIADriver per pool (driverCrd)"
+    warning = None
+    if was != now:
+        warning = (
+            f"cluster {b.name}: this change moves the GPU Operator {was} -> {now} and turns driverCrd on at once; the old "
+            f"controller would remove the driver pods before the new one owns them: split it, first the release with "
+            f"driverCrd false, then, once {now} runs, driverCrd true"
+        )
+    return Change("versions", text, cluster=b.name, field="driverCrd", production=production, warning=warning)
