@@ -467,7 +467,19 @@ def drivers_per_pool(draw: st.DrawFn, fleet: dict[str, Any]) -> dict[str, Any]:
                 driver["upgrade"] = draw(st.sampled_from([short, policy]))
             if driver:
                 pool["driver"] = driver
+        if gpu and draw(st.booleans()):  # the fleet names the pool a new driver reaches first, or leaves it to the smallest
+            gpu[draw(st.integers(0, len(gpu) - 1))].setdefault("driver", {})["canary"] = True
     return fleet
+
+
+@st.composite
+def secret_stores(draw: st.DrawFn, engine: str = "flux") -> dict[str, Any] | None:
+    """A `secrets` section (the External Secrets Operator's store, or SOPS with Flux), or None: created by hand."""
+    choices: list[dict[str, Any] | None] = [None, {"externalSecrets": {"clusterSecretStore": "fleet-store"}}]
+    choices.append({"externalSecrets": {"clusterSecretStore": "vault", "keyPrefix": "fleet/", "refreshInterval": "15m"}})
+    if engine == "flux":
+        choices.append({"sops": {"secretName": draw(st.sampled_from(["sops-age", "sops-gpg"]))}})
+    return draw(st.sampled_from(choices))
 
 
 @st.composite
@@ -559,6 +571,11 @@ def fleets(draw: st.DrawFn, files: bool = False) -> dict[str, Any]:
     }
     if mk is not None:
         fleet["multiKueue"] = mk
+    secrets = draw(secret_stores(fleet["gitops"]["engine"]))
+    if secrets is not None:
+        fleet["secrets"] = secrets
+        if draw(st.booleans()):
+            clusters[0]["imagePullSecret"] = "registry-pull"  # the store writes it in each team namespace there
     draw(fleet_sections(fleet, files))
     return draw(drivers_per_pool(fleet))
 

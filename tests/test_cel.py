@@ -18,6 +18,7 @@ from fleetgen.errors import Severity
 from fleetgen.model import Version
 from fleetgen.render.rendered import Rendered
 from fleetgen.validation.cel_rules import CelRules
+from fleetgen.validation.crd_schemas import is_shipped
 from fleetgen.validation.rendered_objects import Schemas, object_problems, validate_rendered
 
 Run = Callable[..., CompletedProcess[str]]
@@ -232,7 +233,9 @@ def _rules_of(schema: dict[str, Any]) -> CelRules:
 def test_every_rule_of_every_crd_fails_on_some_invalid_object(source: str, crd_schemas: dict[tuple[str, str], dict[str, Any]]) -> None:
     """Proves the engine is wired: each evaluable rule of each CRD is broken by one corpus object."""
     schemas = Schemas() if source == "shipped" else Schemas(crds=crd_schemas)
-    known = crd_schemas if source == "upstream" else {k: v for k, v in schemas._crds.items() if v is not None}
+    # upstream: the kinds fleetgen renders (External Secrets' stores are vendored beside its ExternalSecret, never rendered)
+    upstream = {k: v for k, v in crd_schemas.items() if is_shipped(*k)}
+    known = upstream if source == "upstream" else {k: v for k, v in schemas._crds.items() if v is not None}
     broken: set[tuple[str, str, str]] = set()
     for api_version, kind, spec, _ in _cases():
         if (api_version, kind) not in known:

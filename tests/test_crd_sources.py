@@ -32,7 +32,7 @@ def test_schemas_crds_is_exactly_what_the_script_writes_from_tests_crds(tmp_path
 def test_every_vendored_crd_folder_is_documented() -> None:
     sources = (CRDS / "SOURCES.md").read_text(encoding="utf-8")
     folders = sorted(p.name for p in CRDS.iterdir() if p.is_dir())
-    assert folders == ["argocd", "flux", "gpu-operator", "kueue", "monitoring", "volcano"]
+    assert folders == ["argocd", "external-secrets", "flux", "gpu-operator", "kueue", "monitoring", "volcano"]
     assert all(f"| {name}/" in sources for name in folders)
     assert "Apache License" in (CRDS / "LICENSE").read_text(encoding="utf-8")
 

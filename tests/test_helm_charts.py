@@ -57,6 +57,7 @@ CRD_GROUPS = {
     "scheduling.volcano.sh": "volcano",
     "batch.volcano.sh": "volcano",
     "monitoring.coreos.com": "prometheusOperatorCrds",
+    "external-secrets.io": "externalSecrets",
 }
 ENGINE_GROUPS = {
     "flux": {"source.toolkit.fluxcd.io", "helm.toolkit.fluxcd.io", "kustomize.toolkit.fluxcd.io"},
@@ -236,6 +237,7 @@ def test_every_pinned_chart_is_vendored_with_its_source() -> None:
     per_pool = load_fleet(REPO / "tests" / "cases" / "pool-drivers" / "fleet.yaml").fleet  # the release with a driver per pool
     pinned |= {(a.chart, a.version) for _, a, _ in add_ons(per_pool, 0)}
     pinned.discard((Platform().prometheus_operator_crds.chart, Platform().prometheus_operator_crds.version))  # CRDs only: no values
+    pinned.discard((Platform().external_secrets.chart, Platform().external_secrets.version))  # no values; its kinds: chart_kinds.yaml
     assert pinned == set(CHART_FOLDERS)
     for (chart, version), folder in CHART_FOLDERS.items():
         assert (CHARTS / folder / "Chart.yaml").is_file(), folder
@@ -354,7 +356,8 @@ def test_volcano_is_installed_before_the_queues_that_need_it(engine: str) -> Non
         assert release["spec"]["chart"]["spec"]["version"] == "1.15.1" and release["spec"]["targetNamespace"] == "volcano-system"
         fleet_sync = one(entry, "Kustomization", fleet.metadata.name)
         assert fleet_sync["spec"]["dependsOn"] == [{"name": "platform"}]  # the platform folder, with Volcano, is ready first
-        assert one(entry, "Kustomization", "platform")["spec"]["wait"] is True
+        waited = one(entry, "Kustomization", "platform")["spec"]["healthChecks"]
+        assert {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "name": "volcano", "namespace": "flux-system"} in waited
     else:
         app = one(entry, "Application", "volcano-training-eastus")
         assert int(app["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]) < 0

@@ -90,7 +90,9 @@ def test_gitops_entry_points_build_and_match_their_crds(
         assert [o["spec"]["url"] for o in built if o["kind"] == "GitRepository"] == ["https://github.com/contoso/fleet-config"]
         assert by_name["contoso-ai"]["spec"]["path"] == "./clusters/training-eastus"
         assert by_name["contoso-ai"]["spec"]["dependsOn"] == [{"name": "platform"}]  # the add-ons (Kueue's CRDs) first
-        assert by_name["platform"]["spec"]["wait"] is True
+        # the platform is ready once every release is (and the drivers are up); the fleet's objects once they are
+        assert {c["kind"] for c in by_name["platform"]["spec"]["healthChecks"]} == {"HelmRelease", "ClusterPolicy"}
+        assert by_name["contoso-ai"]["spec"]["wait"] is True
     else:  # the hub's bootstrap, which syncs itself; the roots it generates: tests/test_argocd.py
         assert by_name["contoso-ai-bootstrap"]["spec"]["source"]["path"] == "argocd"
         assert by_name["contoso-ai"]["kind"] == "ApplicationSet"

@@ -98,7 +98,8 @@ PLANTED = {
         failed_upgrade,
         "error",
         "t4-spot",
-        "driver upgrade failed (nvidia.com/gpu-driver-upgrade-state=upgrade-failed)",
+        "driver upgrade failed (nvidia.com/gpu-driver-upgrade-state=upgrade-failed); to retry, fix the cause, then kubectl label "
+        "node NODE nvidia.com/gpu-driver-upgrade-state=upgrade-required --overwrite",
     ),
     "CUDA": (old_cuda, "error", "t4-spot", "its driver runs CUDA up to 11.8, and cannot run the images' CUDA 12.6"),
     "GPU model": (wrong_gpu, "error", "t4-spot", "GPU NVIDIA-L4, the pool's gpuModel is T4"),
@@ -166,7 +167,8 @@ def test_drift_reads_the_nodes_from_the_dump(tmp_path: Path, cli_run: Run) -> No
     assert done.returncode == 1 and done.stdout.splitlines() == [
         "dev-eastus: 0 missing, 0 extra, 0 changed; 1 node finding(s)",
         "nodes: t4-spot 2, a10g-spot 2",
-        f"  error: t4-spot: driver upgrade failed (nvidia.com/gpu-driver-upgrade-state=upgrade-failed) ({name})",
+        "  error: t4-spot: driver upgrade failed (nvidia.com/gpu-driver-upgrade-state=upgrade-failed); to retry, fix the cause, "
+        f"then kubectl label node NODE nvidia.com/gpu-driver-upgrade-state=upgrade-required --overwrite ({name})",
     ]
     report = json.loads(cli_run("drift", "--cluster", "dev-eastus", "--live", "live", "--against", "fleet.yaml", "--format", "json").stdout)
     assert report["drift"] is True and report["nodes"]["findings"][0]["nodes"] == [name]

@@ -141,7 +141,8 @@ def test_crds_first_then_the_add_ons_that_use_them() -> None:
     assert releases["gpu-operator"]["spec"]["dependsOn"] == [{"name": "prometheus-operator-crds"}]
     assert "dependsOn" not in releases["prometheus-operator-crds"]["spec"]
     sync = {b["metadata"]["name"]: b for b in objects_of(fleet, 0, "flux-system") if b["kind"] == "Kustomization"}
-    assert sync["platform"]["spec"]["wait"] is True and sync["contoso-ai"]["spec"]["dependsOn"] == [{"name": "platform"}]
+    waited = [c["name"] for c in sync["platform"]["spec"]["healthChecks"] if c["kind"] == "HelmRelease"]
+    assert waited == list(releases) and sync["contoso-ai"]["spec"]["dependsOn"] == [{"name": "platform"}]
 
 
 def test_cluster_override_replaces_only_what_it_writes() -> None:

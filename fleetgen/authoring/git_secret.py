@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from fleetgen.model import Fleet
 from fleetgen.model.git_credentials import ARGOCD_SECRET_TYPE_LABEL, SECRET_KEYS, GitCredentials, argocd_secret_url
+from fleetgen.model.secret_store import store_key
 from fleetgen.render.argocd_apps import ARGOCD_NS, hub
 from fleetgen.render.platform import FLUX_NS
 
@@ -87,4 +88,8 @@ def git_secret_lines(fleet: Fleet) -> list[str]:
     lines = [f"Git credentials ({kind}): create the Secret before the first sync, where the engine reads it:"]
     for found in commands:
         lines += [f"  - {found.where}: Secret {found.namespace}/{found.name}", f"    {found.command}"]
+    store = fleet.secrets.external_secrets if fleet.secrets is not None else None
+    if store is not None and fleet.gitops.credentials is not None:
+        entry = store_key(store, fleet.gitops.credentials.secret_name)
+        lines.append(f"  then its ExternalSecret keeps the data in step with the store's entry {entry} ({store.cluster_secret_store})")
     return lines

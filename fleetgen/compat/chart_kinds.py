@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fleetgen.errors import Finding, Severity
 from fleetgen.model import Fleet
-from fleetgen.model.platform import ADD_ONS, AddOn, VolcanoChart
+from fleetgen.model.fleet import add_on_needed
+from fleetgen.model.platform import ADD_ONS, AddOn
 
 GroupKind = tuple[str, str]
 
@@ -67,7 +68,7 @@ def installed_add_ons(fleet: Fleet) -> Iterator[tuple[str, AddOn, tuple[str | in
         platform, own = fleet.platform_of(cluster), cluster.platform
         for name, attr in ADD_ONS:
             addon: AddOn = getattr(platform, attr)
-            if addon.enabled and (not isinstance(addon, VolcanoChart) or cluster.volcano is not None):
+            if addon.enabled and add_on_needed(fleet, index, addon):
                 written = own is not None and attr in own.model_fields_set
                 yield name, addon, (("clusters", index, "platform", name, "version") if written else ("platform", name, "version"))
 

@@ -9,6 +9,8 @@ the jobs placed on the pool run with), the notebook images the cluster offers, a
 
 from __future__ import annotations
 
+import datetime
+import math
 from collections.abc import Iterator
 
 from fleetgen.compat.facts import Facts
@@ -43,6 +45,18 @@ def pool_policy(fleet: Fleet, cluster: Cluster, pool: NodePool) -> DriverUpgrade
         return base
     merged: DriverUpgrade = over(base, pool.driver.upgrade)
     return merged
+
+
+def upgrade_budget(fleet: Fleet, cluster: Cluster, pool: NodePool) -> datetime.timedelta | None:
+    """How long the pool's upgrade policy lets a new driver take over all its nodes, `maxParallelUpgrades` at a time:
+    for each, the wait for running jobs, then the drain or the GPU pods' deletion; None when it waits for ever."""
+    policy = pool_policy(fleet, cluster, pool)
+    wait = policy.wait_for_completion
+    if wait.kueue_jobs and wait.timeout_seconds == 0:
+        return None
+    node = (wait.timeout_seconds if wait.kueue_jobs else 0) + policy.pod_deletion.timeout_seconds
+    node += policy.drain.timeout_seconds if policy.drain.enabled else 0
+    return datetime.timedelta(seconds=node * math.ceil(pool.max_nodes / policy.max_parallel_upgrades))
 
 
 def gpu_pools(cluster: Cluster) -> list[NodePool]:

@@ -31,6 +31,7 @@ from fleetgen.importer.recognise import ClusterView
 from fleetgen.model.platform import ADD_ONS, Platform
 
 ADDON_OF_CHART = {
+    "external-secrets": "externalSecrets",
     "gpu-operator": "gpuOperator",
     "kueue": "kueue",
     "prometheus-operator-crds": "prometheusOperatorCrds",
@@ -187,6 +188,8 @@ def infer_platform(out: Imported, per_cluster: list[dict[str, Install]], names: 
     """The fleet's `platform` (returned) and each cluster's own (set in out.document), from what each cluster installs."""
     defaults, platform = Platform(), dict[str, Any]()
     for name, attr in ADD_ONS:
+        if name == "externalSecrets" and not any(name in found for found in per_cluster):
+            continue  # installed only for a store (secrets.externalSecrets), which import does not infer: nothing to turn off
         default = getattr(defaults, attr)
         base = {"enabled": default.enabled, "version": default.version, "repository": default.repository}
         base |= {"chart": default.chart, "namespace": default.namespace}

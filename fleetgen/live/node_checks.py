@@ -14,17 +14,21 @@ from dataclasses import dataclass
 
 from fleetgen.compat import Facts, version_set_problems
 from fleetgen.compat.gpu_operator import image_driver
+from fleetgen.compat.pool_drivers import driver_crd_on
 from fleetgen.errors import Severity
 from fleetgen.live.node_versions import runtime_version
 from fleetgen.live.nodes import (
     DEPLOY_DRIVER_LABEL,
     DRIVER_LABEL,
+    DRIVER_OWNER_LABEL,
+    SKIP_UPGRADE_LABEL,
     UPGRADE_DONE,
     UPGRADE_FAILED,
     UPGRADE_STATE_LABEL,
     NodeFacts,
     is_model,
     pool_of,
+    retry_hint,
 )
 from fleetgen.model import Cluster, Fleet, NodePool, Version, VersionSet
 
@@ -79,6 +83,7 @@ def judge_nodes(fleet: Fleet, cluster: Cluster, nodes: list[NodeFacts], data: Fa
     row = fleet.version_sets[cluster.version_set]
     found: dict[tuple[Severity, str, str, str], list[str]] = {}
     members: dict[str, list[NodeFacts]] = {p.name: [] for p in cluster.node_pools}
+    per_pool = driver_crd_on(fleet, cluster)
     for node in nodes:
         pool = pool_of(cluster, node)
         if pool is None:
@@ -89,6 +94,10 @@ def judge_nodes(fleet: Fleet, cluster: Cluster, nodes: list[NodeFacts], data: Fa
         own = row if pool.driver.version is None else row.model_copy(update={"driver": pool.driver.version})  # its NVIDIADriver's
         for severity, kind, message in node_problems(node, pool, own, data, from_image=image_driver(fleet, cluster)):
             found.setdefault((severity, pool.name, message, kind), []).append(node.name)
+        owner = node.labels.get(DRIVER_OWNER_LABEL)
+        if pool.gpus_per_node and per_pool and owner not in (None, pool.name):
+            message = f"its driver is owned by NVIDIADriver {owner}, not the pool's {pool.name} ({DRIVER_OWNER_LABEL})"
+            found.setdefault((Severity.ERROR, pool.name, message, "owner"), []).append(node.name)
     for pool in cluster.node_pools:
         count = len(members[pool.name])
         if count < pool.min_nodes:
@@ -120,8 +129,14 @@ def node_problems(
         yield Severity.ERROR, "gpu", f"GPU {node.product} on a node of a CPU-only pool (no gpuModel)"
     elif node.product is not None and pool.gpu_model is not None and not is_model(node.product, pool.gpu_model):
         yield Severity.ERROR, "gpu", f"GPU {node.product}, the pool's gpuModel is {pool.gpu_model}"
+    if node.skips_upgrades and pool.gpus_per_node:
+        yield Severity.WARNING, "upgrade", f"left out of driver upgrades ({SKIP_UPGRADE_LABEL}=true): it keeps the driver it runs"
     if node.upgrade_state == UPGRADE_FAILED:
-        yield Severity.ERROR, "upgrade", f"driver upgrade failed ({UPGRADE_STATE_LABEL}={UPGRADE_FAILED})"
+        yield (
+            Severity.ERROR,
+            "upgrade",
+            f"driver upgrade failed ({UPGRADE_STATE_LABEL}={UPGRADE_FAILED}); {retry_hint('NODE')}",
+        )
     elif node.upgrade_state not in (None, "", UPGRADE_DONE):
         yield Severity.WARNING, "upgrade", f"driver upgrade in progress ({UPGRADE_STATE_LABEL}={node.upgrade_state})"
     if pool.gpus_per_node and DEPLOY_DRIVER_LABEL in node.labels and node.image_driver != from_image:

@@ -7,7 +7,9 @@ major/minor/revision parts; older releases wrote `nvidia.com/cuda.driver.major` 
 driver runs (`nvidia.com/cuda.runtime-version.*`) and the GPU (`nvidia.com/gpu.product`, e.g.
 NVIDIA-A100-SXM4-80GB). The GPU Operator's upgrade controller labels where each node is in a driver upgrade
 (`nvidia.com/gpu-driver-upgrade-state`: upgrade-required ... upgrade-done, or upgrade-failed), and marks a node
-whose image brought its own driver with `nvidia.com/gpu.deploy.driver=pre-installed`.
+whose image brought its own driver with `nvidia.com/gpu.deploy.driver=pre-installed`. Where one NVIDIADriver per
+pool manages the driver, `nvidia.com/gpu-operator.driver.owner` names the resource that owns a node's driver, and
+`nvidia.com/gpu-driver-upgrade.skip=true` keeps a node out of every driver upgrade.
 
 Nodes are matched to node pools by the pool's labels (the most specific pool wins).
 """
@@ -30,6 +32,13 @@ DEPLOY_DRIVER_LABEL = "nvidia.com/gpu.deploy.driver"
 # The node image a node booted from: AKS writes its image version, EKS managed node groups the AMI id.
 IMAGE_LABELS = ("kubernetes.azure.com/node-image-version", "eks.amazonaws.com/nodegroup-image")
 UPGRADE_DONE, UPGRADE_FAILED = "upgrade-done", "upgrade-failed"
+SKIP_UPGRADE_LABEL = "nvidia.com/gpu-driver-upgrade.skip"  # "true": the upgrade controller leaves the node's driver alone
+DRIVER_OWNER_LABEL = "nvidia.com/gpu-operator.driver.owner"  # the NVIDIADriver that owns the node's driver
+
+
+def retry_hint(nodes: str) -> str:
+    """How to make the GPU Operator try a failed driver upgrade again, once its cause is fixed."""
+    return f"to retry, fix the cause, then kubectl label node {nodes} {UPGRADE_STATE_LABEL}=upgrade-required --overwrite"
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,10 @@ class NodeFacts:
     upgrade_state: str | None
     ready: bool
     kubelet_text: str | None = None  # kubeletVersion as written, e.g. v1.30.1-eks-a737599
+
+    @property
+    def skips_upgrades(self) -> bool:
+        return self.labels.get(SKIP_UPGRADE_LABEL) == "true"
 
     @property
     def has_gpus(self) -> bool:

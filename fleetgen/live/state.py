@@ -95,7 +95,8 @@ def quota_impacts(rendered: dict[ObjectKey, dict[str, Any]], live: list[dict[str
 
 def compare(rendered: dict[ObjectKey, dict[str, Any]], live: list[dict[str, Any]]) -> Drift:
     live_by_key = {key_of(obj): obj for obj in live}
-    owned = {k: o for k, o in live_by_key.items() if _managed(o)}
+    stored = store_targets(rendered)
+    owned = {k: o for k, o in live_by_key.items() if _managed(o) and k not in stored}
     present = {k: managed_view(live_by_key[k], rendered[k]) for k in rendered if k in live_by_key}
     return Drift(
         missing=tuple(ObjectChange(*k, state="missing") for k in sorted(rendered.keys() - live_by_key.keys())),
@@ -103,6 +104,16 @@ def compare(rendered: dict[ObjectKey, dict[str, Any]], live: list[dict[str, Any]
         changed=tuple(diff_objects({k: rendered[k] for k in present}, present)),
         impacts=tuple(quota_impacts(rendered, live)),
     )
+
+
+def store_targets(rendered: dict[ObjectKey, dict[str, Any]]) -> set[ObjectKey]:
+    """The Secrets the rendered ExternalSecrets write: their data is the store's, never drift, whatever labels they carry."""
+    out = set()
+    for (kind, namespace, name), body in rendered.items():
+        target = (body.get("spec") or {}).get("target") if kind == "ExternalSecret" else None
+        if isinstance(target, dict):
+            out.add(ObjectKey("Secret", namespace, str(target.get("name") or name)))
+    return out
 
 
 def _managed(obj: dict[str, Any]) -> bool:

@@ -23,9 +23,10 @@ from fleetgen.model.compat import Compatibility
 from fleetgen.model.git_credentials import SECRET_KEYS, GitCredentials, url_problem
 from fleetgen.model.multikueue import MultiKueue, implied_workers, on_workers
 from fleetgen.model.naming import Naming, ObjectNames, name_source, names_of
-from fleetgen.model.platform import Platform, cluster_platform
+from fleetgen.model.platform import AddOn, ExternalSecretsChart, Platform, VolcanoChart, cluster_platform
 from fleetgen.model.registries import Registry
 from fleetgen.model.rollout import Rollout, Upgrade
+from fleetgen.model.secret_store import Secrets
 from fleetgen.model.sharing import Scheduling
 from fleetgen.model.slo import Slo
 from fleetgen.model.spec import Spec
@@ -162,6 +163,9 @@ class Fleet(Spec):
     """The teams and where they run."""
     registries: Annotated[tuple[Registry, ...], unique_by()] = ()
     """Registries every team's images may come from (a team adds its own); none: images from anywhere."""
+    secrets: Secrets | None = None
+    """Where the Secrets the rendered objects read come from (Git credentials, image pull Secrets, MultiKueue worker
+    kubeconfigs): the External Secrets Operator from a store, or SOPS-encrypted files Flux decrypts; left out: created by hand."""
     tenancy: Tenancy = Tenancy()
     """What teams may do in their namespaces unless a team says otherwise: Pod Security, Service types, priority classes, Role."""
     approvals: Annotated[tuple[ApprovalRule, ...], unique_by("name")] = ()
@@ -187,6 +191,16 @@ class Fleet(Spec):
 
     # team -> the workers fleetgen placed it on that its own `clusters` does not list (validate names them)
     _placed_on_workers: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
+
+    @field_validator("secrets")
+    @classmethod
+    def _sops_needs_flux(cls, secrets: Secrets | None, info: ValidationInfo) -> Secrets | None:
+        gitops = info.data.get("gitops")
+        if secrets is not None and secrets.sops is not None and gitops is not None and gitops.engine != "flux":
+            raise ValueError(
+                f"sops is decrypted by Flux (Kustomization spec.decryption); the engine is {gitops.engine}: use externalSecrets"
+            )
+        return secrets
 
     @model_validator(mode="after")
     def _manager_teams_are_on_workers(self) -> Fleet:
@@ -270,6 +284,16 @@ class Fleet(Spec):
             for cluster in team.clusters:
                 on.setdefault(cluster, []).append((index, team))
         return on
+
+
+def add_on_needed(fleet: Fleet, index: int, addon: AddOn) -> bool:
+    """Whether cluster `index` has objects that need the add-on: Volcano only where the cluster runs it, the External Secrets
+    Operator only where the fleet's Secrets come from its store, every other add-on everywhere."""
+    if isinstance(addon, VolcanoChart):
+        return fleet.clusters[index].volcano is not None
+    if isinstance(addon, ExternalSecretsChart):
+        return fleet.secrets is not None and fleet.secrets.external_secrets is not None
+    return True
 
 
 def cluster_index(fleet: Fleet, name: str, where: str) -> int:

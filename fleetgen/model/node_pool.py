@@ -9,7 +9,7 @@ from pydantic import Field, WithJsonSchema
 from fleetgen.model.partitioning import Partitioning
 from fleetgen.model.platform import DriverUpgrade
 from fleetgen.model.spec import Spec
-from fleetgen.model.strict import Identifier, Int, unique_by
+from fleetgen.model.strict import Bool, Identifier, Int, unique_by
 from fleetgen.model.types import DnsLabel, LabelKey, LabelValue, Quantity, Token, Version
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -33,6 +33,9 @@ class PoolDriver(Spec):
     left out. Checked for the pool's GPU, the cluster's CUDA and notebook images, and the operator release."""
     upgrade: DriverUpgrade | None = None
     """How a new driver rolls over this pool's nodes: only the fields written here replace platform.gpuOperator.driverUpgrade."""
+    canary: Bool = False
+    """true: a new driver of the cluster's version set reaches this pool first, and the cluster's other GPU pools only
+    after it has soaked (the first pool so marked; the smallest pool by GPUs when none is)."""
 
 
 class NodePool(Spec):

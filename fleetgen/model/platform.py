@@ -185,6 +185,21 @@ class VolcanoChart(AddOn):
     """Namespace of the scheduler, controllers and admission webhook."""
 
 
+class ExternalSecretsChart(AddOn):
+    """The External Secrets Operator: writes the Secrets the tree names from the fleet's store (secrets.externalSecrets)."""
+
+    enabled: Bool = True
+    """false leaves it out (the clusters run the operator some other way); fleets without secrets.externalSecrets never get it."""
+    repository: Token = Field(default="https://charts.external-secrets.io", pattern=_REPOSITORY)
+    """The External Secrets Operator's Helm repository."""
+    chart: Token = Field(default="external-secrets", pattern=_CHART)
+    """Chart name."""
+    version: Token = Field(default="2.9.0", pattern=_PINNED)
+    """Chart version; it must serve external-secrets.io/v1 ExternalSecrets (the chart installs its CRDs)."""
+    namespace: DnsLabel = "external-secrets"
+    """Namespace of the operator, its webhook and certificate controller."""
+
+
 class NotebookImage(Spec):
     """An image a notebook profile offers, with the CUDA it was built against."""
 
@@ -224,11 +239,14 @@ class Platform(Spec):
     """Volcano, which the Volcano Queues and gang Jobs of clusters with `volcano` need."""
     jupyterhub: JupyterHub = JupyterHub()
     """JupyterHub with GPU notebook profiles per team, off unless enabled (on the clusters that run notebooks)."""
+    external_secrets: ExternalSecretsChart = ExternalSecretsChart()
+    """The External Secrets Operator, on every cluster of a fleet whose Secrets come from a store (secrets.externalSecrets)."""
 
 
-AddOnName = Literal["prometheusOperatorCrds", "kueue", "gpuOperator", "volcano", "jupyterhub"]
+AddOnName = Literal["prometheusOperatorCrds", "externalSecrets", "kueue", "gpuOperator", "volcano", "jupyterhub"]
 ADD_ONS: tuple[tuple[AddOnName, str], ...] = (  # fleet.yaml name, attribute; in install order
     ("prometheusOperatorCrds", "prometheus_operator_crds"),
+    ("externalSecrets", "external_secrets"),
     ("kueue", "kueue"),
     ("gpuOperator", "gpu_operator"),
     ("volcano", "volcano"),

@@ -17,6 +17,8 @@ from fleetgen.model.types import Date, DnsLabel, Line, Timestamp, Version, as_te
 Component = Literal["containerd", "kubernetes", "driver", "gpuOperator", "cuda", "cudnn"]
 UPGRADE_COMPONENTS: tuple[Component, ...] = get_args(Component)
 COMPONENTS: tuple[Component, ...] = ("containerd", "kubernetes", "driver", "cuda", "cudnn")
+_POOL_REF = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+PoolRef = Annotated[str, Field(pattern=_POOL_REF, max_length=127)]  # cluster/pool
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
 
@@ -90,6 +92,9 @@ class UpgradeWave(Spec):
     step: dict[Component, Version] = Field(min_length=1)
     """The versions this wave sets."""
     clusters: Annotated[tuple[DnsLabel, ...], unique_by()] = Field(min_length=1)
+    pools: Annotated[tuple[PoolRef, ...], unique_by()] = ()
+    """The canary node pools (`cluster/pool`) this wave moves ahead of their clusters: each runs the step's driver as its own
+    (`driver.version`) until its cluster's wave moves the rest of its pools."""
     applied_at: Timestamp | None = None
     """When `fleetgen upgrade apply` wrote this wave (set it to the merge time if that differs)."""
     verified_at: Timestamp | None = None

@@ -48,6 +48,7 @@ from fleetgen.render.argocd_projects import projects
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
 from fleetgen.render.platform import argocd_add_ons, sync_policy
 from fleetgen.render.provenance import NOWHERE, Recorder
+from fleetgen.render.secret_store import hub_git_credentials
 
 HUB_FOLDER = "argocd"  # <gitops.path>/argocd/: the hub's bootstrap
 TEAMS_FOLDER = "teams"  # clusters/<name>/teams/<team>/: what the team's Application syncs (layout.py)
@@ -219,4 +220,5 @@ def hub_bootstrap(fleet: Fleet) -> list[Manifest]:
         *projects(fleet, list(range(len(fleet.clusters)))),
         Manifest(application_set(fleet), ("clusters",)),
         Manifest(_bootstrap(fleet, HUB_FOLDER), ("gitops", "argocd", "mode")),
+        *hub_git_credentials(fleet),
     ]

@@ -14,6 +14,7 @@ from posixpath import join, normpath
 from fleetgen.model import Fleet, Team
 from fleetgen.model.stages import rollout_stages
 from fleetgen.render import provenance as prov
+from fleetgen.render.health import argocd_checks
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
 from fleetgen.render.provenance import NOWHERE, Given, Recorder
 
@@ -108,8 +109,9 @@ def app_label_origins(index: int) -> dict[str, Given]:
 
 
 def application_health(fleet: Fleet, why: Recorder = NOWHERE) -> list[Manifest]:
-    """argocd-cm with only the Application health check: applied server-side, it adds that one key to
-    the ConfigMap Argo CD's installation made; never pruned or deleted with the Application."""
+    """argocd-cm with fleetgen's health checks (Applications, and the GPU objects: render/health.py): applied
+    server-side, it adds those keys to the ConfigMap Argo CD's installation made; never pruned or deleted with the
+    Application."""
     if fleet.gitops.argocd.application_health != "render":
         return []
     labels = {**fleet_labels(fleet), "app.kubernetes.io/name": "argocd-cm", "app.kubernetes.io/part-of": "argocd"}
@@ -120,7 +122,7 @@ def application_health(fleet: Fleet, why: Recorder = NOWHERE) -> list[Manifest]:
         labels,
         namespace=ARGOCD_NS,
         annotations={"argocd.argoproj.io/sync-options": "Delete=false,Prune=false,ServerSideApply=true"},
-        data={HEALTH_KEY: APPLICATION_HEALTH_LUA},
+        data={HEALTH_KEY: APPLICATION_HEALTH_LUA, **argocd_checks()},
     )
     if why.on:
         origins: dict[str, Given] = {**prov.fleet_labels(), "app.kubernetes.io/name": prov.default("Argo CD's settings ConfigMap")}

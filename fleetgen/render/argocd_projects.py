@@ -114,7 +114,12 @@ def team_kinds(fleet: Fleet, team: Team, indexes: list[int]) -> list[GroupKind]:
     on = [fleet.clusters[i] for i in indexes if team in (placed for _, placed in fleet.placements[fleet.clusters[i].name])]
     volcano_clusters = any(c.volcano is not None for c in on)
     rules = tuple(r.body() for r in fleet.access(team).role) + (volcano.VOLCANO_RULES if volcano_clusters else ())
-    return sorted({*TEAM_KINDS, *created_kinds(rules)})
+    return sorted({*TEAM_KINDS, *_store_kinds(fleet), *created_kinds(rules)})
+
+
+def _store_kinds(fleet: Fleet) -> tuple[GroupKind, ...]:
+    """The ExternalSecrets that write the Secrets the objects read, where the fleet's Secrets come from a store (secret_store.py)."""
+    return (("external-secrets.io", "ExternalSecret"),) if fleet.secrets is not None and fleet.secrets.external_secrets else ()
 
 
 def _kinds(pairs: list[GroupKind] | tuple[GroupKind, ...]) -> list[dict[str, str]]:
@@ -169,7 +174,7 @@ def projects(fleet: Fleet, indexes: list[int], why: Recorder = NOWHERE) -> list[
             + _where(fleet, names, ["kube-public", fleet.alerts.namespace, *_operator_namespaces(fleet, indexes)])
             + [d for d in mk_destinations if d not in argocd_home],
             "clusterResourceWhitelist": _kinds(FLEET_CLUSTER_KINDS) + mk_cluster_kinds,
-            "namespaceResourceWhitelist": _kinds(sorted({*FLEET_NAMESPACED_KINDS, *mk_namespaced_kinds})),
+            "namespaceResourceWhitelist": _kinds(sorted({*FLEET_NAMESPACED_KINDS, *mk_namespaced_kinds, *_store_kinds(fleet)})),
         },
     )
     installed = [addon for i in indexes for _, addon, _ in add_ons(fleet, i)]

@@ -25,6 +25,7 @@ from fleetgen.render import (
     notebooks,
     observability,
     registries,
+    secret_store,
     slo,
     storage,
 )
@@ -112,6 +113,7 @@ LOCAL_FILES: tuple[tuple[str, Callable[..., list[Manifest]]], ...] = (  # (fleet
             + multikueue.manager_objects(f, f.clusters[i], why)
             + multikueue.worker_objects(f, f.clusters[i], why)
             + registries.admission_policies(f, f.clusters[i], ("clusters", i), why)
+            + secret_store.cluster_git_credentials(f, i, why)
         ),
     ),
     (
@@ -132,6 +134,7 @@ LOCAL_FILES: tuple[tuple[str, Callable[..., list[Manifest]]], ...] = (  # (fleet
 TeamLocalBuilder = Callable[[Fleet, Team, FieldPath, Cluster, FieldPath, Recorder], list[Manifest]]
 TEAM_LOCAL_FILES: tuple[tuple[str, TeamLocalBuilder], ...] = (
     ("service-account.yaml", registries.service_account),
+    ("pull-secret.yaml", secret_store.pull_secret),
     ("volumes.yaml", lambda f, t, at, c, c_at, why: storage.claims(f, t, at, c, c_at, why)),
     ("notebooks.yaml", notebooks.team_objects),
 )

@@ -19,16 +19,17 @@ from fleetgen.compat.partitioning import pool_yield
 from fleetgen.errors import FieldPath
 from fleetgen.model import GPU_RESOURCE, Cluster, Fleet
 from fleetgen.model.multikueue import ManagerQueue, MultiKueue, queue_workers
+from fleetgen.model.secret_store import ExternalSecrets
 from fleetgen.model.sharing import RESOURCES
 from fleetgen.render import provenance as prov
 from fleetgen.render.kueue import KUEUE_API, amount_text
 from fleetgen.render.manifest import Manifest, fleet_labels, k8s_object
 from fleetgen.render.provenance import NOWHERE, Recorder
+from fleetgen.render.secret_store import EXTERNAL_SECRETS_API, external_secret, store_of
 
 CONTROLLER = "kueue.x-k8s.io/multikueue"  # AdmissionCheck.spec.controllerName of Kueue's MultiKueue controller
 KUBECONFIG_KEY = "kubeconfig"  # the Secret key Kueue reads
 MANAGER_ACCOUNT = "multikueue-manager"  # the worker's ServiceAccount, ClusterRole and binding for the manager
-EXTERNAL_SECRETS_API = "external-secrets.io/v1"
 HERE: FieldPath = ("multiKueue",)
 _ALL = ["create", "delete", "get", "list", "watch"]
 # Kueue v0.19.2 site/static/examples/multikueue/create-multikueue-kubeconfig.sh: the rules every worker needs, then
@@ -78,7 +79,7 @@ def manager_objects(fleet: Fleet, cluster: Cluster, why: Recorder = NOWHERE) -> 
         out += _queue_objects(fleet, queue, workers[queue.name], at, why)
     listed = sorted({w for names in workers.values() for w in names})
     for name in listed:
-        out += _cluster_objects(mk, name, fleet.platform_of(cluster).kueue.namespace, labels, why)
+        out += _cluster_objects(mk, name, fleet.platform_of(cluster).kueue.namespace, labels, why, store_of(fleet))
     return out
 
 
@@ -130,7 +131,9 @@ def _queue_objects(fleet: Fleet, queue: ManagerQueue, workers: tuple[str, ...], 
     return [Manifest(queue_body, at), Manifest(check, at), Manifest(config, at)]
 
 
-def _cluster_objects(mk: MultiKueue, worker: str, namespace: str, labels: dict[str, str], why: Recorder) -> list[Manifest]:
+def _cluster_objects(
+    mk: MultiKueue, worker: str, namespace: str, labels: dict[str, str], why: Recorder, store: ExternalSecrets | None = None
+) -> list[Manifest]:
     kubeconfig = mk.worker(worker).kubeconfig
     at = HERE + ("workers", worker, "kubeconfig")
     if kubeconfig.path is not None:
@@ -155,6 +158,12 @@ def _cluster_objects(mk: MultiKueue, worker: str, namespace: str, labels: dict[s
         }
         secret = k8s_object(EXTERNAL_SECRETS_API, "ExternalSecret", kubeconfig.secret_name(worker), labels, namespace=namespace, spec=spec)
         out.append(Manifest(secret, at + ("externalSecret",)))
+    elif store is not None and kubeconfig.path is None:  # the fleet's store holds it: its entry's `kubeconfig` property
+        secret = external_secret(store, kubeconfig.secret_name(worker), namespace, labels)
+        out.append(Manifest(secret, ("secrets", "externalSecrets")))
+        if why.on:
+            why.meta(secret, at + ("secret",), prov.fleet_labels())
+            why.set(secret, ("spec",), prov.derived("the store's entry <keyPrefix><Secret name>", ("secrets", "externalSecrets")))
     return out
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from fleetgen.compat.pool_drivers import driver_crd_on
 from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet
+from fleetgen.model.fleet import add_on_needed
 from fleetgen.model.platform import ADD_ONS, AddOn, GpuOperator, JupyterHub, Kueue, Platform, VolcanoChart
 from fleetgen.render import provenance as prov
 from fleetgen.render.argocd_apps import ARGOCD_NS, app_label_origins, app_labels, destination
@@ -28,10 +29,12 @@ from fleetgen.render.volcano_scheduler import scheduler_values
 
 FLUX_NS = "flux-system"
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+HELM_RELEASE_API = "helm.toolkit.fluxcd.io/v2"
 # Argo CD waves of the add-ons; the fleet's own Application is wave 0.
-WAVES = {"prometheusOperatorCrds": -2, "kueue": -1, "gpuOperator": -1, "volcano": -1, "jupyterhub": -1}
+WAVES = {"prometheusOperatorCrds": -2, "externalSecrets": -1, "kueue": -1, "gpuOperator": -1, "volcano": -1, "jupyterhub": -1}
 RELEASES = {
     "prometheusOperatorCrds": "prometheus-operator-crds",
+    "externalSecrets": "external-secrets",
     "kueue": "kueue",
     "gpuOperator": "gpu-operator",
     "volcano": "volcano",
@@ -46,12 +49,13 @@ def platform_of(fleet: Fleet, index: int) -> Platform:
 def add_ons(fleet: Fleet, index: int) -> list[tuple[str, AddOn, FieldPath]]:
     """(fleet.yaml name, settings, where they are written) of the cluster's enabled add-ons, in install order.
 
-    Volcano only where the cluster runs it: its Queues are the only objects that need its CRDs."""
+    Volcano only where the cluster runs it: its Queues are the only objects that need its CRDs; the External Secrets
+    Operator only where the fleet's Secrets come from its store."""
     platform, own = platform_of(fleet, index), fleet.clusters[index].platform
     found: list[tuple[str, AddOn, FieldPath]] = []
     for name, attr in ADD_ONS:
         addon: AddOn = getattr(platform, attr)
-        needed = not isinstance(addon, VolcanoChart) or fleet.clusters[index].volcano is not None
+        needed = add_on_needed(fleet, index, addon)
         if addon.enabled and needed:
             at: FieldPath = (
                 ("clusters", index, "platform", name) if own is not None and attr in own.model_fields_set else ("platform", name)
@@ -243,7 +247,7 @@ def flux_add_ons(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> list[Mani
             "upgrade": {"crds": "CreateReplace", "remediation": {"retries": 3}},
             "values": helm_values(fleet, index, name, addon),
         }
-        helm_release = k8s_object("helm.toolkit.fluxcd.io/v2", "HelmRelease", release, labels, namespace=FLUX_NS, spec=body)
+        helm_release = k8s_object(HELM_RELEASE_API, "HelmRelease", release, labels, namespace=FLUX_NS, spec=body)
         out += [Manifest(source, at), Manifest(helm_release, at)]
         if why.on:
             named, flux_ns = prov.default(f"fleetgen's release name of {name}"), prov.default("Flux's namespace")

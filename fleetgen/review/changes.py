@@ -25,6 +25,7 @@ from fleetgen.review.capacity_changes import (
 )
 from fleetgen.review.change import Change as Change  # re-exported: the gate and the outputs import it from here
 from fleetgen.review.change import ChangeKind as ChangeKind
+from fleetgen.review.pool_driver_changes import pool_drivers
 
 QUOTA_FIELDS = (
     ("requests", "gpu", "nvidia.com/gpu quota"),
@@ -130,6 +131,7 @@ def _cluster(base: Fleet, a: Cluster, head: Fleet, b: Cluster) -> Iterator[Chang
     if was != now:
         text = f"cluster {b.name}: GPU Operator {was} -> {now}"
         yield Change("versions", text, cluster=b.name, field="gpuOperator", old=was, new=now, production=production)
+    yield from pool_drivers(base, a, head, b, production)
     yield from pool_changes(base, a, head, b, production)
     queues_a, queues_b = {q.name: q for q in a.queues}, {q.name: q for q in b.queues}
     for queue in sorted(queues_a.keys() | queues_b.keys()):

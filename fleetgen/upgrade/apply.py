@@ -60,7 +60,7 @@ def upgrade_record(
     plan = plan_upgrade(fleet, requested, data=data, allow_downgrade=allow_downgrade, node_image=node_image)
     if not plan.waves:
         raise PlanRefused(["every cluster already runs these versions: nothing to apply"])
-    waves = tuple(UpgradeWave(wave=w.number, step=dict(w.step), clusters=w.clusters) for w in plan.waves)
+    waves = tuple(UpgradeWave(wave=w.number, step=dict(w.step), clusters=w.clusters, pools=w.ahead) for w in plan.waves)
     return Upgrade(target=plan.target, waves=waves, node_image=plan.node_image)
 
 
@@ -99,7 +99,8 @@ def apply_wave(
     override = wave_gate(fleet, record, number, at, override_soak, evidence)
 
     document = RoundTrip(loaded.source.text)
-    rows = _move_clusters(document.data, fleet, wave, number)
+    pinned = {ref for earlier in record.waves[: number - 1] for ref in earlier.pools}
+    rows = _move_clusters(document.data, fleet, wave, number, pinned)
     _record(document.data, record, number, at, fresh=fleet.upgrade is None or fleet.upgrade.complete)
     if override is not None:
         document.data["upgrade"]["waves"][number - 1]["overrideSoak"] = override
@@ -113,7 +114,7 @@ def _check_earlier_waves_hold(fleet: Fleet, record: Upgrade, number: int) -> Non
     """Each cluster still runs what the last applied wave that moved it set (nobody reverted it)."""
     latest: dict[tuple[str, str], Version] = {}
     for wave in record.waves[: number - 1]:
-        for moved in wave.clusters:
+        for moved in whole_clusters(wave):
             for component, version in wave.step.items():
                 latest[(moved, component)] = version
     clusters = {c.name: c for c in fleet.clusters}
@@ -129,7 +130,7 @@ def _check_earlier_waves_hold(fleet: Fleet, record: Upgrade, number: int) -> Non
             )
 
 
-def _move_clusters(document: Any, fleet: Fleet, wave: UpgradeWave, number: int) -> dict[str, dict[str, Version]]:
+def _move_clusters(document: Any, fleet: Fleet, wave: UpgradeWave, number: int, pinned: set[str]) -> dict[str, dict[str, Version]]:
     """Move the wave's clusters in the document; returns every version set's versions afterwards."""
     rows = {name: versions_of(vs) for name, vs in fleet.version_sets.items()}
     sets: CommentedMap = document["versionSets"]
@@ -137,7 +138,8 @@ def _move_clusters(document: Any, fleet: Fleet, wave: UpgradeWave, number: int) 
     set_of = {c.name: c.version_set for c in fleet.clusters}
     step = {str(k): v for k, v in wave.step.items()}
     by_set: dict[str, list[str]] = {}
-    for name in wave.clusters:
+    _move_canary_pools(clusters, wave, pinned)
+    for name in whole_clusters(wave):
         by_set.setdefault(set_of[name], []).append(name)
     gpu_step = set(step) <= GPU_NODE_COMPONENTS  # a cluster without GPU pools takes no wave of it: it rides along in its set
     for set_name, moving in by_set.items():
@@ -160,6 +162,36 @@ def _move_clusters(document: Any, fleet: Fleet, wave: UpgradeWave, number: int) 
             if "version" in own:
                 own["version"] = like(own["version"], component_text("gpuOperator", step["gpuOperator"]))
     return {name: rows[name] for name in sets}  # in file order
+
+
+def whole_clusters(wave: UpgradeWave) -> list[str]:
+    """The wave's clusters whose version set it moves: all but those it moves only a canary pool of."""
+    ahead = {ref.split("/")[0] for ref in wave.pools}
+    return [name for name in wave.clusters if name not in ahead]
+
+
+def _move_canary_pools(clusters: CommentedSeq, wave: UpgradeWave, pinned: set[str]) -> None:
+    """Give each canary pool of the wave the step's driver as its own, and drop that pin from the `pinned` canary pools
+    of earlier waves whose clusters this wave moves whole (their version set now has the driver): a pin left behind
+    would hold the pool back at the next driver step."""
+    driver = wave.step.get("driver")
+    if driver is None:
+        return
+    ahead = {tuple(ref.split("/")) for ref in wave.pools}
+    whole = set(whole_clusters(wave))
+    text = component_text("driver", driver)
+    for entry in clusters:
+        for pool in entry.get("nodePools") or []:
+            own = pool.get("driver")
+            if (entry["name"], pool["name"]) in ahead:
+                if own is None:
+                    pool["driver"] = flow_map({"version": text})
+                else:
+                    own["version"] = like(own.get("version"), text)
+            elif f"{entry['name']}/{pool['name']}" in pinned and entry["name"] in whole and own is not None:
+                del own["version"]
+                if not own:
+                    del pool["driver"]
 
 
 def _set_version(row: CommentedMap, component: str, version: Version) -> None:
@@ -199,6 +231,8 @@ def _record(document: Any, record: Upgrade, number: int, at: datetime.datetime, 
                     "clusters": flow_seq(list(wave.clusters)),
                 }
             )
+            if wave.pools:
+                item["pools"] = flow_seq(list(wave.pools))
             waves.append(item)
         block["waves"] = waves
         document["upgrade"] = block

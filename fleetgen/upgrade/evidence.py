@@ -10,13 +10,15 @@ installs.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 from typing import Any
 
+from fleetgen.compat.pool_drivers import upgrade_budget
 from fleetgen.live.node_checks import covers
-from fleetgen.live.nodes import UPGRADE_DONE, UPGRADE_FAILED, NodeFacts, nodes_in, pool_of
+from fleetgen.live.nodes import SKIP_UPGRADE_LABEL, UPGRADE_DONE, UPGRADE_FAILED, NodeFacts, nodes_in, pool_of, retry_hint
 from fleetgen.live.shapes import of_kind
-from fleetgen.model import Cluster, Version
+from fleetgen.model import Cluster, Fleet, Version
 from fleetgen.upgrade.operator import component_text
 
 NODE_COMPONENTS = ("kubernetes", "containerd", "driver")
@@ -58,6 +60,7 @@ class Progress:
     images: tuple[str, ...] = ()  # image versions the synced ConfigMap does not have yet: "cuda 12.4 live, 12.6 wanted"
     node_image: str | None = None  # the node image wanted where node images carry the driver
     unreadable: tuple[str, ...] = ()  # GPU nodes a wanted version of which cannot be read (live/node_versions.py)
+    skipped: tuple[str, ...] = ()  # GPU nodes the upgrade controller leaves alone (their skip label)
 
     @property
     def on_nodes(self) -> tuple[tuple[str, Version], ...]:
@@ -66,7 +69,7 @@ class Progress:
     @property
     def done(self) -> bool:
         nodes_done = not self.on_nodes or (bool(self.nodes) and len(self.on_target) == len(self.nodes))
-        return nodes_done and not self.failed and not self.images
+        return nodes_done and not self.failed and not self.upgrading and not self.images  # upgrade-done, or no state at all
 
     @property
     def text(self) -> str:
@@ -79,7 +82,9 @@ class Progress:
             )
         parts += [f"cannot verify node {name}: a version it reports cannot be read" for name in self.unreadable]
         if self.failed:
-            parts.append("driver upgrade failed on " + ", ".join(self.failed))
+            parts.append("driver upgrade failed on " + ", ".join(self.failed) + f" ({retry_hint(' '.join(self.failed))})")
+        if self.skipped:
+            parts.append(f"left out of driver upgrades ({SKIP_UPGRADE_LABEL}=true): " + ", ".join(self.skipped))
         if self.upgrading:
             parts.append("upgrading " + ", ".join(f"{n} ({state})" for n, state in self.upgrading))
         parts += [f"images: {i}" for i in self.images]
@@ -95,13 +100,23 @@ def _own(cluster: Cluster, node: NodeFacts, component: str, want: Version) -> Ve
     return pool.driver.version if pool is not None and pool.driver.version is not None else want
 
 
-def progress(cluster: Cluster, wanted: dict[str, Version], objects: list[dict[str, Any]], node_image: str | None = None) -> Progress:
+def progress(
+    cluster: Cluster,
+    wanted: dict[str, Version],
+    objects: list[dict[str, Any]],
+    node_image: str | None = None,
+    pools: frozenset[str] | None = None,
+) -> Progress:
     """Where `cluster` stands on `wanted` (node-borne and image versions; others are ignored) by its dump, and on
     `node_image` where its node images carry the driver (a node whose provider does not label its image is judged
-    by its driver alone)."""
+    by its driver alone); only the nodes of `pools` when a wave moves just those pools of the cluster."""
     node_wanted = [(c, wanted[c]) for c in NODE_COMPONENTS if c in wanted]
     image_wanted = [(c, wanted[c]) for c in IMAGE_COMPONENTS if c in wanted]
-    gpu_nodes = [n for n in nodes_in(objects) if (pool := pool_of(cluster, n)) is not None and pool.gpus_per_node]
+    gpu_nodes = [
+        n
+        for n in nodes_in(objects)
+        if (pool := pool_of(cluster, n)) is not None and pool.gpus_per_node and (pools is None or pool.name in pools)
+    ]
     on_target = tuple(
         n.name
         for n in gpu_nodes
@@ -128,4 +143,31 @@ def progress(cluster: Cluster, wanted: dict[str, Version], objects: list[dict[st
         tuple(images),
         node_image,
         unreadable,
+        tuple(n.name for n in gpu_nodes if n.skips_upgrades),
     )
+
+
+UPGRADE_REQUIRED = "upgrade-required"
+
+
+def overdue(fleet: Fleet, cluster: Cluster, objects: list[dict[str, Any]], waited: datetime.timedelta) -> list[str]:
+    """The nodes still in upgrade-required `waited` after their wave was applied, longer than their pool's upgrade
+    policy lets the whole pool take: the upgrade controller is not moving them (autoUpgrade off, a drain or a
+    pod that never ends, a node it cannot cordon)."""
+    late: dict[str, list[str]] = {}
+    for node in nodes_in(objects):
+        pool = pool_of(cluster, node)
+        if pool is None or not pool.gpus_per_node or node.upgrade_state != UPGRADE_REQUIRED:
+            continue
+        budget = upgrade_budget(fleet, cluster, pool)
+        if budget is not None and waited > budget:
+            late.setdefault(pool.name, []).append(node.name)
+    return [
+        f"warning: {', '.join(names)} of pool {name} still {UPGRADE_REQUIRED} {_hours(waited)} after the wave was applied, "
+        f"longer than the pool's upgrade policy lets all its nodes take: see the GPU Operator's events for the node"
+        for name, names in late.items()
+    ]
+
+
+def _hours(waited: datetime.timedelta) -> str:
+    return f"{waited.total_seconds() / 3600:.1f}h"

@@ -18,7 +18,7 @@ from typing import Any
 
 from fleetgen.compat.gpu_operator import image_driver
 from fleetgen.model import Cluster, Fleet, Upgrade, UpgradeWave
-from fleetgen.upgrade.evidence import progress
+from fleetgen.upgrade.evidence import overdue, progress
 from fleetgen.upgrade.moments import as_utc, hours, later, readable, when
 from fleetgen.upgrade.plan import PlanRefused, earliest_start
 
@@ -47,7 +47,7 @@ def evidence_hint(names: list[str]) -> str:
     return ", ".join(f"--live {n}=DUMP or --context {n}=CONTEXT" for n in names) + " (kubectl get nodes,configmaps -A -o yaml)"
 
 
-def not_done(fleet: Fleet, wave: UpgradeWave, evidence: Evidence) -> list[str]:
+def not_done(fleet: Fleet, wave: UpgradeWave, evidence: Evidence, at: datetime.datetime | None = None) -> list[str]:
     """Why `wave` is not done on this evidence: clusters without evidence, and those whose nodes are not there yet."""
     clusters: dict[str, Cluster] = {c.name: c for c in fleet.clusters}
     missing = [name for name in wave.clusters if name not in evidence]
@@ -55,12 +55,25 @@ def not_done(fleet: Fleet, wave: UpgradeWave, evidence: Evidence) -> list[str]:
         return [f"no evidence for {', '.join(missing)}: give {evidence_hint(missing)}"]
     wanted = {str(k): v for k, v in wave.step.items()}
     image = fleet.upgrade.node_image if fleet.upgrade is not None and "driver" in wanted else None
+    ahead: dict[str, frozenset[str]] = {}
+    for ref in wave.pools:  # a wave that moves only the canary pool of a cluster is done on that pool's nodes
+        name, pool = ref.split("/")
+        ahead[name] = ahead.get(name, frozenset()) | {pool}
     reports = [
-        progress(clusters[name], wanted, list(evidence[name]), image if image_driver(fleet, clusters[name]) else None)
+        progress(clusters[name], wanted, list(evidence[name]), image if image_driver(fleet, clusters[name]) else None, ahead.get(name))
         for name in wave.clusters
         if name in clusters
     ]
-    return [f"{p.cluster}: {p.text}" for p in reports if not p.done]
+    waiting = [f"{p.cluster}: {p.text}" for p in reports if not p.done]
+    if waiting and at is not None and wave.applied_at is not None:  # nodes the upgrade controller has left behind
+        waited = as_utc(at) - as_utc(wave.applied_at)
+        waiting += [
+            f"{p.cluster}: {late}"
+            for p in reports
+            if not p.done
+            for late in overdue(fleet, clusters[p.cluster], list(evidence[p.cluster]), waited)
+        ]
+    return waiting
 
 
 def wave_gate(

@@ -2,7 +2,10 @@
 
 Plan JSON, version 1: {"version": 1, "target": {component: version}, "implied": [str],
 "soak": "48h", "eta": str|null, "warnings": [str], "nodeImage": str|null,
-"waves": [{"wave", "step": {component: version}, "stage", "clusters": [str], "start", "soakUntil", "nodeImage"}]}
+"waves": [{"wave", "step": {component: version}, "stage", "clusters": [str], "start", "soakUntil", "nodeImage",
+"pools": [{"cluster", "pool", "canary": bool, "nodes", "gpus", "queues": [str], "drain": bool, "maxParallelUpgrades"}]}]}
+`pools` lists the GPU pools a driver wave moves on clusters whose GPU Operator manages the driver per pool; `canary`
+marks a pool moved before the rest of its cluster.
 A GPU Operator release keeps its `v` (gpuOperator: v24.6.1).
 """
 
@@ -14,6 +17,7 @@ import json
 from fleetgen.upgrade.moments import hours, readable
 from fleetgen.upgrade.operator import component_text
 from fleetgen.upgrade.plan import Plan, Wave, step_label
+from fleetgen.upgrade.pool_waves import PoolMove
 from fleetgen.upgrade.status import LiveNodes, LiveVersions, Status
 
 
@@ -41,12 +45,31 @@ def plan_text(plan: Plan) -> str:
     rows += [(str(w.number), _step(w), w.stage, ", ".join(w.clusters), _when(w.start), _when(w.soak_until)) for w in plan.waves]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    for wave in plan.waves:
+        lines += [f"wave {wave.number} {_pool_line(wave, move)}" for move in wave.pools]
     if plan.eta:
         lines.append(f"ETA: {_when(plan.eta)} (the last wave's soak ends)")
     else:
         lines.append(f"ETA: at least {hours(plan.soak * len(plan.waves))} after the first wave (give --start for dates)")
     lines += [f"warning: {w}" for w in plan.warnings]
     return "\n".join(lines)
+
+
+def _pool_line(wave: Wave, move: PoolMove) -> str:
+    return ("canary pool " if move.ref in wave.ahead else "pool ") + move.text
+
+
+def _pool_json(wave: Wave, move: PoolMove) -> dict[str, object]:
+    return {
+        "cluster": move.cluster,
+        "pool": move.pool,
+        "canary": move.ref in wave.ahead,
+        "nodes": move.nodes,
+        "gpus": move.gpus,
+        "queues": list(move.queues),
+        "drain": move.drain,
+        "maxParallelUpgrades": move.parallel,
+    }
 
 
 def plan_json(plan: Plan) -> str:
@@ -68,6 +91,7 @@ def plan_json(plan: Plan) -> str:
                     "nodeImage": w.node_image,
                     "start": w.start.isoformat() if w.start else None,
                     "soakUntil": w.soak_until.isoformat() if w.soak_until else None,
+                    "pools": [_pool_json(w, move) for move in w.pools],
                 }
                 for w in plan.waves
             ],
@@ -83,6 +107,8 @@ def plan_markdown(plan: Plan) -> str:
     lines += [
         f"| {w.number} | {_step(w)} | {w.stage} | {', '.join(w.clusters)} | {_when(w.start)} | {_when(w.soak_until)} |" for w in plan.waves
     ]
+    pools = [f"- wave {w.number} {_pool_line(w, move)}" for w in plan.waves for move in w.pools]
+    lines += ["", "GPU pools moved one by one (a driver per pool):", *pools] if pools else []
     lines += [
         "",
         f"Each wave soaks {hours(plan.soak)}; DR partners never share a wave." + (f" ETA: {_when(plan.eta)}." if plan.eta else ""),

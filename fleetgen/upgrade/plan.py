@@ -7,6 +7,8 @@ facts file) and a driver against those its cluster's GPU Operator release suppor
 one such step (e.g. "driver 560.35.03"); each phase rolls out in waves: dev, then staging, then
 one production cluster while its DR partner stays behind, then the other production clusters,
 never both halves of a DR pair in one wave and at most `maxWaveSize` a wave. Each wave soaks before the next starts.
+Where a cluster's GPU Operator manages the driver per node pool, a driver step moves its canary pool in the stage's
+first wave and the rest of its GPU pools in a wave of their own after it (pool_waves.py).
 A step that changes GPU nodes (driver, GPU Operator, CUDA, cuDNN) moves only the clusters with GPU pools: a cluster
 without them (a MultiKueue manager) has nothing to show for it, so it is never such a step's canary.
 """
@@ -20,12 +22,14 @@ from dataclasses import dataclass, field
 from fleetgen.compat import Facts, facts, version_set_problems
 from fleetgen.compat.dcgm_exporter import exporter_rename
 from fleetgen.compat.gpu_operator import image_driver
+from fleetgen.compat.pool_drivers import driver_crd_on
 from fleetgen.compat.rules import cuda_on_driver
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
 from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Cluster, Fleet, Rollout, Version, VersionSet
 from fleetgen.model.stages import stages_of
 from fleetgen.upgrade.moments import later
 from fleetgen.upgrade.operator import cluster_versions, component_text, operator_problem, supports
+from fleetgen.upgrade.pool_waves import PoolMove, moves_by_pool, pool_moves
 from fleetgen.upgrade.targets import complete_target
 
 Step = tuple[tuple[str, Version], ...]  # the (component, version) pairs one step sets
@@ -52,6 +56,8 @@ class Wave:
     start: datetime.datetime | None = None
     soak_until: datetime.datetime | None = None
     node_image: str | None = None  # the image this wave rolls its clusters' node pools to (their images carry the driver)
+    pools: tuple[PoolMove, ...] = ()  # the GPU pools it moves on clusters with a driver per pool (pool_waves.py)
+    ahead: tuple[str, ...] = ()  # of those, the canary pools (cluster/pool) it moves before the rest of their cluster
 
 
 @dataclass
@@ -298,8 +304,22 @@ def _waves(fleet: Fleet, per_cluster: dict[str, list[Step]]) -> list[Wave]:
         moving = [c for c in fleet.clusters if c.name in step_of]
         for stage, names in stages_of(fleet, moving, fleet.rollout.max_wave_size):
             for step in sorted({step_of[n] for n in names}, key=_step_order):
-                waves.append(Wave(len(waves) + 1, step, stage, tuple(n for n in names if step_of[n] == step)))
+                for clusters, pools, ahead in _pool_split(fleet, [n for n in names if step_of[n] == step], step):
+                    waves.append(Wave(len(waves) + 1, step, stage, clusters, pools=pools, ahead=ahead))
     return waves
+
+
+def _pool_split(fleet: Fleet, names: list[str], step: Step) -> list[tuple[tuple[str, ...], tuple[PoolMove, ...], tuple[str, ...]]]:
+    """One stage's clusters taking one step, as waves: (clusters, pools moved, canary pools moved ahead). Clusters that
+    move pool by pool send their canary pool with the others' whole move, then the rest of their pools in a second wave."""
+    clusters = {c.name: c for c in fleet.clusters}
+    by_pool = [n for n in names if moves_by_pool(fleet, clusters[n], step)]
+    per_pool = [n for n in names if "driver" in dict(step) and driver_crd_on(fleet, clusters[n])]
+    first = tuple(m for n in per_pool for m in pool_moves(fleet, clusters[n], True if n in by_pool else None))
+    out = [(tuple(names), first, tuple(m.ref for m in first if m.cluster in by_pool))]
+    if by_pool:
+        out.append((tuple(by_pool), tuple(m for n in by_pool for m in pool_moves(fleet, clusters[n], False)), ()))
+    return out
 
 
 # -- when -------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ def verify_wave(loaded: LoadedFleet, number: int, evidence: Evidence, at: dateti
         raise PlanRefused([f"wave {number} was verified on its nodes at {when(as_utc(wave.verified_at))}"])
     if as_utc(at) < as_utc(wave.applied_at):
         raise PlanRefused([f"--at {when(as_utc(at))} is before wave {number} was applied ({when(as_utc(wave.applied_at))})"])
-    waiting = not_done(loaded.fleet, wave, evidence)
+    waiting = not_done(loaded.fleet, wave, evidence, at)
     if waiting:
         raise PlanRefused([f"wave {number} is not done on its nodes: {reason}" for reason in waiting])
     document = RoundTrip(loaded.source.text)

@@ -38,6 +38,7 @@ SHIPPED_KINDS = {
     ("argoproj.io", "AppProject"),
     ("batch.volcano.sh", "Job"),
     ("nvidia.com", "NVIDIADriver"),
+    ("external-secrets.io", "ExternalSecret"),
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from fleetgen.checks.secrets import CREDENTIAL_KEYS
 from fleetgen.errors import Severity
 from fleetgen.render import Manifest
 from fleetgen.validation.pod_security import LEVELS, object_violations
@@ -98,6 +99,28 @@ def lint_cost_labels(objects: list[Manifest]) -> Iterator[LintProblem]:
             yield manifest, f"missing cost-attribution label(s) {', '.join(missing)}", Severity.ERROR
 
 
+# Secret types whose data is a credential by definition; the API server requires the credential's key in each.
+CREDENTIAL_TYPES = frozenset(
+    {"kubernetes.io/dockerconfigjson", "kubernetes.io/dockercfg", "kubernetes.io/basic-auth", "kubernetes.io/ssh-auth", "kubernetes.io/tls"}
+)
+
+
+def lint_no_credential_in_secrets(objects: list[Manifest]) -> Iterator[LintProblem]:
+    """A rendered Secret holds no password, token, key, kubeconfig or docker config: the tree is in Git. Such Secrets
+    come from a store (secrets.externalSecrets) or SOPS, or are created on the cluster, and the tree only names them."""
+    for secret in _of_kind(objects, "Secret"):
+        body = secret.body
+        keys = sorted({*(body.get("data") or {}), *(body.get("stringData") or {})})
+        held = [key for key in keys if key.lower() in CREDENTIAL_KEYS or key.lower().endswith(("privatekey", "-privatekey", ".key"))]
+        if body.get("type") in CREDENTIAL_TYPES or held:
+            what = f"type {body.get('type')}" if body.get("type") in CREDENTIAL_TYPES else f"key(s) {', '.join(held)}"
+            yield (
+                secret,
+                f"holds a credential ({what}) in a file committed to Git: render an ExternalSecret or name the Secret",
+                Severity.ERROR,
+            )
+
+
 LINTS: tuple[Lint, ...] = (
     lint_team_namespaces_complete,
     lint_network_isolation,
@@ -106,6 +129,7 @@ LINTS: tuple[Lint, ...] = (
     lint_no_cluster_wide_team_binding,
     lint_pod_security,
     lint_cost_labels,
+    lint_no_credential_in_secrets,
 )
 
 

@@ -37,7 +37,7 @@ from fleetgen.render.rendered import Rendered
 from fleetgen.validation.api_rules import ApiRuleBook, ServerChecks
 from fleetgen.validation.cel_rules import CelRules, Rule
 from fleetgen.validation.crd_schemas import GroupVersionKind, parse_shipped_name
-from fleetgen.validation.policy_lints import lint_cluster
+from fleetgen.validation.policy_lints import lint_cluster, lint_no_credential_in_secrets
 from fleetgen.validation.reconcile import reconcile_findings
 from fleetgen.validation.verdicts import ClusterVerdict, ClusterVerdicts
 
@@ -245,6 +245,8 @@ def _validate_cluster(rendered: Rendered, index: int, schemas: Schemas, kubernet
             note(manifest, message, severity)
     for manifest, message, severity in lint_cluster(objects):
         note(manifest, message, severity)
+    for manifest, message, severity in lint_no_credential_in_secrets(rendered.entry_point(index)):
+        note(manifest, message, severity)
     return ClusterVerdict(tuple(found), tuple(lookups))
 
 
@@ -257,6 +259,9 @@ def validate_hub(rendered: Rendered, schemas: Schemas, strict: bool) -> list[Fin
         lookup = schemas.lookup(manifest.body["apiVersion"], manifest.body["kind"], kubernetes)
         for message, severity in object_problems(lookup, manifest.body, strict):
             found.append(Finding(manifest.source, f"rendered {manifest.key.title} (Argo CD hub): {message}", severity))
+    hub_objects = [m for f in rendered.hub_files for m in f.manifests if "metadata" in m.body]
+    for manifest, message, _ in lint_no_credential_in_secrets(hub_objects):
+        found.append(Finding(manifest.source, f"rendered {manifest.key.title} (Argo CD hub): {message}", Severity.ERROR))
     return found
 
 

@@ -1,0 +1,160 @@
+"""A driver step on clusters with a driver per node pool moves pools, not clusters.
+
+Over the generated fleets (half of them on GPU Operator v26.7 with one NVIDIADriver per pool, some clusters naming a
+canary pool): in each cluster that moves pool by pool the canary pool (the one marked, else the smallest by GPUs)
+moves in a wave of its own before the rest; every GPU pool that runs its cluster's driver moves exactly once, no
+CPU-only pool and no pool pinned to a driver of its own ever does; the stage order holds. On the case fleet the
+waves are applied and verified end to end: the canary pool runs the new driver as its own until its cluster's wave.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import pytest
+from conftest import REPO
+from generated_fleets import edited, fleet_text, fleets
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from node_dumps import wave_evidence
+
+from fleetgen.checks.load import load_fleet_text
+from fleetgen.errors import Severity
+from fleetgen.live.node_checks import judge_nodes
+from fleetgen.live.nodes import DRIVER_OWNER_LABEL as OWNER
+from fleetgen.live.nodes import nodes_in
+from fleetgen.model import Version
+from fleetgen.upgrade.apply import apply_wave
+from fleetgen.upgrade.output import plan_json, plan_text
+from fleetgen.upgrade.plan import PlanRefused, plan_upgrade
+from fleetgen.upgrade.verify import verify_wave
+
+STAGE_RANK = {"canary (dev)": 0, "canary (staging)": 1, "production canary": 2, "production": 3}
+PER_POOL_DRIVERS = ("595.91.07", "610.57.04")  # drivers GPU Operator v26.7 lists, above the generated fleets' 580
+CASE = REPO / "tests" / "cases" / "pool-drivers" / "fleet.yaml"
+AT = datetime.datetime(2026, 11, 24, 9, tzinfo=datetime.UTC)
+
+
+def _expected_canary(cluster: dict[str, Any]) -> str:
+    moving = [p for p in cluster["nodePools"] if p["gpusPerNode"] and "version" not in p.get("driver", {})]
+    marked = [p for p in moving if p.get("driver", {}).get("canary")]
+    return (marked or sorted(moving, key=lambda p: p["gpusPerNode"] * p["maxNodes"]))[0]["name"]
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(generated=fleets(), driver=st.sampled_from(PER_POOL_DRIVERS))
+def test_plans_move_pools_in_order_canary_pool_first_each_gpu_pool_once(generated: dict[str, Any], driver: str) -> None:
+    fleet = edited(generated)
+    if "platform" not in fleet:  # the ClusterPolicy path: the cluster is the unit (test_upgrade_gpu_waves.py)
+        return
+    model = load_fleet_text(fleet_text(fleet).encode()).fleet
+    try:
+        plan = plan_upgrade(model, {"driver": Version(driver)})
+    except PlanRefused:
+        return  # a driver some pool's GPU or notebook cannot take: validate's and the planner's other properties
+    ranks = [STAGE_RANK[w.stage] for w in plan.waves]
+    assert ranks == sorted(ranks)
+    for cluster in fleet["clusters"]:
+        name = cluster["name"]
+        gpu = {p["name"] for p in cluster["nodePools"] if p["gpusPerNode"]}
+        moving = {p["name"] for p in cluster["nodePools"] if p["gpusPerNode"] and "version" not in p.get("driver", {})}
+        moved = [(w.number, m.pool, m.ref in w.ahead) for w in plan.waves for m in w.pools if m.cluster == name]
+        assert sorted(pool for _, pool, _ in moved) == sorted(moving)  # each GPU pool on its cluster's driver once
+        assert {pool for _, pool, _ in moved} <= gpu  # never a CPU-only pool
+        ahead = [(number, pool) for number, pool, canary in moved if canary]
+        if len(moving) > 1:
+            assert [pool for _, pool in ahead] == [_expected_canary(cluster)]
+            rest = [number for number, _, canary in moved if not canary]
+            assert all(ahead[0][0] < number for number in rest)  # the canary pool soaks before the rest move
+            waves = [w for w in plan.waves if name in w.clusters]
+            assert [w.stage for w in waves][0] == waves[1].stage  # both in the cluster's own stage
+        else:  # one pool or none to move: the cluster is the unit
+            assert ahead == []
+
+
+def test_the_case_fleet_moves_its_smallest_pool_first_and_names_each_pool_s_work() -> None:
+    loaded = load_fleet_text(CASE.read_bytes())
+    plan = plan_upgrade(loaded.fleet, {"driver": Version("610.57.04")})
+    assert [(w.number, w.ahead, [m.pool for m in w.pools]) for w in plan.waves] == [
+        (1, ("training-eastus/a100-small",), ["a100-small"]),
+        (2, (), ["a100", "h100-ondemand"]),  # b200 keeps its own driver
+    ]
+    text = plan_text(plan)
+    assert "wave 2 pool training-eastus/h100-ondemand (128 GPUs): 16 nodes drained, 2 at a time" in text
+    assert '"canary": true' in plan_json(plan)
+
+
+def test_a_canary_pool_runs_the_new_driver_as_its_own_until_its_cluster_s_wave() -> None:
+    text = CASE.read_text(encoding="utf-8").replace(
+        "        labels: {accelerator: nvidia-a100, pool: a100}\n",
+        "        labels: {accelerator: nvidia-a100, pool: a100}\n        driver: {canary: true}\n",
+    )
+    loaded = load_fleet_text(text.encode())
+    first = load_fleet_text(apply_wave(loaded, 1, {"driver": Version("610.57.04")}, AT).encode())
+    pools = {p.name: p for p in first.fleet.clusters[0].node_pools}
+    assert pools["a100"].driver.version == Version("610.57.04") and pools["a100"].driver.canary
+    assert pools["a100-small"].driver.version is None
+    assert first.fleet.version_sets["prod"].driver == Version("580.173.02")
+    assert first.fleet.upgrade is not None and first.fleet.upgrade.waves[0].pools == ("training-eastus/a100",)
+    done, said = verify_wave(first, 1, wave_evidence(first.fleet, 1), AT + datetime.timedelta(hours=2))
+    assert said.startswith("wave 1 is done on its nodes")  # on the canary pool's nodes alone
+    verified = load_fleet_text(done.encode())
+    later = AT + datetime.timedelta(days=3)
+    second = load_fleet_text(apply_wave(verified, 2, None, later, evidence=wave_evidence(verified.fleet, 1)).encode())
+    pools = {p.name: p for p in second.fleet.clusters[0].node_pools}
+    assert second.fleet.version_sets["prod"].driver == Version("610.57.04")
+    assert pools["a100"].driver.version is None and pools["a100"].driver.canary  # the pin goes, the choice stays
+    assert pools["b200"].driver.version == Version("595.91.07")
+
+
+def _first_wave() -> tuple[Any, dict[str, list[dict[str, Any]]]]:
+    first = load_fleet_text(apply_wave(load_fleet_text(CASE.read_bytes()), 1, {"driver": Version("610.57.04")}, AT).encode())
+    return first, wave_evidence(first.fleet, 1)
+
+
+def _pool_nodes(objects: list[dict[str, Any]], pool: str) -> list[dict[str, Any]]:
+    return [n for n in objects if n["kind"] == "Node" and n["metadata"]["labels"].get(OWNER) == pool]
+
+
+def test_a_failed_or_skipped_node_of_the_canary_pool_holds_its_wave_and_is_named() -> None:
+    first, evidence = _first_wave()
+    failed, skipped = (n["metadata"] for n in _pool_nodes(evidence["training-eastus"], "a100-small"))
+    failed["labels"]["nvidia.com/gpu-driver-upgrade-state"] = "upgrade-failed"
+    skipped["labels"] |= {"nvidia.com/gpu-driver-upgrade.skip": "true", "nvidia.com/cuda.driver-version.full": "580.173.02"}
+    with pytest.raises(PlanRefused) as caught:
+        verify_wave(first, 1, evidence, AT + datetime.timedelta(hours=2))
+    message = caught.value.findings[0].message
+    assert f"driver upgrade failed on {failed['name']} (to retry, fix the cause, then kubectl label node {failed['name']} " in message
+    assert f"left out of driver upgrades (nvidia.com/gpu-driver-upgrade.skip=true): {skipped['name']}" in message
+
+
+def test_drift_names_a_node_whose_driver_another_nvidia_driver_owns_and_a_skipped_node() -> None:
+    first, evidence = _first_wave()
+    stray, skipped = (n["metadata"] for n in _pool_nodes(evidence["training-eastus"], "a100"))
+    stray["labels"][OWNER] = "h100-ondemand"
+    skipped["labels"]["nvidia.com/gpu-driver-upgrade.skip"] = "true"
+    cluster = first.fleet.clusters[0]
+    findings = {
+        (f.severity, f.kind, f.nodes): f.message for f in judge_nodes(first.fleet, cluster, nodes_in(evidence[cluster.name])).findings
+    }
+    assert findings[(Severity.ERROR, "owner", (stray["name"],))] == (
+        f"its driver is owned by NVIDIADriver h100-ondemand, not the pool's a100 ({OWNER})"
+    )
+    assert "nvidia.com/gpu-driver-upgrade.skip=true" in findings[(Severity.WARNING, "upgrade", (skipped["name"],))]
+
+
+def test_a_node_left_in_upgrade_required_past_its_pool_s_policy_is_a_warning_in_the_refusal() -> None:
+    first, evidence = _first_wave()  # a100-small: 2 nodes, 1 at a time, 12 h for jobs + 30 min drain + 5 min pods each
+    waiting = _pool_nodes(evidence["training-eastus"], "a100-small")[0]["metadata"]
+    waiting["labels"] |= {"nvidia.com/gpu-driver-upgrade-state": "upgrade-required", "nvidia.com/cuda.driver-version.full": "580.173.02"}
+    for hours, named in ((20, False), (30, True)):  # the pool's two nodes may take 2 x 12h35 = 25h10
+        with pytest.raises(PlanRefused) as caught:
+            verify_wave(first, 1, evidence, AT + datetime.timedelta(hours=hours))
+        late = [f.message for f in caught.value.findings if "still upgrade-required" in f.message]
+        assert bool(late) == named, late
+    assert late == [
+        f"wave 1 is not done on its nodes: training-eastus: warning: {waiting['name']} of pool a100-small still upgrade-required "
+        "30.0h after the wave was applied, longer than the pool's upgrade policy lets all its nodes take: see the GPU Operator's "
+        "events for the node"
+    ]
