@@ -453,8 +453,11 @@ def drivers_per_pool(draw: st.DrawFn, fleet: dict[str, Any]) -> dict[str, Any]:
     }
     operator: dict[str, Any] = {"version": PER_POOL_OPERATOR, "driverCrd": True, "driverUpgrade": policy}
     fleet["platform"] = {**fleet.get("platform", {}), "gpuOperator": operator}
-    if "upgrade" in fleet:  # the finished upgrade moved the drivers to where they are now
-        fleet["upgrade"] = upgrade_history(fleet["clusters"][0]["name"], PER_POOL_DRIVERS[0])
+    if "upgrade" in fleet:  # the finished upgrade moved the drivers to where they are now, a canary pool first or not
+        first = fleet["clusters"][0]
+        gpu_pools = [p["name"] for p in first["nodePools"] if p["gpusPerNode"]]
+        canary = draw(st.sampled_from([None, *gpu_pools]))
+        fleet["upgrade"] = upgrade_history(first["name"], PER_POOL_DRIVERS[0], canary)
     for cluster_ in fleet["clusters"]:
         cluster_.get("platform", {}).pop("gpuOperator", None)  # the fleet's operator everywhere
         gpu = [p for p in cluster_["nodePools"] if p["gpusPerNode"]]
@@ -791,8 +794,9 @@ def rollout(draw: st.DrawFn, clusters: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def upgrade_history(cluster_name: str, driver: str = VERSIONS["driver"]) -> dict[str, Any]:
-    """A finished upgrade, as `upgrade apply` leaves it: the versions every cluster runs now."""
+def upgrade_history(cluster_name: str, driver: str = VERSIONS["driver"], canary_pool: str | None = None) -> dict[str, Any]:
+    """A finished upgrade, as `upgrade apply` leaves it: the versions every cluster runs now. With `canary_pool`, the
+    driver reached that pool of the cluster a wave ahead of the rest of its pools (a driver per pool)."""
     wave = {
         "wave": 1,
         "step": {"driver": driver},
@@ -801,10 +805,14 @@ def upgrade_history(cluster_name: str, driver: str = VERSIONS["driver"]) -> dict
         "verifiedAt": "2026-01-05T12:00:00Z",
         "overrideSoak": "the only wave",
     }
+    waves = [wave]
+    if canary_pool is not None:
+        ahead = wave | {"pools": [f"{cluster_name}/{canary_pool}"], "overrideSoak": "the canary pool's wave"}
+        waves = [ahead, wave | {"wave": 2, "appliedAt": "2026-01-05T13:00:00Z", "verifiedAt": "2026-01-05T15:00:00Z"}]
     return {
         "target": {"driver": driver},
         "nodeImage": "ubuntu-2404-gpu-580",
-        "waves": [wave],
+        "waves": waves,
         "closedAt": "2026-01-06T10:00:00Z",
     }
 
