@@ -46,7 +46,9 @@ def _expected_canary(cluster: dict[str, Any]) -> str:
 @given(generated=fleets(), driver=st.sampled_from(PER_POOL_DRIVERS))
 def test_plans_move_pools_in_order_canary_pool_first_each_gpu_pool_once(generated: dict[str, Any], driver: str) -> None:
     fleet = edited(generated)
-    if "platform" not in fleet:  # the ClusterPolicy path: the cluster is the unit (test_upgrade_gpu_waves.py)
+    if (
+        not fleet.get("platform", {}).get("gpuOperator", {}).get("driverCrd")
+    ):  # the ClusterPolicy path: the cluster is the unit (test_upgrade_gpu_waves.py)
         return
     model = load_fleet_text(fleet_text(fleet).encode()).fleet
     try:
