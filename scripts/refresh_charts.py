@@ -112,6 +112,18 @@ HAND_ROWS = (
         "derived": "not vendored: its templates are CustomResourceDefinitions only (crd-*.yaml), "
         "https://github.com/prometheus-community/helm-charts/tree/main/charts/prometheus-operator-crds",
     },
+    {
+        "chart": "external-secrets",
+        "version": "2.9.0",
+        "kinds": [
+            {"group": "admissionregistration.k8s.io", "kind": "ValidatingWebhookConfiguration"},
+            {"group": "apiextensions.k8s.io", "kind": "CustomResourceDefinition"},
+            {"group": "rbac.authorization.k8s.io", "kind": "ClusterRole"},
+            {"group": "rbac.authorization.k8s.io", "kind": "ClusterRoleBinding"},
+        ],
+        "derived": "not vendored: its templates (crds/, rbac.yaml, validatingwebhook.yaml) at v2.9.0, "
+        "https://github.com/external-secrets/external-secrets/tree/main/deploy/charts/external-secrets",
+    },
 )
 
 
