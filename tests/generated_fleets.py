@@ -857,3 +857,59 @@ def write_fleet(folder: Path, fleet: dict[str, Any]) -> Path:
 def edited(fleet: dict[str, Any]) -> dict[str, Any]:
     """A deep copy to mutate (values shared by an alias stay shared)."""
     return copy.deepcopy(fleet)
+
+
+FIXED = ("apiVersion", "kind")  # what every fleet.yaml says alike: no pull request edits it
+
+
+def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any]]:
+    """Every place in a fleet dict with what it holds, containers and leaves, in document order."""
+    found = [(path, value)] if path else []
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if not (path == () and key in FIXED):
+            found += _places(item, (*path, key))
+    return found
+
+
+def _holder(fleet: dict[str, Any], path: tuple[Any, ...]) -> Any:
+    for key in path[:-1]:
+        fleet = fleet[key]
+    return fleet
+
+
+@st.composite
+def pull_requests(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """A generated fleet (the base), the same fleet after a pull request of 1-3 edits anywhere in it (the head), and
+    what each edit did: a number moved, a flag flipped, a string swapped for one the same field holds elsewhere, or an
+    entry dropped from a list or mapping. Edits reach every section, shared ones (prices, priority classes, version
+    sets, the platform) as well as a team or a cluster; an edit to a value shared by an alias moves it everywhere, as
+    an edit to an anchor does. Not every head is valid: a test keeps the pairs whose both sides load."""
+    base = draw(fleets())
+    head = edited(base)
+    done = []
+    for _ in range(draw(st.integers(1, 3))):
+        places = _places(head)
+        path, value = draw(st.sampled_from(places), label="place")
+        holder, key = _holder(head, path), path[-1]
+        if isinstance(value, bool):
+            holder[key] = not value
+        elif isinstance(value, int):
+            holder[key] = max(0, value + draw(st.sampled_from((-1, 1, 8))))
+        elif isinstance(value, float):
+            holder[key] = value * draw(st.sampled_from((0.5, 2.0)))
+        elif isinstance(value, str):
+            others = sorted({v for p, v in places if isinstance(v, str) and p[-1] == key and v != value})
+            if not others:
+                continue
+            holder[key] = draw(st.sampled_from(others))
+        else:  # a list or a mapping: drop one of its entries
+            entries = list(range(len(value))) if isinstance(value, list) else list(value)
+            if not entries:
+                continue
+            dropped = draw(st.sampled_from(entries))
+            del value[dropped]
+            done.append(f"{'.'.join(map(str, path))}: {dropped!r} dropped")
+            continue
+        done.append(f"{'.'.join(map(str, path))}: {value!r} -> {holder[key]!r}")
+    return base, head, done

@@ -234,8 +234,15 @@ def _teams(base: Fleet, head: Fleet) -> Iterator[Change]:
             gpus = max((quota_gpus(head, team, c) for c in team.clusters), default=Fraction(0))
             yield Change("team-added", f"team {team.name} added on {_clusters_text(team.clusters)}", team=team.name, gpus=gpus)
     for team in head.teams:
-        if team.name in old:
+        if team.name in old and not _untouched(base, old[team.name], head, team):
             yield from _team(base, old[team.name], head, team)
+
+
+def _untouched(base: Fleet, a: Team, head: Fleet, b: Team) -> bool:
+    """Whether `_team` has nothing to say of a team: its entry is the same on both sides, and so is every cluster it is
+    placed on (all `_team` reads besides the entry: a cluster's pools, for GPU-equivalents, and its queues). A one-team
+    pull request on a fleet of hundreds of teams then compares that team alone."""
+    return a == b and all(base.cluster_named.get(c) == head.cluster_named.get(c) for c in b.clusters)
 
 
 def _clusters_text(clusters: dict[str, Any]) -> str:
