@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, assume, given
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import FindingsError
 from fleetgen.model import Fleet
+from fleetgen.output.emit import dump_documents
 from fleetgen.render.rendered import Rendered
 from fleetgen.review import changes as changes_module
 from fleetgen.review import diff_fleets
@@ -81,3 +82,36 @@ def test_a_team_whose_cluster_changed_is_compared_though_its_entry_did_not() -> 
     moved = [c.team for c in changes_module.fleet_changes(base, head) if c.field == "queue"]
     placed = [t["name"] for t in fleet["teams"] if fleet["clusters"][1]["name"] in t["clusters"]]
     assert moved == placed and placed
+
+
+@pytest.mark.slow  # each example renders every cluster of both sides
+@examples(40, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(pull_requests())
+def test_a_cluster_whose_fingerprint_a_change_leaves_alone_gets_the_same_objects(
+    pair: tuple[dict[str, Any], dict[str, Any], list[str]],
+) -> None:
+    """What lets a render or a diff take the base's objects for a cluster: an equal fingerprint means equal objects."""
+    base, head, edits = pair
+    old, new = _model(base), _model(head)
+    assume(old is not None and new is not None)
+    assert old is not None and new is not None
+    before, after = Rendered(old), Rendered(new)
+    for index in range(len(new.clusters)):
+        if after.same_as(before, index):
+            assert after.keyed(index) == before.keyed(index), (new.clusters[index].name, edits)
+            assert dump_documents([m.body for m in after.objects(index)]) == dump_documents([m.body for m in before.objects(index)])
+            assert [m.source for m in after.objects(index)] == [m.source for m in before.objects(index)], edits  # where each came from
+
+
+def test_one_placement_of_a_team_reaches_that_cluster_alone() -> None:
+    fleet = yaml.safe_load(synthetic_fleet(10, 40, 3))
+    base = Rendered(load_fleet_text(yaml.safe_dump(fleet, sort_keys=False).encode()).fleet)
+    team = fleet["teams"][7]
+    on = sorted(team["clusters"])[1]
+    team["clusters"][on] = {"requests": {"gpu": 2}, "limits": {"gpu": 2}}
+    head = Rendered(load_fleet_text(yaml.safe_dump(fleet, sort_keys=False).encode()).fleet)
+    reached = [c.name for i, c in enumerate(head.fleet.clusters) if not head.same_as(base, i)]
+    assert reached == [on]
+    team["quota"]["pods"] += 1  # the team's own quota: every cluster it is on
+    again = Rendered(load_fleet_text(yaml.safe_dump(fleet, sort_keys=False).encode()).fleet)
+    assert [c.name for i, c in enumerate(again.fleet.clusters) if not again.same_as(base, i)] == sorted(team["clusters"])
