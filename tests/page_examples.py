@@ -2,14 +2,15 @@
 
 A page is read top to bottom as a reader follows it:
 
-- a ```console block holds commands (`$ ` lines) each followed by the output it shows. A line `...`
+- a ```console block (at the margin, or indented under a list item) holds commands (`$ ` lines) each followed by the output it shows. A line `...`
   in the output stands for any number of lines; everything else must match, after `normalise`.
   A command ends in `# exits N` when it is meant to fail.
 - a fenced block titled `title="FILE: add after `LINE`"` inserts its lines after the first line of
   FILE that reads LINE exactly; `title="FILE: replace `LINE`"` puts its lines in place of that line.
 
-`fleetgen` commands run in this process (click's CliRunner, as the suite's `cli_run`); `cd` moves
-the session; anything else (git, ls) runs as a process in the session's folder.
+`fleetgen` commands run in this process (click's CliRunner, as the suite's `cli_run`), and one that
+ends in `> FILE` writes what it prints to stdout into FILE; `cd` moves the session; anything else
+(git, ls) runs as a process in the session's folder.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from click.testing import CliRunner
 
 from fleetgen.cli import cli
 
-FENCE = re.compile(r"^```(\S*)(.*)$")
+FENCE = re.compile(r"^( *)```(\S*)(.*)$")
 EDIT = re.compile(r'title="(?P<file>[^:"]+): (?P<how>add after|replace) `(?P<line>[^`]*)`"')
 EXITS = re.compile(r"\s+# exits (\d+)$")
 
@@ -36,6 +37,7 @@ class Command:
     shown: tuple[str, ...]  # the output the page shows
     at: int  # the page's line of the command
     span: int = 1  # the lines it takes on the page
+    indent: str = ""  # the block's indentation on the page (a block under a list item)
 
     @property
     def argv(self) -> list[str]:
@@ -69,17 +71,18 @@ def steps(text: str) -> list[Step]:
         if not fence:
             i += 1
             continue
-        end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
-        body, start = lines[i + 1 : end], i + 2
-        if fence.group(1) == "console":
-            found += _commands(body, start)
-        elif edit := EDIT.search(fence.group(2)):
+        indent = fence.group(1)
+        end = next(j for j in range(i + 1, len(lines)) if lines[j].strip().startswith("```"))
+        body, start = [line.removeprefix(indent) for line in lines[i + 1 : end]], i + 2
+        if fence.group(2) == "console":
+            found += _commands(body, start, indent)
+        elif edit := EDIT.search(fence.group(3)):
             found.append(Edit(edit["file"], edit["how"], edit["line"], tuple(body), start - 1))
         i = end + 1
     return found
 
 
-def _commands(body: list[str], start: int) -> list[Command]:
+def _commands(body: list[str], start: int, indent: str) -> list[Command]:
     commands: list[Command] = []
     n = 0
     while n < len(body):
@@ -96,7 +99,7 @@ def _commands(body: list[str], start: int) -> list[Command]:
         while n < len(body) and not body[n].startswith("$ "):
             shown.append(body[n])
             n += 1
-        commands.append(Command(line, tuple(shown), at, span))
+        commands.append(Command(line, tuple(shown), at, span, indent))
     return commands
 
 
@@ -108,7 +111,7 @@ def shell_blocks(text: str) -> list[tuple[int, str]]:
     for n, line in enumerate(lines, start=1):
         fence = FENCE.match(line)
         if fence:
-            fenced, kind = (not fenced, fence.group(1)) if not fenced else (False, "")
+            fenced, kind = (not fenced, fence.group(2)) if not fenced else (False, "")
             continue
         command = line.strip()
         if fenced and kind in {"", "sh", "bash", "shell"} and command.startswith("fleetgen "):
@@ -149,14 +152,18 @@ class Session:
             self.folder = (self.folder / argv[1]).resolve()
             return 0, []
         if argv[0] == "fleetgen":
+            target = argv[-1] if len(argv) > 2 and argv[-2] == ">" else None
             before = Path.cwd()
             os.chdir(self.folder)
             try:
-                result = CliRunner().invoke(cli, argv[1:], env=self.env, prog_name="fleetgen")
+                result = CliRunner().invoke(cli, argv[1:-2] if target else argv[1:], env=self.env, prog_name="fleetgen")
             finally:
                 os.chdir(before)
             if result.exception is not None and not isinstance(result.exception, SystemExit):
                 raise result.exception
+            if target is not None:
+                (self.folder / target).write_text(result.stdout, encoding="utf-8")
+                return result.exit_code, normalise(result.stderr, self.folder)
             return result.exit_code, normalise(result.output, self.folder)
         done = subprocess.run(argv, cwd=self.folder, env={**os.environ, **self.env}, capture_output=True, text=True, check=False)
         return done.returncode, normalise(done.stdout + done.stderr, self.folder)
