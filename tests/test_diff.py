@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
@@ -281,3 +283,17 @@ def test_drift_through_a_kubeconfig_context_reports_an_unreachable_api_server(tm
     done = cli_run("drift", "--cluster", "dev-eastus", "--context", "dev", env=unreachable_kubeconfig(tmp_path))
     assert done.returncode == 2 and done.stderr.startswith("fleetgen: kubectl --context dev failed:")
     assert "Traceback" not in done.stderr
+
+
+def test_comparing_objects_imports_no_array_library_and_leaves_them_importable() -> None:
+    """deepdiff imports numpy when it is installed (fleetgen installs it for forecast), which tripled its import."""
+    code = (
+        "import sys\n"
+        "from fleetgen.compare.object_diff import object_diff\n"
+        "print([c.path for c in object_diff({'spec': {'hard': {'pods': '10'}}}, {'spec': {'hard': {'pods': '20'}}})])\n"
+        "print('numpy' in sys.modules)\n"
+        "import numpy\n"
+        "print(numpy.arange(3).sum())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["['spec.hard.pods']", "False", "3"]

@@ -11,6 +11,7 @@ changes from here.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -45,12 +46,25 @@ class ObjectChange:
         return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
 
 
+# Array libraries deepdiff imports when they are installed, to compare their arrays and frames. fleetgen compares plain
+# YAML data only, and numpy is installed beside it (forecast uses it): with numpy, importing deepdiff cost 0.43 s of CPU
+# against 0.11 s without, a quarter of what `diff` of a one-team change costs on a fleet of 100 clusters.
+_ARRAY_LIBRARIES = ("numpy", "pandas", "polars")
+
+
 @cache
 def _deepdiff() -> Any:
-    """DeepDiff, imported on the first diff: deepdiff's import costs 70 ms that render, validate and
-    explain, which never diff, should not pay."""
-    from deepdiff import DeepDiff
-
+    """DeepDiff, imported on the first diff (render, validate and explain, which never diff, do not pay for it), without
+    the array libraries: while it imports, importing one of those not yet imported raises ImportError, which deepdiff
+    takes as the library being absent. One imported already stays in use."""
+    blocked = [name for name in _ARRAY_LIBRARIES if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]  # Python's own way to make an import of it fail
+    try:
+        from deepdiff import DeepDiff
+    finally:
+        for name in blocked:
+            del sys.modules[name]
     return DeepDiff
 
 
