@@ -35,7 +35,7 @@ from node_dumps import evidence_of
 
 from fleetgen import workflows
 from fleetgen.cache import Cache
-from fleetgen.checks.load import load_fleet_text
+from fleetgen.checks.load import load_fleet_text, typed_fleet_text
 from fleetgen.compat import facts
 from fleetgen.compat.extra import merge_facts_text
 from fleetgen.errors import FindingsError, InputError, RefusedAsk
@@ -133,6 +133,8 @@ def test_fleet_yaml_mutated_anywhere_loads_or_is_refused_and_what_loads_renders(
     started = time.monotonic()
     text = dumped(doc)
     loaded = refused_cleanly(lambda: load_fleet_text(text.encode("utf-8", "surrogatepass")))
+    typed = refused_cleanly(lambda: typed_fleet_text(text.encode("utf-8", "surrogatepass")))  # diff's load of a text known to pass
+    assert loaded is None or (typed is not None and typed.fleet == loaded.fleet)
     if loaded is not None:  # valid after the mutation: every renderer gets it, and the editor takes its text
         files = render_all(loaded)
         assert files and all(isinstance(v, bytes) for v in files.values())
@@ -950,6 +952,7 @@ READING_CALLS = {
 }
 FUZZED: dict[str, str] = {
     "fleetgen.checks.load:load_fleet_text": "test_fleet_yaml_mutated_anywhere_loads_or_is_refused_and_what_loads_renders",
+    "fleetgen.checks.load:typed_fleet_text": "test_fleet_yaml_mutated_anywhere_loads_or_is_refused_and_what_loads_renders",
     "fleetgen.source.edit:__init__": "test_fleet_yaml_mutated_anywhere_loads_or_is_refused_and_what_loads_renders",
     "fleetgen.source.reader:read_fleet": "test_fleet_yaml_in_any_encoding_is_read_or_refused_in_one_line",
     "fleetgen.source.reader:read_fleet_bytes": "test_fleet_yaml_in_any_encoding_is_read_or_refused_in_one_line",

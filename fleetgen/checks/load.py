@@ -45,8 +45,23 @@ def load_model(path: str | FsPath) -> Fleet:
     return _typed(read_fleet(path))
 
 
+def typed_fleet_text(raw: bytes, file: str = "fleet.yaml") -> LoadedFleet:
+    """fleet.yaml typed, with the shipped facts, before the checks across the model (so without their warnings). For a
+    caller that may know the text passed them already (`checked_fleet` runs them) and reads no warnings."""
+    source = parse_fleet(raw, file)
+    return LoadedFleet(source, _typed(source))
+
+
+def checked_fleet(typed: LoadedFleet) -> LoadedFleet:
+    """A typed fleet checked across the model: what load_fleet_text gives for the same text."""
+    return _checked(typed.source, typed.fleet)
+
+
 def _load(source: Source) -> LoadedFleet:
-    fleet = _typed(source)
+    return _checked(source, _typed(source))
+
+
+def _checked(source: Source, fleet: Fleet) -> LoadedFleet:
     data = fleet_facts(fleet, source)  # the shipped facts merged with the fleet's own facts file; its errors raise here
     findings = _sorted([source.place(f) for f in run_checks(fleet, data.facts)] + list(data.findings))
     if any(f.severity is Severity.ERROR for f in findings):

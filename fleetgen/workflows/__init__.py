@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from fleetgen.cache import Cache
-from fleetgen.checks.load import LoadedFleet, load_fleet, load_fleet_text
+from fleetgen.checks.load import LoadedFleet, checked_fleet, load_fleet, load_fleet_text, typed_fleet_text
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
 from fleetgen.model.fleet import cluster_index
 from fleetgen.model.json_schema import fleet_json_schema
@@ -235,9 +235,15 @@ def migrate_fleet(fleet: Path, *, check_only: bool = False) -> Migration:
 
 
 def _revision(raw: bytes, name: str, cache: Cache, lender: Rendered | None = None) -> Checked:
-    """A side of a diff, judged exactly as `render` judges it: one that would not render is trouble (exit 2)."""
+    """A side of a diff, judged exactly as `render` judges it: one that would not render is trouble (exit 2).
+
+    A text the cache knows passed is not checked again, not even across the model: a diff prints no warnings, and on a
+    large fleet those checks cost what typing it does (a CI job's `check` has judged the head already)."""
     try:
-        return _judged(load_fleet_text(raw, name), cache, lender=lender)
+        typed = typed_fleet_text(raw, name)
+        if FleetVerdicts(cache).passed(typed):
+            return Checked(typed, Rendered(typed.fleet, lender=lender), [], cache)
+        return _judged(checked_fleet(typed), cache, lender=lender)
     except FindingsError as exc:
         errors = [f for f in exc.findings if f.severity is Severity.ERROR] or exc.findings
         first = errors[0]
