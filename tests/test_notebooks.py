@@ -197,3 +197,24 @@ def test_an_upgrade_plan_that_takes_the_driver_below_an_images_cuda_names_the_no
     ), dev
     raised = plan_upgrade(EXAMPLE_FLEET, {"driver": Version("550.90.07")})  # up on production, nothing a profile needs breaks
     assert raised.waves and not [w for w in raised.warnings if "notebook" in w]
+
+
+def test_a_team_whose_queue_on_the_hubs_cluster_is_a_multikueue_manager_queue_gets_no_profile_there() -> None:
+    """Notebooks are pods, which a MultiKueue manager does not dispatch: a team feeding one on the hub's cluster has no
+    node pools there to offer, and the other teams keep theirs (the render used to stop on the missing ClusterQueue)."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    text = replace_once(
+        text,
+        "registries: [contosoai.azurecr.io, nvcr.io/nvidia]\n",
+        "registries: [contosoai.azurecr.io, nvcr.io/nvidia]\n"
+        "multiKueue:\n  manager: dev-eastus\n  queues:\n    - {name: fleet-a100, gpuModel: A100, workers: [training-eastus]}\n",
+    )
+    nlp = text.index("  - name: nlp\n")
+    text = text[:nlp] + replace_once(
+        text[nlp:], "      dev-eastus: {requests: {gpu: 2}}", "      dev-eastus: {requests: {gpu: 2}, queue: fleet-a100}"
+    )
+    fleet = load_fleet_text(text.encode()).fleet
+    assert findings_of(text) == []
+    slugs = [p["slug"] for p in hub_values(fleet, DEV)["singleuser"]["profileList"]]
+    assert not any(s.startswith("nlp-") for s in slugs), slugs
+    assert "robotics-gpu-1-t4" in slugs and "data-science-gpu-1-t4" in slugs, slugs

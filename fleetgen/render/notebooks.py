@@ -68,7 +68,11 @@ def hub_of(fleet: Fleet, cluster: Cluster) -> JupyterHub | None:
 
 
 def _pools(fleet: Fleet, team: Team, cluster: Cluster) -> list[NodePool]:
-    queue = next(q for q in cluster.queues if q.name == team.queue_on(cluster))
+    """The pools the team's ClusterQueue here hands out; none where it feeds a MultiKueue manager queue, which
+    dispatches Jobs to workers and never a notebook's pod."""
+    queue = next((q for q in cluster.queues if q.name == team.queue_on(cluster)), None)
+    if queue is None:
+        return []
     return [p for p in cluster.node_pools if queue.flavors is None or p.name in queue.flavors]
 
 
