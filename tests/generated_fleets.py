@@ -22,6 +22,7 @@ the files it names.
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -458,6 +459,7 @@ def drivers_per_pool(draw: st.DrawFn, fleet: dict[str, Any]) -> dict[str, Any]:
         gpu_pools = [p["name"] for p in first["nodePools"] if p["gpusPerNode"]]
         canary = draw(st.sampled_from([None, *gpu_pools]))
         fleet["upgrade"] = upgrade_history(first["name"], PER_POOL_DRIVERS[0], canary)
+    shared = Counter(id(pool) for cluster_ in fleet["clusters"] for pool in cluster_["nodePools"])
     for cluster_ in fleet["clusters"]:
         cluster_.get("platform", {}).pop("gpuOperator", None)  # the fleet's operator everywhere
         gpu = [p for p in cluster_["nodePools"] if p["gpusPerNode"]]
@@ -470,8 +472,11 @@ def drivers_per_pool(draw: st.DrawFn, fleet: dict[str, Any]) -> dict[str, Any]:
                 driver["upgrade"] = draw(st.sampled_from([short, policy]))
             if driver:
                 pool["driver"] = driver
-        if gpu and draw(st.booleans()):  # the fleet names the pool a new driver reaches first, or leaves it to the smallest
-            gpu[draw(st.integers(0, len(gpu) - 1))].setdefault("driver", {})["canary"] = True
+        # the fleet names the pool a new driver reaches first, or leaves it to the smallest: one pool a cluster (validate
+        # refuses a second), so never a pool another cluster lists too (one object, written as a YAML alias)
+        own = [p for p in gpu if shared[id(p)] == 1]
+        if own and draw(st.booleans()) and not any(p.get("driver", {}).get("canary") for p in gpu):
+            own[draw(st.integers(0, len(own) - 1))].setdefault("driver", {})["canary"] = True
     return fleet
 
 

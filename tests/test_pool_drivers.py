@@ -175,3 +175,22 @@ def test_the_nodes_of_a_pinned_pool_are_judged_by_its_own_driver() -> None:
     nodes = nodes_in(evidence_of(fleet, "training-eastus"))
     assert {n.driver for n in nodes if n.labels.get("accelerator") == "nvidia-b200"} == {Version("595.91.07")}
     assert [f for f in judge_nodes(fleet, fleet.clusters[0], nodes).findings if f.kind == "version"] == []
+
+
+def test_two_canary_pools_in_one_cluster_are_refused_at_the_second() -> None:
+    """The canary is one pool: a second one marked is an error at its line, never the first of them silently winning."""
+    one = replace_once(
+        TEXT,
+        "labels: {accelerator: nvidia-a100, pool: a100-small}",
+        "labels: {accelerator: nvidia-a100, pool: a100-small}\n        driver: {canary: true}",
+    )
+    assert findings_of(one) == []
+    two = replace_once(
+        one,
+        "labels: {accelerator: nvidia-a100, pool: a100}",
+        "labels: {accelerator: nvidia-a100, pool: a100}\n        driver: {canary: true}",
+    )
+    assert findings_of(two) == [
+        f"{line_of(two, 'driver: {canary: true}', 2)}:26: clusters[0].nodePools[1].driver.canary: node pool a100 is a second driver "
+        "canary of training-eastus (a100-small is one): mark one pool per cluster"
+    ]

@@ -71,6 +71,7 @@ def check_pool_drivers(fleet: Fleet, data: Facts | None = None) -> Iterator[Find
             continue  # check_references says so
         per_pool = driver_crd_on(fleet, cluster)
         yield from _crd_unsupported(fleet, c, cluster)
+        yield from _second_canaries(c, cluster)
         for p, pool in enumerate(cluster.node_pools):
             at: FieldPath = ("clusters", c, "nodePools", p, "driver")
             written = pool.driver.model_fields_set
@@ -89,6 +90,17 @@ def check_pool_drivers(fleet: Fleet, data: Facts | None = None) -> Iterator[Find
                 continue
             if pool.driver.version is not None:
                 yield from _driver_problems(fleet, cluster, pool, at + ("version",), data)
+
+
+def _second_canaries(c: int, cluster: Cluster) -> Iterator[Finding]:
+    """One canary pool a cluster: a second one marked is refused where it stands, so no order of the pools decides."""
+    marked = [(p, pool) for p, pool in enumerate(cluster.node_pools) if pool.gpus_per_node and pool.driver.canary]
+    first = marked[0][1].name if marked else ""
+    for p, pool in marked[1:]:
+        yield Finding(
+            ("clusters", c, "nodePools", p, "driver", "canary"),
+            f"node pool {pool.name} is a second driver canary of {cluster.name} ({first} is one): mark one pool per cluster",
+        )
 
 
 def _crd_unsupported(fleet: Fleet, c: int, cluster: Cluster) -> Iterator[Finding]:

@@ -35,7 +35,7 @@ class PoolDriver(Spec):
     """How a new driver rolls over this pool's nodes: only the fields written here replace platform.gpuOperator.driverUpgrade."""
     canary: Bool = False
     """true: a new driver of the cluster's version set reaches this pool first, and the cluster's other GPU pools only
-    after it has soaked (the first pool so marked; the smallest pool by GPUs when none is)."""
+    after it has soaked (one pool a cluster; the smallest pool by GPUs when none is)."""
 
 
 class NodePool(Spec):

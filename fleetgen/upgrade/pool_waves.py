@@ -45,7 +45,8 @@ def moving_pools(cluster: Cluster) -> list[NodePool]:
 
 
 def canary_pool(pools: list[NodePool]) -> NodePool:
-    """The fleet's choice (the first pool marked `driver.canary`), else the smallest by GPUs, the first of equals."""
+    """The fleet's choice (the pool marked `driver.canary`: validate refuses a second), else the smallest by GPUs, the
+    first of equals."""
     marked = next((pool for pool in pools if pool.driver.canary), None)
     return marked or min(pools, key=lambda pool: pool.gpus_per_node * pool.max_nodes)
 
