@@ -99,7 +99,8 @@ PLANTED = {
         "error",
         "t4-spot",
         "driver upgrade failed (nvidia.com/gpu-driver-upgrade-state=upgrade-failed); to retry, fix the cause, then kubectl label "
-        "node NODE nvidia.com/gpu-driver-upgrade-state=upgrade-required --overwrite",
+        "node NODE nvidia.com/gpu-driver-upgrade-state=upgrade-required --overwrite; a node whose driver pod comes up Ready on "
+        "the new driver moves on by itself",
     ),
     "CUDA": (old_cuda, "error", "t4-spot", "its driver runs CUDA up to 11.8, and cannot run the images' CUDA 12.6"),
     "GPU model": (wrong_gpu, "error", "t4-spot", "GPU NVIDIA-L4, the pool's gpuModel is T4"),
@@ -168,7 +169,8 @@ def test_drift_reads_the_nodes_from_the_dump(tmp_path: Path, cli_run: Run) -> No
         "dev-eastus: 0 missing, 0 extra, 0 changed; 1 node finding(s)",
         "nodes: t4-spot 2, a10g-spot 2",
         "  error: t4-spot: driver upgrade failed (nvidia.com/gpu-driver-upgrade-state=upgrade-failed); to retry, fix the cause, "
-        f"then kubectl label node NODE nvidia.com/gpu-driver-upgrade-state=upgrade-required --overwrite ({name})",
+        "then kubectl label node NODE nvidia.com/gpu-driver-upgrade-state=upgrade-required --overwrite; a node whose driver pod "
+        f"comes up Ready on the new driver moves on by itself ({name})",
     ]
     report = json.loads(cli_run("drift", "--cluster", "dev-eastus", "--live", "live", "--against", "fleet.yaml", "--format", "json").stdout)
     assert report["drift"] is True and report["nodes"]["findings"][0]["nodes"] == [name]

@@ -57,7 +57,8 @@ def test_status_counts_the_nodes_on_the_target_and_names_failed_upgrades(tmp_pat
         "nodes training-eastus: 0 of 5 GPU nodes on driver 580.65.06",
         f"  error: a100-spot: allocatable nvidia.com/gpu 7, the pool's nodes have 8 (gpusPerNode) ({lost})",
         f"nodes dev-eastus: 2 of 4 GPU nodes on driver 580.65.06; driver upgrade failed on {failed} (to retry, fix the cause, "
-        f"then kubectl label node {failed} nvidia.com/gpu-driver-upgrade-state=upgrade-required --overwrite); "
+        f"then kubectl label node {failed} nvidia.com/gpu-driver-upgrade-state=upgrade-required --overwrite; a node whose driver "
+        "pod comes up Ready on the new driver moves on by itself); "
         f"upgrading {restarting} (pod-restart-required)",
     ], done.stdout
     verify = cli_run("upgrade", "verify", "--wave", "1", *args, "--at", "2026-11-24T12:00Z")

@@ -94,7 +94,8 @@ def test_a_wave_starts_only_when_the_previous_one_is_done_on_its_nodes_and_verif
     assert caught.value.findings[0].message == (
         f"wave 2 needs wave 1 done on the nodes: dev-eastus: 3 of 4 GPU nodes on driver 560.35.03; driver upgrade failed on "
         f"{second} (to retry, fix the cause, then kubectl label node {second} nvidia.com/gpu-driver-upgrade-state=upgrade-required "
-        f"--overwrite); upgrading {first} (drain-required); wait, or give --override-soak REASON"
+        "--overwrite; a node whose driver pod comes up Ready on the new driver moves on by itself); upgrading "
+        f"{first} (drain-required); wait, or give --override-soak REASON"
     )
     with pytest.raises(PlanRefused) as caught:  # the wave is done now, but nobody saw it done before: no soak yet
         apply_wave(loaded(applied), 2, None, AT + 60 * H, evidence=evidence(applied))

@@ -37,8 +37,17 @@ DRIVER_OWNER_LABEL = "nvidia.com/gpu-operator.driver.owner"  # the NVIDIADriver 
 
 
 def retry_hint(nodes: str) -> str:
-    """How to make the GPU Operator try a failed driver upgrade again, once its cause is fixed."""
-    return f"to retry, fix the cause, then kubectl label node {nodes} {UPGRADE_STATE_LABEL}=upgrade-required --overwrite"
+    """How a failed driver upgrade is tried again, once its cause is fixed.
+
+    Both ways are NVIDIA's. The GPU Operator's documentation (gpu-driver-upgrades.rst, "Troubleshooting") restarts a
+    node's upgrade by labelling it upgrade-required again. The upgrade state machine the operator runs
+    (NVIDIA/k8s-operator-libs, pkg/upgrade: ProcessUpgradeFailedNodes) also moves an upgrade-failed node on by itself
+    (to uncordon-required, or upgrade-done where the node was unschedulable before) as soon as its driver pod runs the
+    driver daemon set's current revision and is Ready."""
+    return (
+        f"to retry, fix the cause, then kubectl label node {nodes} {UPGRADE_STATE_LABEL}=upgrade-required --overwrite; "
+        "a node whose driver pod comes up Ready on the new driver moves on by itself"
+    )
 
 
 @dataclass(frozen=True)
