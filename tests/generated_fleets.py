@@ -470,6 +470,9 @@ def drivers_per_pool(draw: st.DrawFn, fleet: dict[str, Any]) -> dict[str, Any]:
             if draw(st.integers(0, 3)) == 0:  # a few fields of its own, or every one (the fleet's policy, written out)
                 short = {"maxParallelUpgrades": draw(st.integers(1, 8)), "drain": {"force": draw(st.booleans())}}
                 driver["upgrade"] = draw(st.sampled_from([short, policy]))
+            if draw(st.integers(0, 3)) == 0:  # metadata of its driver pods: what a team's monitoring selects them by
+                driver["podLabels"] = {"fleetgen.test/driver-pool": pool["name"]}
+                driver["podAnnotations"] = {"fleetgen.test/owner": draw(st.sampled_from(["platform", "gpu team"]))}
             if driver:
                 pool["driver"] = driver
         # the fleet names the pool a new driver reaches first, or leaves it to the smallest: one pool a cluster (validate

@@ -78,3 +78,43 @@ def test_turning_driver_crd_on_with_a_new_operator_release_in_one_change_is_a_wa
         "controller would remove the driver pods before the new one owns them: split it, first the release with driverCrd false, "
         "then, once v26.7.0 runs, driverCrd true"
     ]
+
+
+def test_a_change_of_the_driver_pods_metadata_alone_is_an_in_place_restart_a_version_change_drains() -> None:
+    pool = "labels: {accelerator: nvidia-a100, pool: a100}"
+    head = CASE.replace(pool, pool + "\n        driver: {podAnnotations: {prometheus.io/scrape: 'true'}}")
+    assert _pool_lines(CASE, head) == [
+        "driver pod annotations on pool a100 of training-eastus: in-place restart, no drain (the driver pods of its 6 nodes "
+        "restart with the new metadata)"
+    ]
+    labelled = head.replace("{podAnnotations:", "{podLabels: {team: llm}, podAnnotations:")
+    assert _pool_lines(head, labelled) == [
+        "driver pod labels on pool a100 of training-eastus: in-place restart, no drain (the driver pods of its 6 nodes restart "
+        "with the new metadata)"
+    ]
+    both = labelled.replace("driver: 580.173.02", "driver: 610.57.04")  # a new driver as well: the pods are replaced, nodes drain
+    lines = _pool_lines(CASE, both)
+    assert [line.split(": ")[0] for line in lines] == [
+        f"driver 580.173.02 -> 610.57.04 on pool {name} of training-eastus" for name in ("a100-small", "a100", "h100-ondemand")
+    ]
+    assert all("nodes drain" in line for line in lines)
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(generated=fleets())
+def test_new_driver_pod_metadata_on_every_gpu_pool_is_one_in_place_line_each_and_no_drain(generated: dict[str, Any]) -> None:
+    base = edited(generated)
+    head = edited(generated)
+    per_pool = base.get("platform", {}).get("gpuOperator", {}).get("driverCrd") is True
+    for cluster in head["clusters"]:
+        for pool in cluster["nodePools"]:
+            if pool["gpusPerNode"]:
+                pool["driver"] = {**pool.get("driver", {}), "podLabels": {"fleetgen.test/restarted": "yes"}}
+    lines = _pool_lines(fleet_text(base), fleet_text(head))
+    expected = [
+        f"driver pod labels on pool {p['name']} of {c['name']}: in-place restart, no drain"
+        for c in base["clusters"]
+        for p in c["nodePools"]
+        if per_pool and p["gpusPerNode"] and p.get("driver", {}).get("podLabels") != {"fleetgen.test/restarted": "yes"}
+    ]
+    assert [line.split(" (")[0] for line in lines] == expected

@@ -194,3 +194,25 @@ def test_two_canary_pools_in_one_cluster_are_refused_at_the_second() -> None:
         f"{line_of(two, 'driver: {canary: true}', 2)}:26: clusters[0].nodePools[1].driver.canary: node pool a100 is a second driver "
         "canary of training-eastus (a100-small is one): mark one pool per cluster"
     ]
+
+
+def test_the_driver_pods_labels_and_annotations_land_in_the_pool_s_nvidia_driver(
+    crd_schemas: dict[tuple[str, str], dict[str, Any]],
+) -> None:
+    pool = "labels: {accelerator: nvidia-a100, pool: a100}"
+    text = replace_once(TEXT, pool, pool + "\n        driver: {podLabels: {team: llm}, podAnnotations: {prometheus.io/scrape: 'true'}}")
+    drivers = _drivers(_fleet(text))
+    assert (drivers["a100"]["spec"]["labels"], drivers["a100"]["spec"]["annotations"]) == (
+        {"team": "llm"},
+        {"prometheus.io/scrape": "true"},
+    )
+    assert "labels" not in drivers["a100-small"]["spec"] and "annotations" not in drivers["a100-small"]["spec"]
+    lookup = Schemas(crds=crd_schemas).lookup(*CRD, _fleet().version_sets["prod"].kubernetes)
+    assert list(object_problems(lookup, drivers["a100"], strict=True)) == []
+    # on the ClusterPolicy path no driver pod is the pool's own: the fields are named as ignored, at their line
+    policy = text.replace("    driverCrd: true", "    driverCrd: false").replace("driver: {version: 595.91.07}", "")
+    assert [w for w in findings_of(policy, Severity.WARNING) if "podLabels" in w or "podAnnotations" in w] == [
+        f"{line_of(policy, 'podLabels')}:{column}: clusters[0].nodePools[1].driver.{field}: ignored on training-eastus: "
+        "platform.gpuOperator.driverCrd is not true, so no driver pods of the pool's own carry them"
+        for field, column in (("podLabels", 18), ("podAnnotations", 42))
+    ]

@@ -10,6 +10,7 @@ waves are applied and verified end to end: the canary pool runs the new driver a
 from __future__ import annotations
 
 import datetime
+import json
 from typing import Any
 
 import pytest
@@ -83,8 +84,16 @@ def test_the_case_fleet_moves_its_smallest_pool_first_and_names_each_pool_s_work
         (2, (), ["a100", "h100-ondemand"]),  # b200 keeps its own driver
     ]
     text = plan_text(plan)
-    assert "wave 2 pool training-eastus/h100-ondemand (128 GPUs): 16 nodes drained, 2 at a time" in text
-    assert '"canary": true' in plan_json(plan)
+    assert (
+        "wave 2 pool training-eastus/h100-ondemand (128 GPUs): 16 nodes drain, 2 at a time, up to ~101h by its upgrade policy; "
+        "drains the running work of gpu-cluster-queue"
+    ) in text.splitlines()
+    pools = [p for w in json.loads(plan_json(plan))["waves"] for p in w["pools"]]
+    assert [(p["pool"], p["canary"], p["upToHours"]) for p in pools] == [
+        ("a100-small", True, 25),
+        ("a100", False, 76),
+        ("h100-ondemand", False, 101),
+    ]
 
 
 def test_a_canary_pool_runs_the_new_driver_as_its_own_until_its_cluster_s_wave() -> None:

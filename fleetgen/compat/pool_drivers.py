@@ -59,6 +59,14 @@ def upgrade_budget(fleet: Fleet, cluster: Cluster, pool: NodePool) -> datetime.t
     return datetime.timedelta(seconds=node * math.ceil(pool.max_nodes / policy.max_parallel_upgrades))
 
 
+def rollover(nodes: int, drain: bool, parallel: int, budget: datetime.timedelta | None) -> str:
+    """What a new driver does to a pool's nodes, as the diff and the upgrade plan say it: "16 nodes drain, 2 at a time,
+    up to ~101h by its upgrade policy"."""
+    how = "drain" if drain else "have their GPU pods deleted, no drain"
+    took = f"up to ~{budget.total_seconds() / 3600:.0f}h by its upgrade policy" if budget else "no bound: it waits for running jobs"
+    return f"{nodes} nodes {how}, {parallel} at a time, {took}"
+
+
 def gpu_pools(cluster: Cluster) -> list[NodePool]:
     return [pool for pool in cluster.node_pools if pool.gpus_per_node]
 
@@ -133,6 +141,10 @@ def _without_crd(fleet: Fleet, cluster: Cluster, pool: NodePool, at: FieldPath) 
         yield Finding(at + ("version",), f"node pool {pool.name} cannot run a driver of its own on {cluster.name}: {why}")
     if pool.driver.upgrade is not None:
         yield Finding(at + ("upgrade",), f"ignored on {cluster.name}: {why}, so one upgrade policy moves all its pools", Severity.WARNING)
+    for field, written in (("podLabels", pool.driver.pod_labels), ("podAnnotations", pool.driver.pod_annotations)):
+        if written:
+            message = f"ignored on {cluster.name}: {why}, so no driver pods of the pool's own carry them"
+            yield Finding(at + (field,), message, Severity.WARNING)
 
 
 def _driver_problems(fleet: Fleet, cluster: Cluster, pool: NodePool, at: FieldPath, data: Facts | None) -> Iterator[Finding]:

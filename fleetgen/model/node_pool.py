@@ -10,7 +10,7 @@ from fleetgen.model.partitioning import Partitioning
 from fleetgen.model.platform import DriverUpgrade
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Bool, Identifier, Int, unique_by
-from fleetgen.model.types import DnsLabel, LabelKey, LabelValue, Quantity, Token, Version
+from fleetgen.model.types import DnsLabel, LabelKey, LabelValue, Quantity, Text, Token, Version
 
 GPU_RESOURCE = "nvidia.com/gpu"
 _GPU_MODEL = r"^[A-Za-z0-9][A-Za-z0-9-]*$"
@@ -33,6 +33,12 @@ class PoolDriver(Spec):
     left out. Checked for the pool's GPU, the cluster's CUDA and notebook images, and the operator release."""
     upgrade: DriverUpgrade | None = None
     """How a new driver rolls over this pool's nodes: only the fields written here replace platform.gpuOperator.driverUpgrade."""
+    pod_labels: dict[LabelKey, LabelValue] = {}
+    """Labels on the pool's driver pods (its NVIDIADriver's `labels`), e.g. what a team's monitoring selects. A change of
+    these or of podAnnotations alone restarts the driver pods in place, without draining a node (GPU Operator v26.7)."""
+    pod_annotations: dict[LabelKey, Text] = {}
+    """Annotations on the pool's driver pods (its NVIDIADriver's `annotations`); changing them alone restarts the driver
+    pods in place, without draining a node."""
     canary: Bool = False
     """true: a new driver of the cluster's version set reaches this pool first, and the cluster's other GPU pools only
     after it has soaked (one pool a cluster; the smallest pool by GPUs when none is)."""

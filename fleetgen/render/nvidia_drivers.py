@@ -71,6 +71,11 @@ def nvidia_drivers(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder 
             "tolerations": tolerations,
             "upgradePolicy": upgrade_policy(pool_policy(fleet, cluster, pool)),
         }
+        # the driver pods' own metadata: a change of it alone restarts them in place, with no drain (v26.7)
+        if pool.driver.pod_labels:
+            spec["labels"] = dict(sorted(pool.driver.pod_labels.items()))
+        if pool.driver.pod_annotations:
+            spec["annotations"] = dict(sorted(pool.driver.pod_annotations.items()))
         labels = {**fleet_labels(fleet), "fleetgen/gpu-model": pool.gpu_model or "none"}
         body = k8s_object(API, "NVIDIADriver", pool.name, labels, spec=spec)
         pool_at = at + ("nodePools", p)
@@ -81,6 +86,9 @@ def nvidia_drivers(fleet: Fleet, cluster: Cluster, at: FieldPath, why: Recorder 
             own = pool.driver.version is not None
             why.set(body, ("spec", "version"), pool_at + ("driver", "version") if own else ("versionSets", cluster.version_set, "driver"))
             why.set(body, ("spec", "nodeSelector"), pool_at + ("labels",), mirror=True)
+            for name, field in (("labels", "podLabels"), ("annotations", "podAnnotations")):
+                if name in spec:
+                    why.set(body, ("spec", name), pool_at + ("driver", field), mirror=True)
             why.set(body, ("spec", "tolerations"), prov.derived("the GPU taint and the pool's taints", pool_at + ("taints",)))
             fleet_policy = setting_at(fleet, int(at[1]), "gpuOperator", "driverUpgrade")
             if pool.driver.upgrade is None:

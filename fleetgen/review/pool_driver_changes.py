@@ -3,14 +3,18 @@
 "driver 580.173.02 -> 610.57.04 on pool h100-ondemand of training-eastus: 16 nodes drain, 2 at a time, up to ~101h
 by its upgrade policy": a new driver version makes the GPU Operator replace the driver on every node of the pool,
 draining each (or only deleting its GPU pods where the policy's drain is off), as many at once as the policy allows.
+A change of only the driver pods' labels or annotations (the pool's `driver.podLabels`, `driver.podAnnotations`)
+changes the pod template's metadata alone, which GPU Operator v26.7 applies by restarting each driver pod in place,
+with no drain: the line says so instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fleetgen.compat.pool_drivers import driver_crd_on, pool_driver, pool_policy, upgrade_budget
-from fleetgen.model import Cluster, Fleet
+from fleetgen.compat.pool_drivers import driver_crd_on, pool_driver, pool_policy, rollover, upgrade_budget
+from fleetgen.errors import FieldPath
+from fleetgen.model import Cluster, Fleet, NodePool
 from fleetgen.review.change import Change
 
 
@@ -27,18 +31,32 @@ def pool_drivers(base: Fleet, a: Cluster, head: Fleet, b: Cluster, production: b
         if not pool.gpus_per_node or pool.name not in old or not old[pool.name].gpus_per_node:
             continue
         was, now = pool_driver(base, a, old[pool.name]), pool_driver(head, b, pool)
+        at = ("clusters", index, "nodePools", number)
         if was == now:
+            yield from _pod_metadata(old[pool.name], pool, b, production, at)
             continue
         policy = pool_policy(head, b, pool)
-        how = "drain" if policy.drain.enabled else "have their GPU pods deleted, no drain"
-        budget = upgrade_budget(head, b, pool)
-        took = f"up to ~{budget.total_seconds() / 3600:.0f}h by its upgrade policy" if budget else "no bound: it waits for running jobs"
-        text = (
-            f"driver {was} -> {now} on pool {pool.name} of {b.name}: {pool.max_nodes} nodes {how}, "
-            f"{policy.max_parallel_upgrades} at a time, {took}"
-        )
-        at = ("clusters", index, "nodePools", number)
+        moves = rollover(pool.max_nodes, policy.drain.enabled, policy.max_parallel_upgrades, upgrade_budget(head, b, pool))
+        text = f"driver {was} -> {now} on pool {pool.name} of {b.name}: {moves}"
         yield Change("versions", text, cluster=b.name, field="driver", old=str(was), new=str(now), production=production, path=at)
+
+
+def _pod_metadata(old: NodePool, pool: NodePool, b: Cluster, production: bool, at: FieldPath) -> Iterator[Change]:
+    """The driver pods' labels or annotations alone changed on a pool whose driver stays: an in-place restart."""
+    changed = [
+        words
+        for words, x, y in (
+            ("labels", old.driver.pod_labels, pool.driver.pod_labels),
+            ("annotations", old.driver.pod_annotations, pool.driver.pod_annotations),
+        )
+        if x != y
+    ]
+    if changed:
+        text = (
+            f"driver pod {' and '.join(changed)} on pool {pool.name} of {b.name}: in-place restart, no drain "
+            f"(the driver pods of its {pool.max_nodes} nodes restart with the new metadata)"
+        )
+        yield Change("node-pool", text, cluster=b.name, field=pool.name, production=production, path=at + ("driver",))
 
 
 def _switch(base: Fleet, a: Cluster, head: Fleet, b: Cluster, production: bool) -> Change:

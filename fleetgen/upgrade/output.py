@@ -3,9 +3,11 @@
 Plan JSON, version 1: {"version": 1, "target": {component: version}, "implied": [str],
 "soak": "48h", "eta": str|null, "warnings": [str], "nodeImage": str|null,
 "waves": [{"wave", "step": {component: version}, "stage", "clusters": [str], "start", "soakUntil", "nodeImage",
-"pools": [{"cluster", "pool", "canary": bool, "nodes", "gpus", "queues": [str], "drain": bool, "maxParallelUpgrades"}]}]}
+"pools": [{"cluster", "pool", "canary": bool, "nodes", "gpus", "queues": [str], "drain": bool, "maxParallelUpgrades",
+"upToHours": int|null}]}]}
 `pools` lists the GPU pools a driver wave moves on clusters whose GPU Operator manages the driver per pool; `canary`
-marks a pool moved before the rest of its cluster.
+marks a pool moved before the rest of its cluster; `upToHours` is the most its upgrade policy lets the move take (null: it
+waits for running jobs without a bound).
 A GPU Operator release keeps its `v` (gpuOperator: v24.6.1).
 """
 
@@ -69,6 +71,7 @@ def _pool_json(wave: Wave, move: PoolMove) -> dict[str, object]:
         "queues": list(move.queues),
         "drain": move.drain,
         "maxParallelUpgrades": move.parallel,
+        "upToHours": round(move.budget.total_seconds() / 3600) if move.budget else None,
     }
 
 

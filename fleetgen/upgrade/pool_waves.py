@@ -10,9 +10,10 @@ the unit, as on the ClusterPolicy path.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 
-from fleetgen.compat.pool_drivers import driver_crd_on, gpu_pools, pool_policy
+from fleetgen.compat.pool_drivers import driver_crd_on, gpu_pools, pool_policy, rollover, upgrade_budget
 from fleetgen.model import Cluster, Fleet, NodePool, Version
 
 
@@ -27,6 +28,7 @@ class PoolMove:
     queues: tuple[str, ...]  # the ClusterQueues that hand out the pool's capacity: their running work is drained
     drain: bool  # false: the node is not drained, only its GPU pods are deleted
     parallel: int  # nodes upgraded at the same time (upgradePolicy.maxParallelUpgrades)
+    budget: datetime.timedelta | None  # the most its upgrade policy lets the move take; None: it waits for running jobs
 
     @property
     def ref(self) -> str:
@@ -35,8 +37,7 @@ class PoolMove:
     @property
     def text(self) -> str:
         work = f"drains the running work of {', '.join(self.queues)}" if self.queues else "no queue hands out its GPUs"
-        how = "drained" if self.drain else "not drained, their GPU pods deleted"
-        return f"{self.ref} ({self.gpus} GPUs): {self.nodes} nodes {how}, {self.parallel} at a time; {work}"
+        return f"{self.ref} ({self.gpus} GPUs): {rollover(self.nodes, self.drain, self.parallel, self.budget)}; {work}"
 
 
 def moving_pools(cluster: Cluster) -> list[NodePool]:
@@ -67,6 +68,7 @@ def pool_move(fleet: Fleet, cluster: Cluster, pool: NodePool) -> PoolMove:
         queues,
         policy.drain.enabled,
         policy.max_parallel_upgrades,
+        upgrade_budget(fleet, cluster, pool),
     )
 
 
