@@ -169,3 +169,24 @@ def test_a_node_left_in_upgrade_required_past_its_pool_s_policy_is_a_warning_in_
         "30.0h after the wave was applied, longer than the pool's upgrade policy lets all its nodes take: see the GPU Operator's "
         "events for the node"
     ]
+
+
+def test_the_move_to_one_nvidia_driver_per_pool_is_planned_as_two_steps_release_first() -> None:
+    """A plan that takes a cluster on the ClusterPolicy path to a release with the NVIDIADriver path moves the release
+    (driverCrd stays off) and then names the pull request of its own that turns driverCrd on, after that wave."""
+    text = CASE.read_text(encoding="utf-8").replace("driverCrd: true ", "driverCrd: false")
+    text = text.replace("        driver: {version: 595.91.07}   # Blackwell on the newer branch\n", "")
+    text = text.replace("version: v26.7.0", "version: v25.10.1").replace("driver: 580.173.02", "driver: 580.82.07")
+    plan = plan_upgrade(load_fleet_text(text.encode()).fleet, {"driver": Version("580.173.02"), "gpuOperator": Version("26.7.0")})
+    assert [(w.number, dict(w.step)) for w in plan.waves] == [(1, {"driver": Version("580.173.02"), "gpuOperator": Version("26.7.0")})]
+    assert [(s.after_wave, s.clusters, s.release) for s in plan.crd_switches] == [(1, ("training-eastus",), "v26.7.0")]
+    lines = plan_text(plan).splitlines()
+    assert lines[lines.index(next(line for line in lines if line.startswith("ETA: "))) + 1] == (
+        "then, once wave 1 is done: training-eastus may move to one NVIDIADriver per GPU pool, GPU Operator v26.7.0 "
+        "having the path: a pull request of its own sets platform.gpuOperator.driverCrd true (never the one that moves "
+        "the release: the old controller would remove the driver pods before the new one owns them)"
+    )
+    assert json.loads(plan_json(plan))["driverCrdAfter"] == [{"wave": 1, "clusters": ["training-eastus"], "gpuOperator": "v26.7.0"}]
+    # the second step done: nothing left to switch, and a fleet already on the path plans no such step
+    done = text.replace("version: v25.10.1", "version: v26.7.0").replace("driver: 580.82.07", "driver: 580.173.02")
+    assert plan_upgrade(load_fleet_text(done.encode()).fleet, {"driver": Version("595.91.07")}).crd_switches == []

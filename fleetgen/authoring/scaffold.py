@@ -75,6 +75,11 @@ def workflow(install: str) -> dict[str, Any]:
                         "run": f'{_MERGE_BASE}\nfleetgen diff --base "$base" --format github || test $? -eq 1\n',
                     },
                     {"name": "Comment on the pull request", "uses": "actions/github-script@v8", "with": {"script": _COMMENT_SCRIPT}},
+                    {
+                        "name": "No change the diff refuses",
+                        "if": "steps.gate.outputs.refused == 'true'",
+                        "run": 'echo "fleetgen diff refuses this pull request as it is: see its error annotations" >&2\nexit 1\n',
+                    },
                 ],
             },
             # One environment per approver group, its required reviewers that group: approving one group's

@@ -111,15 +111,19 @@ def _second_canaries(c: int, cluster: Cluster) -> Iterator[Finding]:
         )
 
 
+def driver_crd_at(c: int, cluster: Cluster) -> FieldPath:
+    """Where the cluster's driverCrd is written: under its own platform, else the fleet's."""
+    own = cluster.platform is not None and "driver_crd" in cluster.platform.gpu_operator.model_fields_set
+    return ("clusters", c, "platform", "gpuOperator", "driverCrd") if own else ("platform", "gpuOperator", "driverCrd")
+
+
 def _crd_unsupported(fleet: Fleet, c: int, cluster: Cluster) -> Iterator[Finding]:
     """driverCrd on a cluster whose GPU Operator release predates the NVIDIADriver path fleetgen renders."""
     operator = fleet.platform_of(cluster).gpu_operator
     if not (operator.enabled and operator.driver_crd and operator.driver_source == "operator") or driver_crd_on(fleet, cluster):
         return
-    own = cluster.platform is not None and "driver_crd" in cluster.platform.gpu_operator.model_fields_set
-    at: FieldPath = ("clusters", c, "platform", "gpuOperator", "driverCrd") if own else ("platform", "gpuOperator", "driverCrd")
     yield Finding(
-        at,
+        driver_crd_at(c, cluster),
         f"GPU Operator {operator.version} on {cluster.name} has no NVIDIADriver per node pool fleetgen renders (v26.7 and later); "
         "move the cluster to such a release with driverCrd false first, then set it true",
     )

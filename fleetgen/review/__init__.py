@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fleetgen.compare.object_diff import ObjectChange, diff_objects
-from fleetgen.errors import FieldPath
+from fleetgen.errors import FieldPath, Finding
 from fleetgen.model import Fleet
 from fleetgen.render.provenance import quota_path
 from fleetgen.render.rendered import Rendered
@@ -38,6 +38,9 @@ class FleetDiff:
     approvals: list[Approval]
     clusters: list[ClusterDiff]
     warnings: list[str] = field(default_factory=list)
+    # what the pull request must not do as it is, each an error at its fleet.yaml path in the head (change.refusal);
+    # the workflow locates them (diff prints file:line:column) and the pull-request check fails on any
+    refusals: list[Finding] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -67,7 +70,8 @@ def diff_fleets(
             env = (head.clusters[new_index[name]] if name in new_index else base.clusters[old_index[name]]).environment
             clusters.append(ClusterDiff(name, env, state, tuple(objects)))
     warnings = [c.warning for c in changes if c.warning] + removal_warnings(base, head)
-    return FleetDiff(base_name, head_name, changes, approvals, clusters, warnings)
+    refusals = [Finding(change_path(c, head), c.refusal) for c in changes if c.refusal]
+    return FleetDiff(base_name, head_name, changes, approvals, clusters, warnings, refusals)
 
 
 def change_path(change: Change, fleet: Fleet) -> FieldPath:

@@ -6,7 +6,8 @@ JSON shape, version 1 (`fleetgen diff --format json`):
   {"version": 1, "base": str, "head": str,
    "summary": [{"kind", "text", "cluster", "team", "field", "old", "new"}],
    "approvals": [{"rule", "description", "approvers": [str], "changes": [str]}],
-   "warnings": [str], "quotaImpacts": [{"cluster", "namespace", "resource", "used", "hard"}],
+   "warnings": [str], "refusals": [{"file", "line", "column", "path", "message"}],
+   "quotaImpacts": [{"cluster", "namespace", "resource", "used", "hard"}],
    "clusters": [{"name", "environment", "state",
                  "objects": [{"kind", "namespace", "name", "state", "fields": [{"path", "old", "new"}]}]}]}
 """
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fleetgen.compare.object_diff import FieldChange, ObjectChange, json_value, object_lines, show
-from fleetgen.errors import Location
+from fleetgen.errors import Finding, Location
 from fleetgen.live.drift_output import Impacts, impact_text
 from fleetgen.output.findings import escape_github
 from fleetgen.review import FleetDiff
@@ -28,6 +29,12 @@ from fleetgen.review.changes import Change
 MARKER = "<!-- fleetgen-diff -->"
 COMMENT_LIMIT = 65_536  # GitHub's limit on a comment body
 BUDGET = 60_000  # leaves room for the truncation note and what CI wraps around it
+
+
+def refusal_text(finding: Finding) -> str:
+    """`fleet.yaml:12:16: platform.gpuOperator.driverCrd: ...`: a refusal as validate writes a finding."""
+    where = f"{finding.location}: " if finding.location else ""
+    return f"{where}{finding.dotted_path}: {finding.message}"
 
 
 def _summary_lines(diff: FleetDiff) -> list[str]:
@@ -49,6 +56,9 @@ def _approvers_of(diff: FleetDiff) -> dict[str, list[str]]:
 def diff_text(diff: FleetDiff, impacts: Impacts) -> str:
     lines = [f"fleetgen diff {diff.base}..{diff.head}: {len(_summary_lines(diff))} change(s), {len(diff.clusters)} cluster(s) affected"]
     gates = _approvers_of(diff)
+    if diff.refusals:
+        lines.append("refused (the pull request must change before it merges):")
+        lines += [f"  - error: {refusal_text(f)}" for f in diff.refusals]
     if _summary_lines(diff):
         lines.append("summary:")
         for text in _summary_lines(diff):
@@ -88,6 +98,16 @@ def diff_json(diff: FleetDiff, impacts: Impacts) -> str:
             for a in diff.approvals
         ],
         "warnings": diff.warnings,
+        "refusals": [
+            {
+                "file": f.location.file if f.location else None,
+                "line": f.location.line if f.location else None,
+                "column": f.location.column if f.location else None,
+                "path": f.dotted_path,
+                "message": f.message,
+            }
+            for f in diff.refusals
+        ],
         "quotaImpacts": [
             {"cluster": c, "namespace": i.namespace, "resource": i.resource, "used": i.used, "hard": i.hard}
             for c, items in impacts.items()
@@ -146,6 +166,9 @@ def diff_markdown(diff: FleetDiff, impacts: Impacts, budget: int = BUDGET, sourc
             else "Self-service: no approval rule applies."
         )
     )
+    if diff.refusals:
+        head += ["", "**Refused: this pull request must change before it merges**", ""]
+        head += [f"- ⛔ {_cell(refusal_text(f))}" for f in diff.refusals]
     head += ["", "| Change | Approval |", "|---|---|"]
     head += [f"| {_cell(text)} | {_cell('; '.join(gates.get(text, [])) or '—')} |" for text in summary]
     warnings = diff.warnings + [impact_text(c, i) for c, items in impacts.items() for i in items]
@@ -194,8 +217,14 @@ def _cluster_section(cluster: Any, source: FieldSource | None) -> str:
 
 
 def github_annotations(diff: FleetDiff, locate: Callable[[Change], Location]) -> str:
-    """One warning per approval, placed at the fleet.yaml line of the change that triggered it."""
+    """One error per refusal, at its field, and one warning per approval, at the fleet.yaml line of the change that
+    triggered it."""
     lines = []
+    for finding in diff.refusals:
+        at = finding.location
+        props = f"file={escape_github(at.file, prop=True)},line={at.line},col={at.column}," if at else ""
+        title = escape_github(f"refused: {finding.dotted_path}", prop=True)
+        lines.append(f"::error {props}title={title}::{escape_github(finding.message)}")
     for approval in diff.approvals:
         where = locate(approval.changes[0])
         changes = "; ".join(c.text for c in approval.changes)

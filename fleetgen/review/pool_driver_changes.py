@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fleetgen.compat.pool_drivers import driver_crd_on, pool_driver, pool_policy, rollover, upgrade_budget
+from fleetgen.compat.pool_drivers import driver_crd_at, driver_crd_on, gpu_pools, pool_driver, pool_policy, rollover, upgrade_budget
 from fleetgen.errors import FieldPath
 from fleetgen.model import Cluster, Fleet, NodePool
 from fleetgen.review.change import Change
@@ -61,14 +61,16 @@ def _pod_metadata(old: NodePool, pool: NodePool, b: Cluster, production: bool, a
 
 def _switch(base: Fleet, a: Cluster, head: Fleet, b: Cluster, production: bool) -> Change:
     """The move from the ClusterPolicy's driver to one NVIDIADriver per pool takes two Helm upgrades: in one that
-    also changes the release, the old controller removes the driver pods before the new one owns them."""
+    also changes the release, the old controller removes the driver pods before the new one owns them. A pull
+    request that does both is refused at the driverCrd it turns on; split, each half passes."""
     was, now = base.platform_of(a).gpu_operator.version, head.platform_of(b).gpu_operator.version
     text = f"cluster {b.name}: the GPU Operator manages the driver with one NVIDIADriver per pool (driverCrd)"
-    warning = None
-    if was != now:
-        warning = (
-            f"cluster {b.name}: this change moves the GPU Operator {was} -> {now} and turns driverCrd on at once; the old "
-            f"controller would remove the driver pods before the new one owns them: split it, first the release with "
-            f"driverCrd false, then, once {now} runs, driverCrd true"
+    refusal = None
+    if was != now and gpu_pools(b):  # without GPU nodes no driver pod is lost
+        refusal = (
+            f"turns driverCrd on for {b.name} in the same pull request that moves its GPU Operator {was} -> {now}: the old "
+            f"controller would remove the driver pods before the new one owns them; split it into two pull requests, first "
+            f"the release with driverCrd false, then, once {now} runs, driverCrd true"
         )
-    return Change("versions", text, cluster=b.name, field="driverCrd", production=production, warning=warning)
+    at = driver_crd_at(next(i for i, c in enumerate(head.clusters) if c.name == b.name), b)
+    return Change("versions", text, cluster=b.name, field="driverCrd", production=production, refusal=refusal, path=at)

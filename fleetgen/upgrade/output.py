@@ -2,12 +2,15 @@
 
 Plan JSON, version 1: {"version": 1, "target": {component: version}, "implied": [str],
 "soak": "48h", "eta": str|null, "warnings": [str], "nodeImage": str|null,
+"driverCrdAfter": [{"wave", "clusters": [str], "gpuOperator"}],
 "waves": [{"wave", "step": {component: version}, "stage", "clusters": [str], "start", "soakUntil", "nodeImage",
 "pools": [{"cluster", "pool", "canary": bool, "nodes", "gpus", "queues": [str], "drain": bool, "maxParallelUpgrades",
 "upToHours": int|null}]}]}
 `pools` lists the GPU pools a driver wave moves on clusters whose GPU Operator manages the driver per pool; `canary`
 marks a pool moved before the rest of its cluster; `upToHours` is the most its upgrade policy lets the move take (null: it
 waits for running jobs without a bound).
+`driverCrdAfter` names the clusters a wave moves onto a GPU Operator release with the NVIDIADriver path: each may turn
+platform.gpuOperator.driverCrd on in a pull request of its own once that wave is done.
 A GPU Operator release keeps its `v` (gpuOperator: v24.6.1).
 """
 
@@ -18,7 +21,7 @@ import json
 
 from fleetgen.upgrade.moments import hours, readable
 from fleetgen.upgrade.operator import component_text
-from fleetgen.upgrade.plan import Plan, Wave, step_label
+from fleetgen.upgrade.plan import CrdSwitch, Plan, Wave, step_label
 from fleetgen.upgrade.pool_waves import PoolMove
 from fleetgen.upgrade.status import LiveNodes, LiveVersions, Status
 
@@ -53,8 +56,17 @@ def plan_text(plan: Plan) -> str:
         lines.append(f"ETA: {_when(plan.eta)} (the last wave's soak ends)")
     else:
         lines.append(f"ETA: at least {hours(plan.soak * len(plan.waves))} after the first wave (give --start for dates)")
+    lines += [_switch_text(switch) for switch in plan.crd_switches]
     lines += [f"warning: {w}" for w in plan.warnings]
     return "\n".join(lines)
+
+
+def _switch_text(switch: CrdSwitch) -> str:
+    return (
+        f"then, once wave {switch.after_wave} is done: {', '.join(switch.clusters)} may move to one NVIDIADriver per GPU pool, "
+        f"GPU Operator {switch.release} having the path: a pull request of its own sets platform.gpuOperator.driverCrd true "
+        "(never the one that moves the release: the old controller would remove the driver pods before the new one owns them)"
+    )
 
 
 def _pool_line(wave: Wave, move: PoolMove) -> str:
@@ -85,6 +97,7 @@ def plan_json(plan: Plan) -> str:
             "eta": plan.eta.isoformat() if plan.eta else None,
             "warnings": plan.warnings,
             "nodeImage": plan.node_image,
+            "driverCrdAfter": [{"wave": s.after_wave, "clusters": list(s.clusters), "gpuOperator": s.release} for s in plan.crd_switches],
             "waves": [
                 {
                     "wave": w.number,
@@ -116,6 +129,7 @@ def plan_markdown(plan: Plan) -> str:
         "",
         f"Each wave soaks {hours(plan.soak)}; DR partners never share a wave." + (f" ETA: {_when(plan.eta)}." if plan.eta else ""),
     ]
+    lines += [f"- {_switch_text(switch)}" for switch in plan.crd_switches]
     lines += [f"- ⚠️ {w}" for w in plan.warnings]
     return "\n".join(lines) + "\n"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -285,6 +285,7 @@ def review(fleet: Path, base_ref: str, head_ref: str | None, live: tuple[str, ..
     head = _revision(read_at(fleet, head_ref) if head_ref else read_fleet_bytes(fleet), head_name, cache, base.rendered)
     facts = (_facts_at(fleet, base.fleet, base_ref), _facts_at(fleet, head.fleet, head_ref))
     result = diff_fleets(base.rendered, head.rendered, base_ref, head_ref or "working tree", facts)
+    result.refusals = [replace(f, location=head.loaded.source.locate(f.path)) for f in result.refusals]
     impacts = {
         cluster: quota_impacts(head.rendered.keyed(cluster_index(head.fleet, cluster, f"--live {cluster}")), objects)
         for cluster, objects in cluster_dumps(live).items()
@@ -320,6 +321,7 @@ def github_outputs(result: FleetDiff) -> dict[str, str]:
         "approvers": ",".join(groups),
         "approver-groups": json.dumps(groups, separators=(",", ":")),  # the workflow's matrix: one approval job and environment per group
         "rules": ",".join(a.rule.name for a in result.approvals),
+        "refused": str(bool(result.refusals)).lower(),  # the check fails on it: the pull request must change first
     }
 
 
