@@ -27,8 +27,9 @@ from fleetgen.live.nodes import DRIVER_OWNER_LABEL as OWNER
 from fleetgen.live.nodes import nodes_in
 from fleetgen.model import Version
 from fleetgen.upgrade.apply import apply_wave
-from fleetgen.upgrade.output import plan_json, plan_text
+from fleetgen.upgrade.output import plan_json, plan_text, status_text
 from fleetgen.upgrade.plan import PlanRefused, plan_upgrade
+from fleetgen.upgrade.status import live_nodes
 from fleetgen.upgrade.verify import verify_wave
 
 STAGE_RANK = {"canary (dev)": 0, "canary (staging)": 1, "production canary": 2, "production": 3}
@@ -190,3 +191,24 @@ def test_the_move_to_one_nvidia_driver_per_pool_is_planned_as_two_steps_release_
     # the second step done: nothing left to switch, and a fleet already on the path plans no such step
     done = text.replace("version: v25.10.1", "version: v26.7.0").replace("driver: 580.82.07", "driver: 580.173.02")
     assert plan_upgrade(load_fleet_text(done.encode()).fleet, {"driver": Version("595.91.07")}).crd_switches == []
+
+
+def test_upgrade_status_warns_of_the_same_late_node_from_the_same_start() -> None:
+    """status reads the moment the wave was applied from the upgrade record, as verify does: the same node is late at
+    the same hour, and none is before the pool's policy has run out or once the wave is done."""
+    first, evidence = _first_wave()
+    waiting = _pool_nodes(evidence["training-eastus"], "a100-small")[0]["metadata"]
+    waiting["labels"] |= {"nvidia.com/gpu-driver-upgrade-state": "upgrade-required", "nvidia.com/cuda.driver-version.full": "580.173.02"}
+    late = {hours: live_nodes(first.fleet, evidence, now=AT + datetime.timedelta(hours=hours))[0].late for hours in (20, 30)}
+    assert late == {
+        20: (),
+        30: (
+            f"warning: {waiting['name']} of pool a100-small still upgrade-required 30.0h after the wave was applied, longer "
+            "than the pool's upgrade policy lets all its nodes take: see the GPU Operator's events for the node",
+        ),
+    }
+    shown = status_text(None, AT, nodes=live_nodes(first.fleet, evidence, now=AT + datetime.timedelta(hours=30)))
+    assert f"  {late[30][0]}" in shown.splitlines()
+    assert live_nodes(first.fleet, evidence)[0].late == ()  # no clock given: nothing to measure the wait by
+    _, done = _first_wave()
+    assert live_nodes(first.fleet, done, now=AT + datetime.timedelta(hours=300))[0].late == ()

@@ -155,7 +155,7 @@ def upgrade_status_command(fleet: Path, now: str | None, live: tuple[str, ...], 
     loaded = load_fleet(fleet)
     evidence = live_state.cluster_evidence(live, contexts)
     states = live_versions(loaded.fleet, evidence)
-    nodes = live_nodes(loaded.fleet, evidence, loaded.facts)
+    nodes = live_nodes(loaded.fleet, evidence, loaded.facts, moment)
     console().out(status_text(upgrade_status(loaded.fleet, moment), moment, states, nodes))
 
 

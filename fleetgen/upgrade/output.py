@@ -141,6 +141,7 @@ def status_text(
     for evidence in nodes:
         lines.append(f"nodes {evidence.cluster}: {evidence.progress.text}")
         lines += [f"  error: {problem}" for problem in evidence.problems]
+        lines += [f"  {late}" for late in evidence.late]  # each says "warning: ..."
     return "\n".join(lines)
 
 

@@ -16,7 +16,7 @@ from fleetgen.errors import InputError, Severity
 from fleetgen.live.node_checks import judge_nodes
 from fleetgen.live.nodes import nodes_in
 from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Fleet, Version
-from fleetgen.upgrade.evidence import IMAGE_COMPONENTS, NODE_COMPONENTS, Progress, progress, versions_configmap
+from fleetgen.upgrade.evidence import IMAGE_COMPONENTS, NODE_COMPONENTS, Progress, overdue, progress, versions_configmap
 from fleetgen.upgrade.moments import as_utc, later
 from fleetgen.upgrade.operator import cluster_versions, component_text
 from fleetgen.upgrade.plan import GPU_NODE_COMPONENTS, has_gpu_pools
@@ -135,10 +135,16 @@ class LiveNodes:
     cluster: str
     progress: Progress
     problems: tuple[str, ...]
+    late: tuple[str, ...] = ()  # nodes left in upgrade-required past their pool's upgrade policy (warnings)
 
 
-def live_nodes(fleet: Fleet, live: Mapping[str, list[dict[str, Any]]], data: Facts | None = None) -> tuple[LiveNodes, ...]:
-    """Per cluster whose evidence holds Nodes, in fleet order."""
+def live_nodes(
+    fleet: Fleet, live: Mapping[str, list[dict[str, Any]]], data: Facts | None = None, now: datetime.datetime | None = None
+) -> tuple[LiveNodes, ...]:
+    """Per cluster whose evidence holds Nodes, in fleet order. With `now`, a cluster not yet done on the recorded
+    upgrade's last applied driver wave that moves it names its nodes still in upgrade-required longer after that wave
+    was applied than their pool's upgrade policy allows: the start `upgrade verify` counts from (the record's
+    appliedAt), so both commands warn of the same nodes at the same hour."""
     out = []
     for cluster in [c for c in fleet.clusters if c.name in live]:
         objects = live[cluster.name]
@@ -152,5 +158,17 @@ def live_nodes(fleet: Fleet, live: Mapping[str, list[dict[str, Any]]], data: Fac
         judged = judge_nodes(fleet, cluster, nodes, data)
         problems = tuple(f.text for f in judged.findings if f.severity is Severity.ERROR and f.kind not in ("version", "upgrade"))
         image = record.node_image if record is not None and "driver" in wanted and image_driver(fleet, cluster) else None
-        out.append(LiveNodes(cluster.name, progress(cluster, wanted, objects, image), problems))
+        moved = progress(cluster, wanted, objects, image)
+        applied = _driver_wave_applied(fleet, cluster.name)
+        waited = as_utc(now) - as_utc(applied) if now is not None and applied is not None and not moved.done else None
+        late = tuple(overdue(fleet, cluster, objects, waited)) if waited is not None else ()
+        out.append(LiveNodes(cluster.name, moved, problems, late))
     return tuple(out)
+
+
+def _driver_wave_applied(fleet: Fleet, cluster: str) -> datetime.datetime | None:
+    """When the recorded upgrade's last applied wave that moves `cluster`'s driver was applied; None without one."""
+    record = fleet.upgrade
+    waves = [w for w in record.waves if w.applied_at is not None and cluster in w.clusters] if record is not None else []
+    driver = [w for w in waves if "driver" in w.step]
+    return driver[-1].applied_at if driver else None
