@@ -49,7 +49,10 @@ def test_this_repositorys_workflow_is_the_one_init_writes() -> None:
     runs = "\n".join(s.get("run", "") for s in steps)
     assert "fleetgen validate --format github" in runs and "fleetgen check" in runs
     assert "--format markdown > fleetgen-diff.md" in runs and "--format github" in runs
-    assert "<!-- fleetgen-diff -->" in steps[-1]["with"]["script"]  # one comment, updated in place
+    comment = next(s for s in steps if s.get("name") == "Comment on the pull request")
+    assert "<!-- fleetgen-diff -->" in comment["with"]["script"]  # one comment, updated in place
+    # after the comment, the job fails while the diff refuses a change (the gate step's `refused` output)
+    assert steps[-1]["if"] == "steps.gate.outputs.refused == 'true'" and steps[-1]["run"].rstrip().endswith("exit 1")
 
 
 def test_pre_commit_hooks_run_validate_and_check() -> None:

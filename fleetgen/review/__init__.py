@@ -70,7 +70,7 @@ def diff_fleets(
             env = (head.clusters[new_index[name]] if name in new_index else base.clusters[old_index[name]]).environment
             clusters.append(ClusterDiff(name, env, state, tuple(objects)))
     warnings = [c.warning for c in changes if c.warning] + removal_warnings(base, head)
-    refusals = [Finding(change_path(c, head), c.refusal) for c in changes if c.refusal]
+    refusals = [c.refusal for c in changes if c.refusal is not None]
     return FleetDiff(base_name, head_name, changes, approvals, clusters, warnings, refusals)
 
 

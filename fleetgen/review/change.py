@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from fleetgen.errors import FieldPath
+from fleetgen.errors import FieldPath, Finding
 
 # Every sort of change the gate can see: a closed type, so a rule or a built-in gate that names a kind mypy does
 # not know (a typo) fails the type check instead of silently gating nothing.
@@ -53,7 +53,7 @@ class Change:
     added_gpus: int = 0  # physical GPUs the change adds to the fleet at maxNodes (a pool added or grown, a cluster added)
     added_cost: float | None = 0.0  # monthly cost it adds at maxNodes; None when a price is missing (the cost rule then fires)
     warning: str | None = None  # what to watch for when it is applied
-    refusal: str | None = None  # why a pull request must not carry it as it is (diff reports it as an error at `path`)
+    refusal: Finding | None = None  # why a pull request must not carry it as it is: an error at its head's fleet.yaml path
     path: FieldPath | None = None  # where it stands in the head's fleet.yaml, when the fields above do not say
     # a time-bound grant (grants.py): days to its end, what for, its GPUs' monthly cost, and the monthly cost of the
     # team's and its cost centre's GPU quotas with it, for approval rules on duration, workload and budget

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from fleetgen.compat.pool_drivers import driver_crd_at, driver_crd_on, gpu_pools, pool_driver, pool_policy, rollover, upgrade_budget
-from fleetgen.errors import FieldPath
+from fleetgen.errors import FieldPath, Finding
 from fleetgen.model import Cluster, Fleet, NodePool
 from fleetgen.review.change import Change
 
@@ -65,12 +65,13 @@ def _switch(base: Fleet, a: Cluster, head: Fleet, b: Cluster, production: bool) 
     request that does both is refused at the driverCrd it turns on; split, each half passes."""
     was, now = base.platform_of(a).gpu_operator.version, head.platform_of(b).gpu_operator.version
     text = f"cluster {b.name}: the GPU Operator manages the driver with one NVIDIADriver per pool (driverCrd)"
+    at = driver_crd_at(next(i for i, c in enumerate(head.clusters) if c.name == b.name), b)
     refusal = None
     if was != now and gpu_pools(b):  # without GPU nodes no driver pod is lost
-        refusal = (
+        refusal = Finding(
+            at,
             f"turns driverCrd on for {b.name} in the same pull request that moves its GPU Operator {was} -> {now}: the old "
             f"controller would remove the driver pods before the new one owns them; split it into two pull requests, first "
-            f"the release with driverCrd false, then, once {now} runs, driverCrd true"
+            f"the release with driverCrd false, then, once {now} runs, driverCrd true",
         )
-    at = driver_crd_at(next(i for i, c in enumerate(head.clusters) if c.name == b.name), b)
     return Change("versions", text, cluster=b.name, field="driverCrd", production=production, refusal=refusal, path=at)

@@ -19,9 +19,10 @@ from __future__ import annotations
 import datetime
 import json
 
+from fleetgen.upgrade.crd_switch import CrdSwitch
 from fleetgen.upgrade.moments import hours, readable
 from fleetgen.upgrade.operator import component_text
-from fleetgen.upgrade.plan import CrdSwitch, Plan, Wave, step_label
+from fleetgen.upgrade.plan import Plan, Wave, step_label
 from fleetgen.upgrade.pool_waves import PoolMove
 from fleetgen.upgrade.status import LiveNodes, LiveVersions, Status
 

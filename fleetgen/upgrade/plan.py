@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 
 from fleetgen.compat import Facts, facts, version_set_problems
 from fleetgen.compat.dcgm_exporter import exporter_rename
-from fleetgen.compat.gpu_operator import image_driver, operator_release
+from fleetgen.compat.gpu_operator import image_driver
 from fleetgen.compat.pool_drivers import driver_crd_on
 from fleetgen.compat.rules import cuda_on_driver
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
 from fleetgen.model import COMPONENTS, UPGRADE_COMPONENTS, Cluster, Fleet, Rollout, Version, VersionSet
 from fleetgen.model.stages import stages_of
+from fleetgen.upgrade.crd_switch import CrdSwitch, crd_switches
 from fleetgen.upgrade.moments import later
 from fleetgen.upgrade.operator import cluster_versions, component_text, operator_problem, supports
 from fleetgen.upgrade.pool_waves import PoolMove, moves_by_pool, pool_moves
@@ -58,18 +59,6 @@ class Wave:
     node_image: str | None = None  # the image this wave rolls its clusters' node pools to (their images carry the driver)
     pools: tuple[PoolMove, ...] = ()  # the GPU pools it moves on clusters with a driver per pool (pool_waves.py)
     ahead: tuple[str, ...] = ()  # of those, the canary pools (cluster/pool) it moves before the rest of their cluster
-
-
-@dataclass(frozen=True)
-class CrdSwitch:
-    """The second of the two Helm upgrades that move clusters from the ClusterPolicy's driver to one NVIDIADriver per
-    GPU pool: once wave `after_wave` has moved their GPU Operator to `release` (a release with that path, driverCrd
-    still off), a pull request of its own turns platform.gpuOperator.driverCrd on. Never the same pull request: the
-    old controller would remove the driver pods before the new one owns them (diff refuses it)."""
-
-    after_wave: int
-    clusters: tuple[str, ...]
-    release: str  # the chart version, v26.7.0
 
 
 @dataclass
@@ -214,27 +203,15 @@ def plan_upgrade(
     ]
     if start is not None:
         waves = schedule(waves, fleet.rollout, start)
-    return Plan(target, completed.implied, waves, fleet.rollout.soak, sorted(warnings), node_image, _crd_switches(fleet, waves))
-
-
-def _crd_switches(fleet: Fleet, waves: list[Wave]) -> list[CrdSwitch]:
-    """The clusters a wave moves from a GPU Operator release without the NVIDIADriver path to one with it, while the
-    operator installs their driver through the ClusterPolicy: each may turn driverCrd on once that wave is done."""
-    clusters = {c.name: c for c in fleet.clusters}
-    after: dict[tuple[int, str], list[str]] = {}
-    for wave in waves:
-        chart = dict(wave.step).get("gpuOperator")
-        if chart is None:
-            continue
-        release = f"v{chart}"
-        now = operator_release(release)
-        for name in wave.clusters:
-            operator = fleet.platform_of(clusters[name]).gpu_operator
-            before = operator_release(operator.version)
-            if operator.enabled and operator.driver_source == "operator" and now is not None and now.driver_crd:
-                if not operator.driver_crd and (before is None or not before.driver_crd):
-                    after.setdefault((wave.number, release), []).append(name)
-    return [CrdSwitch(number, tuple(names), release) for (number, release), names in sorted(after.items())]
+    return Plan(
+        target,
+        completed.implied,
+        waves,
+        fleet.rollout.soak,
+        sorted(warnings),
+        node_image,
+        crd_switches(fleet, [(w.number, dict(w.step), w.clusters) for w in waves]),
+    )
 
 
 def has_gpu_pools(cluster: Cluster) -> bool:
