@@ -47,8 +47,8 @@ class ObjectChange:
 
 
 # Array libraries deepdiff imports when they are installed, to compare their arrays and frames. fleetgen compares plain
-# YAML data only, and numpy is installed beside it (forecast uses it): with numpy, importing deepdiff cost 0.43 s of CPU
-# against 0.11 s without, a quarter of what `diff` of a one-team change costs on a fleet of 100 clusters.
+# YAML data only, and numpy is installed beside it (forecast uses it): with numpy, importing deepdiff took 0.21 s of CPU
+# and 0.4 s of wall time on a busy 2-core machine, against 0.12 s and 0.25 s without.
 _ARRAY_LIBRARIES = ("numpy", "pandas", "polars")
 
 
