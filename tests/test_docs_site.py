@@ -6,6 +6,7 @@ Regenerate the generated pages with `fleetgen docs`.
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import subprocess
@@ -125,3 +126,36 @@ def test_the_findings_reference_holds_every_module_that_raises_findings() -> Non
     assert raising and all(f"\n## {module}\n" in page for module in raising), [m for m in raising if f"\n## {m}\n" not in page]
     assert "| error | `the pool is partitioned two ways (timeSlicing and mig): choose one` | Choose one |" in page
     assert page.count("\n| error |") + page.count("\n| warning |") > 150
+
+
+def test_every_finding_says_how_to_fix_it() -> None:
+    """Each finding's fix is its own closing instruction or the `# fix:` comment above the code that raises it."""
+    from fleetgen.cli.findings_doc import finding_entries
+
+    entries = [(module, entry) for module, _, found in finding_entries() for entry in found]
+    assert len(entries) > 150, len(entries)  # the reader finds the findings (one that finds none checks nothing)
+    missing = [f"{module}: {entry.message}" for module, entry in entries if not entry.fix]
+    assert not missing, "findings without a fix (add a `# fix: ...` comment above the statement):\n" + "\n".join(missing)
+
+
+def test_a_fix_comment_is_read_from_right_above_the_statement_that_raises_the_finding() -> None:
+    from fleetgen.cli.findings_doc import _entries
+
+    source = (
+        "def check():\n"
+        "    # why the check exists, not its fix\n"
+        "    # fix: Lower maxNodes or\n"
+        "    #   request an increase\n"
+        "    yield Finding((), 'too many nodes')\n"
+        "    yield Finding((), 'too few nodes')\n"
+    )
+    first, second = _entries(ast.parse(source), source.splitlines(), is_model=False)
+    assert first.fix == "Lower maxNodes or request an increase"
+    assert second.fix == ""  # a comment serves the statement right below it only
+    source = (
+        "def check():  # fix: name a known pool\n"
+        "    yield Finding((), 'unknown pool')\n"
+        "    yield Finding((), 'the text  # fix: inside a string is code')  # fix: drop the pool\n"
+    )
+    first, second = _entries(ast.parse(source), source.splitlines(), is_model=False)
+    assert (first.fix, second.fix) == ("Name a known pool", "Drop the pool")  # the def line's, then the statement's own

@@ -1008,7 +1008,7 @@ NOT_UNTRUSTED: dict[str, str] = {
     "fleetgen.model.json_schema:_schema": "the JSON Schema fleetgen generates from its own model",
     "fleetgen.model.reference_doc:reference_markdown": "the JSON Schema fleetgen generates from its own model",
     "fleetgen.compat.reference_doc:compat_reference_markdown": "the compatibility data files shipped inside fleetgen",
-    "fleetgen.cli.findings_doc:findings_reference_markdown": "fleetgen's own source files, read to document their findings",
+    "fleetgen.cli.findings_doc:finding_entries": "fleetgen's own source files, read to document their findings",
     "fleetgen.render.kueue_config:_yaml_of": "JSON fleetgen serialized itself a line before",
     "fleetgen.importer.infer:_role": "JSON the importer serialized itself to count equal rules",
     "fleetgen.importer.teams:_tenancy": "JSON the importer serialized itself to count equal rules",

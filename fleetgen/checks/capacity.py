@@ -161,6 +161,8 @@ def check_flavor_quotas(fleet: Fleet) -> Iterator[Finding]:
             allowed = f" x overcommit {float(ratio):g}" if ratio != 1 else ""
             fix = "state each queue's nominalQuota for the pool" if any(not o.stated for o in owners) else "lower the nominal quotas"
             hint = f"; {fix}" + ("" if fleet.capacity.gpu_overcommit else ", or set capacity.gpuOvercommit")
+            # fix: State each queue's nominalQuota for the pool so that they add up to what it yields, raise maxNodes, or set
+            #   capacity.gpuOvercommit
             yield Finding(
                 culprit.path,
                 f"the nominal quotas on {cluster.name} guarantee {_count(total)} {resource} of {flavor} ({each}), above the "
@@ -191,6 +193,7 @@ def check_disjoint_flavors(fleet: Fleet) -> Iterator[Finding]:
                     continue
                 if theirs == mine:
                     if o < p:  # identical sets: once, at the later pool
+                        # fix: Give one of the two pools a label the other's nodes lack
                         yield Finding(
                             ("clusters", c, "nodePools", p, "labels"),
                             f"same labels as node pool {other.name!r}: Kueue could not tell them apart",

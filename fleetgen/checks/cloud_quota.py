@@ -61,11 +61,13 @@ def quota_uses(fleet: Fleet) -> tuple[list[QuotaUse], list[Finding]]:
     for a, account in enumerate(fleet.cloud_accounts):
         for n, name in enumerate(account.clusters):
             if name not in clusters:
+                # fix: List only clusters fleet.yaml declares under the account's clusters
                 found.append(Finding(("cloudAccounts", a, "clusters", n), f"unknown cluster {name!r}"))
                 continue
             index, cluster = clusters[name]
             if cluster.region not in account.regions:
                 message = f"no quota stated for {cluster.region}, the region of {name}: its node pools are not checked against the cloud"
+                # fix: State the region's quotas under the account (cloudAccounts[].quotas) to have its pools checked
                 found.append(Finding(("cloudAccounts", a, "clusters", n), message, Severity.NOTE))
                 continue
             for p, pool in enumerate(cluster.node_pools):
@@ -109,6 +111,7 @@ def check_cloud_quotas(fleet: Fleet) -> Iterator[Finding]:
         if use.limit is None:
             if use.family != SPOT:  # a GPU family's quota starts at 0 in most subscriptions: say it is missing
                 message = f"no quota stated for {use.family}: its pools need {use.vcpus} vCPUs at their largest ({_pools(use)})"
+                # fix: State the VM family's quota under the account, or lower the pools' maxNodes
                 yield Finding(use.at, message, Severity.WARNING)
             continue
         percent = use.percent or 0.0
@@ -120,11 +123,13 @@ def check_cloud_quotas(fleet: Fleet) -> Iterator[Finding]:
         elif percent > PLAN:
             yield Finding(use.at, f"{need}: {percent:.0f}%; request the increase now: GPU quota increases take days", Severity.NOTE)
         if use.gpu_limit is not None and use.gpus > use.gpu_limit:
+            # fix: Lower the pools' maxNodes, or raise the account's GPU limit (and request the increase)
             yield Finding((*use.at[:-1], "gpus"), f"node pools at their largest hold {use.gpus} GPUs of {what}, above its {use.gpu_limit}")
     seen: dict[str, int] = {}
     for a, account in enumerate(fleet.cloud_accounts):
         for n, name in enumerate(account.clusters):
             if name in seen and seen[name] != a:
+                # fix: List each cluster under one account only
                 yield Finding(("cloudAccounts", a, "clusters", n), f"{name} is already in account {fleet.cloud_accounts[seen[name]].name}")
             seen.setdefault(name, a)
     yield from _clusters_in_no_account(fleet, seen)

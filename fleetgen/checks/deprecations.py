@@ -28,6 +28,7 @@ class Deprecation:
 
     def finding(self, place: Place) -> Finding:
         at, what = place
+        # fix: Make the change the message names, or run fleetgen migrate
         return Finding(
             at,
             f"deprecated since fleetgen {self.deprecated_in}: {what}; fleetgen {self.refused_in} will refuse it. "

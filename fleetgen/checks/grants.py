@@ -38,10 +38,12 @@ def check_grants(fleet: Fleet, today: datetime.date | None = None) -> Iterator[F
             )
             left = (placement.until - today).days
             if left < 0:
+                # fix: Remove the ended grant (or make the change it names permanent in the quota)
                 yield Finding(at, f"the grant of {gpus} GPUs to {team.name} on {name} ended on {placement.until}; {undo}")
             elif left <= WARN_DAYS:
                 when = "today" if left == 0 else f"in {left} day{'s' if left != 1 else ''}"
                 message = f"the grant of {gpus} GPUs to {team.name} on {name} ends {when} ({placement.until}); {undo}"
+                # fix: Plan for the end of the grant: extend it in a reviewed pull request, or let it lapse
                 yield Finding(at, message, Severity.WARNING)
 
 

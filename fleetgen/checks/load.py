@@ -71,6 +71,7 @@ def _checked(source: Source, fleet: Fleet) -> LoadedFleet:
 
 def _typed(source: Source) -> Fleet:
     if not isinstance(source.data, dict):
+        # fix: Write fleet.yaml as a YAML mapping (apiVersion, kind, metadata, ...)
         raise FindingsError([Finding((), "fleet.yaml must be a mapping of fields", location=Location(source.file, 1, 1))])
     secrets = [source.place(f) for f in secret_findings(source.data)]
     if secrets:  # before anything else: a secret must not reach a rendered file or an error message
@@ -102,6 +103,7 @@ def _from_pydantic(source: Source, error: Any) -> Finding:
         at = max(i for i, part in enumerate(path) if isinstance(part, int))
         first = source.locate((*path[:at], error["ctx"]["first"], *path[at + 1 :]))
         message += f" (first at line {first.line})"
+    # fix: Correct the field the message names
     return Finding(path, message, location=source.locate(path, key=on_key))
 
 

@@ -32,6 +32,7 @@ def check_manager_and_workers(fleet: Fleet) -> Iterator[Finding]:
     clusters = {c.name: c for c in fleet.clusters}
     manager = clusters.get(mk.manager)
     if manager is None:
+        # fix: Name a cluster fleet.yaml declares as the manager
         yield Finding(HERE + ("manager",), f"unknown cluster {mk.manager!r} (known: {', '.join(sorted(clusters))})")
         return
     own = {q.name for q in manager.queues}
@@ -39,23 +40,28 @@ def check_manager_and_workers(fleet: Fleet) -> Iterator[Finding]:
     for q, queue in enumerate(mk.queues):
         at = HERE + ("queues", q)
         if queue.name in own:
+            # fix: Rename the manager queue or the cluster's own queue
             yield Finding(at + ("name",), f"{mk.manager} has a queue {queue.name!r} of its own; a manager queue needs a name of its own")
         chosen = workers[queue.name]
         if queue.workers is not None:
             for k, name in enumerate(queue.workers):
                 yield from _worker_problems(at + ("workers", k), name, queue.gpu_model, mk, clusters)
         elif not chosen:
+            # fix: Add workers with node pools of that model, or widen the queue's select
             yield Finding(at + ("select",), f"no cluster but the manager has node pools of GPU model {queue.gpu_model} and matches")
         if len(chosen) > MAX_WORKERS:
             listed = at + (("workers",) if queue.workers is not None else ("select",))
+            # fix: Split the queue into queues of 20 workers or fewer
             yield Finding(listed, f"{len(chosen)} workers; a MultiKueueConfig holds at most {MAX_WORKERS}: split the queue")
         if queue.quota_management == "Automated" and _kueue_release(fleet, manager) < QUOTA_AUTOMATION.minor:
+            # fix: Raise the manager's platform.kueue.version, or drop quotaManagement: Automated
             yield Finding(
                 at + ("quotaManagement",),
                 f"quotaManagement Automated needs Kueue {QUOTA_AUTOMATION} or later on {mk.manager} "
                 f"(platform.kueue.version is {fleet.platform_of(manager).kueue.version})",
             )
     if mk.dispatcher == "Incremental" and _kueue_release(fleet, manager) < CONFIG_ORDER.minor:
+        # fix: Raise the manager's platform.kueue.version, or use AllAtOnce
         yield Finding(
             HERE + ("dispatcher",),
             f"Kueue before {CONFIG_ORDER} dispatches Incremental in the workers' alphabetical order, not the order listed "
@@ -64,11 +70,13 @@ def check_manager_and_workers(fleet: Fleet) -> Iterator[Finding]:
     every = {w for names in workers.values() for w in names}
     for name, worker in mk.workers.items():
         if name not in every:
+            # fix: Add the worker to a queue, or remove its entry under workers
             yield Finding(
                 HERE + ("workers", name), f"{name!r} is not a worker of any queue (workers: {', '.join(sorted(every)) or 'none'})"
             )
         path = worker.kubeconfig.path
         if path is not None and not _under_kubeconfig_dir(path):
+            # fix: Give a kubeconfig Secret instead (kubeconfig.secret), or a path under that folder
             yield Finding(
                 HERE + ("workers", name, "kubeconfig", "path"),
                 f"{path!r} is outside {KUBECONFIG_DIR}: Kueue 0.19 reads Path kubeconfigs only there (and a Secret is the way "
@@ -83,11 +91,14 @@ def _under_kubeconfig_dir(path: str) -> bool:
 
 def _worker_problems(at: FieldPath, name: str, gpu_model: str, mk: MultiKueue, clusters: dict[str, Cluster]) -> Iterator[Finding]:
     if name == mk.manager:
+        # fix: Drop the manager from the queue's workers
         yield Finding(at, f"{name} is the manager; Kueue does not run a manager as a worker of itself")
     elif name not in clusters:
+        # fix: Name a cluster fleet.yaml declares
         yield Finding(at, f"unknown cluster {name!r} (known: {', '.join(sorted(clusters))})")
     elif not any(p.gpu_model == gpu_model for p in clusters[name].node_pools):
         models = sorted({p.gpu_model for p in clusters[name].node_pools if p.gpu_model})
+        # fix: Drop the worker from the queue, or add a node pool of that model to it
         yield Finding(at, f"{name} has no node pool of GPU model {gpu_model} (its models: {', '.join(models) or 'none'})")
 
 
@@ -114,12 +125,14 @@ def check_teams_on_workers(fleet: Fleet) -> Iterator[Finding]:
             feeds = next((q for q in worker.queues if q.name == team.queue_on(worker)), None)
             pools = {p.name: p for p in worker.node_pools}
             if feeds is not None and not any(pools[f].gpu_model == models[queue] for f in (feeds.flavors or tuple(pools)) if f in pools):
+                # fix: Name the worker's queue that has the model (teams[].clusters.WORKER.queue)
                 yield Finding(
                     at + ("queue",),
                     f"team {team.name}'s LocalQueue on {name} feeds {feeds.name}, which has no pool of GPU model {models[queue]}: "
                     f"what {queue} dispatches there would never be admitted (queue {worker_queue_for(worker, models[queue])} has them)",
                 )
             if team.quota_on(name).requests.gpu == 0:
+                # fix: Give the team a GPU quota on the worker, or drop the worker from the queue
                 yield Finding(
                     at,
                     f"team {team.name} has no GPU quota on {name}, a worker of {queue}: the jobs dispatched there could never start",

@@ -55,6 +55,7 @@ def _pool_findings(fleet: Fleet, c: int, p: int) -> Iterator[Finding]:
     if wanted is not None:
         operator = cluster_platform(fleet.platform, cluster.platform).gpu_operator
         if not operator.enabled:
+            # fix: Turn the GPU Operator on for the cluster, or drop the pool's partitioning
             yield Finding(
                 here + ("partitioning",),
                 f"partitioning is configured through the GPU Operator, which is off on {cluster.name} (platform.gpuOperator.enabled)",
@@ -89,15 +90,18 @@ def _mig_findings(pool: NodePool, here: FieldPath) -> Iterator[Finding]:
     assert mig is not None
     at = here + ("partitioning", "mig")
     if pool.gpu_model is None:
+        # fix: Drop the partitioning from the CPU-only pool
         yield Finding(at, "a CPU-only pool (no gpuModel) has no GPUs to partition")
         return
     barred = next((r for r in partitioning_facts().no_mig if r.gpu.lower() == pool.gpu_model.lower()), None)
     if barred is not None:
+        # fix: Use time-slicing for that GPU, or a GPU with MIG
         yield Finding(at, f"{pool.gpu_model} has no MIG ({barred.source}, {barred.url}); time-slicing can share it, without isolation")
         return
     rows = mig_rows(pool.gpu_model)
     if not rows:
         known = sorted({r.gpu for r in partitioning_facts().mig_gpus})
+        # fix: Use a GPU model fleetgen knows MIG facts for, or add its facts in a facts file
         yield Finding(at, f"no MIG facts for {pool.gpu_model} (MIG GPUs fleetgen knows: {', '.join(known)})")
         return
     row = mig_gpu(pool)
@@ -106,20 +110,24 @@ def _mig_findings(pool: NodePool, here: FieldPath) -> Iterator[Finding]:
         if pool.gpu_memory is None:
             yield Finding(here + ("gpuModel",), f"{pool.gpu_model} comes in {sizes} GB, whose MIG profiles differ: set gpuMemory")
         else:
+            # fix: State gpuMemory as one of the known sizes, or add the facts in a facts file
             yield Finding(here + ("gpuMemory",), f"no {pool.gpu_model} with {pool.gpu_memory} GB has MIG facts (known: {sizes} GB)")
         return
     profiles = ", ".join(p for p in row.profiles if "+" not in p)
     if isinstance(mig.layout, str):
         if resolved_layout(pool) is None:
+            # fix: Use a profile of that GPU from the list in the message
             yield Finding(at + ("layout",), f"unknown MIG profile {mig.layout.removeprefix('all-')!r} of {row.name} (profiles: {profiles})")
             return
     else:
         for profile in mig.layout:
             if profile not in row.profiles:
+                # fix: Use a profile of that GPU from the list in the message
                 yield Finding(at + ("layout", profile), f"unknown MIG profile {profile!r} of {row.name} (profiles: {profiles})")
     layout = resolved_layout(pool) or {}
     problems = fit_problems(row, layout)
     if problems:
+        # fix: Choose profiles that fit one GPU together (fewer or smaller slices)
         yield Finding(at + ("layout",), f"the layout does not fit one {row.name}: {'; '.join(problems)}")
     if mig.strategy == "single" and len(layout) > 1:
         yield Finding(
@@ -151,6 +159,7 @@ def check_pools(fleet: Fleet) -> Iterator[Finding]:
         for p, pool in enumerate(cluster.node_pools):
             here: FieldPath = ("clusters", c, "nodePools", p, "partitioning")
             if pool.partitioning.time_slicing is not None and pool.name in training:
+                # fix: Move multi-GPU training to an unshared pool, or drop time-slicing here
                 yield Finding(
                     here + ("timeSlicing",),
                     f"time-slicing on a pool used for multi-GPU training ({training[pool.name]}; teams on {cluster.name}: {teams}): "
@@ -164,6 +173,7 @@ def check_pools(fleet: Fleet) -> Iterator[Finding]:
                 first_mig = p
             elif mig.strategy != (cluster.node_pools[first_mig].partitioning.mig or mig).strategy:
                 other = cluster.node_pools[first_mig].name
+                # fix: Use one mig.strategy for every MIG pool of the cluster
                 yield Finding(
                     here + ("mig", "strategy"),
                     f"MIG strategy {mig.strategy} differs from node pool {other!r}'s: the GPU Operator's mig.strategy is one per cluster",
@@ -200,6 +210,7 @@ def check_slice_quotas(fleet: Fleet) -> Iterator[Finding]:
             own = placement is not None and name in placement.requests.slices
             at: FieldPath = ("teams", t, "clusters", cluster.name) if own else ("teams", t, "quota")
             pools = ", ".join(f"{pool} {n}" for pool, n in yields.get(resource, ())) or "no pool yields it"
+            # fix: Lower the teams' slice quotas, or grow the partitioned pools
             yield Finding(
                 at + ("requests", "slices", name),
                 f"{name} quotas on {cluster.name} add up to {total} ({', '.join(f'{who} {n}' for _, who, n in holders)}), "
@@ -218,6 +229,7 @@ def check_queue_slices(fleet: Fleet) -> Iterator[Finding]:
                     for name in amounts.slices:
                         if slice_resource(name) not in yielded:
                             has = ", ".join(sorted(yielded)) or "nothing"
+                            # fix: Name a slice the pool yields (the message lists them), or partition the pool to yield it
                             yield Finding(
                                 ("clusters", c, "queues", q, field, flavor, "slices", name),
                                 f"node pool {flavor} yields no {slice_resource(name)} (it yields: {has})",

@@ -24,6 +24,7 @@ def check_pool_kind(fleet: Fleet) -> Iterator[Finding]:
         for p, pool in enumerate(cluster.node_pools):
             here: FieldPath = ("clusters", c, "nodePools", p)
             if pool.gpus_per_node and pool.gpu_model is None:
+                # fix: State the pool's gpuModel, or set gpusPerNode: 0 for a CPU-only pool
                 yield Finding(here + ("gpusPerNode",), "a pool with GPUs needs gpuModel (T4, A100, H100 ...)")
 
 

@@ -23,6 +23,7 @@ def check_fair_sharing_settings(fleet: Fleet) -> Iterator[Finding]:
         on = fair_sharing_on(fleet, index, kueue)
         for q, queue in enumerate(cluster.queues):
             if not on and queue.fair_sharing_weight is not None:
+                # fix: Set platform.kueue.fairSharing: true for the cluster, or drop the weights
                 yield Finding(
                     here + ("queues", q, "fairSharingWeight"),
                     f"Kueue ignores fairSharingWeight: fair sharing is off on {cluster.name} (platform.kueue.fairSharing: false)",
@@ -38,6 +39,7 @@ def check_fair_sharing_settings(fleet: Fleet) -> Iterator[Finding]:
                 )
         for c, cohort in enumerate(cluster.cohorts):
             if not on and cohort.fair_sharing_weight is not None:
+                # fix: Set platform.kueue.fairSharing: true for the cluster, or drop the weights
                 yield Finding(
                     here + ("cohorts", c, "fairSharingWeight"),
                     f"Kueue ignores fairSharingWeight: fair sharing is off on {cluster.name} (platform.kueue.fairSharing: false)",

@@ -61,6 +61,7 @@ def _keys_are_flavors(here: FieldPath, limits: dict[str, PerFlavor], allowed: tu
     for field, per_flavor in limits.items():
         for flavor in per_flavor:
             if flavor not in allowed:
+                # fix: Name one of the known pools or cohorts the message lists
                 yield Finding(here + (field, flavor), f"{flavor!r} is not {what} (known: {', '.join(allowed) or 'none'})")
 
 
@@ -73,6 +74,7 @@ def check_cohorts(fleet: Fleet) -> Iterator[Finding]:
         for k, cohort in enumerate(cluster.cohorts):
             here: FieldPath = ("clusters", c, "cohorts", k)
             if cohort.name in seen:
+                # fix: Give each cohort of the cluster its own name
                 yield Finding(here + ("name",), f"duplicate cohort {cohort.name!r}")
             seen.add(cohort.name)
             chain, name = [cohort.name], cohort.parent
@@ -80,6 +82,7 @@ def check_cohorts(fleet: Fleet) -> Iterator[Finding]:
                 chain.append(name)
                 name = parents[name]
             if name is not None and name == cohort.name:
+                # fix: Make one cohort of the cycle the top (drop its parent)
                 yield Finding(here + ("parent",), f"cohort cycle: {' -> '.join([*chain, name])}; a cohort tree needs a top")
             limits = {"nominalQuota": cohort.nominal_quota, "borrowingLimit": cohort.borrowing_limit, "lendingLimit": cohort.lending_limit}
             yield from _keys_are_flavors(here, limits, pools, f"a node pool of {cluster.name}")
@@ -108,6 +111,7 @@ def check_queue_limits(fleet: Fleet) -> Iterator[Finding]:
                 for resource in _limited(lend) if flavor in flavors else ():
                     amount, own = lend.amount(resource), nominal(pools[flavor], queue.nominal_quota.get(flavor), resource)
                     if amount is not None and amount > own:
+                        # fix: Lower the lendingLimit to the nominal quota or below
                         yield Finding(
                             here + ("lendingLimit", flavor, *_field(resource)),
                             f"lendingLimit {_show(resource, amount)} {resource} of {flavor} is above the queue's nominal quota "
@@ -120,10 +124,12 @@ def check_queue_limits(fleet: Fleet) -> Iterator[Finding]:
                         continue
                     at = here + ("borrowingLimit", flavor, *_field(resource))
                     if not queue.cohort:
+                        # fix: Put the queue in a cohort, or drop borrowingLimit
                         yield Finding(at, "borrowingLimit needs a cohort to borrow from (set cohort)")
                         break
                     can = lendable(cluster, q, flavor, resource)
                     if amount > can:
+                        # fix: Lower the borrowingLimit, or let the other queues of the cohort lend more
                         yield Finding(
                             at,
                             f"borrowingLimit {_show(resource, amount)} {resource} of {flavor} exceeds the "
@@ -131,6 +137,7 @@ def check_queue_limits(fleet: Fleet) -> Iterator[Finding]:
                         )
             borrow_policy = queue.preemption.borrow_within_cohort
             if borrow_policy and borrow_policy.policy != "Never" and queue.preemption.reclaim_within_cohort == "Never":
+                # fix: Set preemption.reclaimWithinCohort to Any or LowerPriority, or drop borrowWithinCohort
                 yield Finding(
                     here + ("preemption", "borrowWithinCohort", "policy"),
                     "borrowWithinCohort needs reclaimWithinCohort other than Never (Kueue refuses the queue otherwise)",
@@ -164,6 +171,7 @@ def check_team_reaches_gpus(fleet: Fleet) -> Iterator[Finding]:
             pools = {p.name: p for p in cluster.node_pools}
             if index is not None and not _gpu_reachable(cluster, index, pools):
                 where: FieldPath = ("teams", t, "clusters", name) + (("queue",) if placement and placement.queue else ())
+                # fix: Give the queue a GPU nominal quota, or put it in a cohort that lends GPUs
                 yield Finding(
                     where,
                     f"team {team.name}'s queue {queue} on {name} cannot reach any GPU: its flavors hold no GPU "
@@ -181,18 +189,22 @@ def check_volcano(fleet: Fleet) -> Iterator[Finding]:
         pools = {p.name: p for p in cluster.node_pools}
         for p, pool in enumerate(volcano.node_pools or ()):
             if pool not in pools:
+                # fix: Name a node pool of the cluster
                 yield Finding(here + ("nodePools", p), f"unknown node pool {pool!r} of {cluster.name}")
         teams = {team.name for _, team in fleet.placements[cluster.name]}
         for team, weight in volcano.weights.items():
             if team not in teams:
+                # fix: Name a team placed on the cluster, or place the team there
                 yield Finding(here + ("weights", team), f"team {team!r} is not on {cluster.name}")
             elif not 1 <= weight <= 65535:
+                # fix: Use a weight from 1 to 65535
                 yield Finding(here + ("weights", team), f"weight {weight} is outside Volcano's 1-65535")
         mine = set(volcano.node_pools) if volcano.node_pools is not None else set(pools)
         yield from _volcano_guarantees(fleet, cluster, here, [pools[p] for p in sorted(mine) if p in pools])
         for queue in cluster.queues:
             shared = [f for f in _flavors(cluster, queue) if f in mine and f in pools and pools[f].gpus_per_node]
             if shared:
+                # fix: Split the pools: list them in volcano.nodePools or in the queues' flavors, not both
                 yield Finding(
                     here + (("nodePools",) if volcano.node_pools is not None else ()),
                     f"Volcano and Kueue queue {queue.name} both hand out the GPUs of {', '.join(shared)}: "
@@ -211,6 +223,7 @@ def _volcano_guarantees(fleet: Fleet, cluster: Cluster, here: FieldPath, pools: 
     for name, reserved in volcano.guarantees.items():
         team = placed.get(name)
         if team is None:
+            # fix: Name a team placed on the cluster, or place the team there
             yield Finding(at + (name,), f"team {name!r} is not on {cluster.name}")
             continue
         quota = team.quota_on(cluster.name).requests
@@ -219,6 +232,7 @@ def _volcano_guarantees(fleet: Fleet, cluster: Cluster, here: FieldPath, pools: 
             amount, cap = reserved.amount(resource), getattr(quota, field)
             cap_value = None if cap is None else Fraction(cap) if isinstance(cap, int) else cap.value
             if amount is not None and cap_value is not None and amount > cap_value:
+                # fix: Lower the guarantee to the team's quota on the cluster, or raise the quota
                 yield Finding(
                     at + (name, field),
                     f"guarantee {_show(resource, amount)} {resource} is above team {name}'s quota on {cluster.name} "
@@ -245,6 +259,7 @@ def check_topology(fleet: Fleet) -> Iterator[Finding]:
             here: FieldPath = ("clusters", c, "nodePools", p, "topology")
             for i, label in enumerate(pool.topology):
                 if label == HOSTNAME and i != len(pool.topology) - 1:
+                    # fix: List kubernetes.io/hostname last in the pool's topology levels
                     yield Finding(here + (i,), f"{HOSTNAME} must be the last (narrowest) level")
 
 
@@ -256,6 +271,7 @@ def check_admission(fleet: Fleet) -> Iterator[Finding]:
                 continue
             placed = fleet.queue_teams(cluster, queue.name)
             if not placed:
+                # fix: Place a team on the queue (teams[].clusters.CLUSTER.queue), or remove the queue
                 yield Finding(
                     ("clusters", c, "queues", q, "admits"), "no team is placed on this queue: it admits nothing", Severity.WARNING
                 )

@@ -18,10 +18,12 @@ def check_endpoints(fleet: Fleet) -> Iterator[Finding]:
         for e, endpoint in enumerate(team.endpoints):
             here = ("teams", t, "endpoints", e)
             if endpoint.tier not in tiers:
+                # fix: Name a tier from slo.tiers
                 yield Finding(here + ("tier",), f"unknown SLO tier {endpoint.tier!r} (known: {', '.join(sorted(tiers))})")
             for c, cluster in enumerate(endpoint.clusters):
                 if cluster not in team.clusters:
                     placed = ", ".join(team.clusters) or "none"
+                    # fix: Name a cluster the endpoint's team is placed on
                     yield Finding(here + ("clusters", c), f"{team.name} is not on cluster {cluster!r} (it is on: {placed})")
 
 

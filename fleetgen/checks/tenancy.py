@@ -40,6 +40,7 @@ def _rules(rules: tuple[RoleRule, ...], at: FieldPath) -> Iterator[Finding]:
                 owned = FLEETGEN_OWNS.get((group, resource))
                 if owned:
                     verbs = ", ".join(writes[:-1]) + (" or " if len(writes) > 1 else "") + writes[-1]
+                    # fix: Drop that rule from the team's Role (tenancy.role or the team's own rules)
                     yield Finding(
                         at + (r, "resources", rule.resources.index(resource)),
                         f"a team's Role may not {verbs} {resource} ({group or 'core'} group): "
@@ -52,6 +53,7 @@ def check_tenancy(fleet: Fleet) -> Iterator[Finding]:
     for p, name in enumerate(fleet.tenancy.priority_classes or ()):
         if name not in classes:
             known = ", ".join(sorted(classes)) or "none defined"
+            # fix: Name a class from priorityClasses
             yield Finding(("tenancy", "priorityClasses", p), f"unknown priority class {name!r} (known: {known})")
     yield from _service_types(fleet.tenancy.service_types, ("tenancy", "serviceTypes"))
     yield from _rules(fleet.tenancy.role, ("tenancy", "role"))

@@ -2,7 +2,10 @@
 
 Every `Finding(...)` fleetgen constructs, and every `raise ValueError(...)` of a model validator (which
 becomes a finding at its field), is one entry: its severity, its message with each computed part shown
-as `{name}`, and the rule it enforces (the docstring of the function that raises it, else its module's).
+as `{name}`, how to fix it, and the rule it enforces (the docstring of the function that raises it, else
+its module's). The fix is the `# fix: ...` comment right above the statement that raises the finding,
+or at the end of its first line, or at the end of the `def` line of the function that raises it (one fix
+for all its findings), else the message's own closing instruction.
 A message built elsewhere and passed on is named by what builds it. Reading the source rather than a
 hand-kept list means a new check is documented the moment it exists.
 """
@@ -18,8 +21,8 @@ PACKAGE = Path(__file__).resolve().parents[1]
 SEVERITIES = {"ERROR": "error", "WARNING": "warning", "NOTE": "note"}
 # A message's last clause is its fix when it starts with one of these verbs ("...; set capacity.gpuOvercommit").
 FIX_VERBS = frozenset(
-    "add allow choose drop give keep list lower move name plan put raise remove rename replace request run set state "
-    "upgrade use write".split()
+    "add allow choose drop give keep list lower mark move name plan put raise remove rename replace request run set split "
+    "state upgrade use write".split()
 )
 
 INTRO = """\
@@ -27,12 +30,14 @@ INTRO = """\
 
 Written by `fleetgen docs` from the code that raises each finding; a test fails while it is stale.
 A finding prints as `fleet.yaml:LINE:COLUMN: [severity: ]PATH: MESSAGE`: the position and the field
-path say where, the message says what is wrong and, where there is one, what to change (the fix column
-repeats a message's closing instruction; the rule column says what the check enforces). `{name}` in a
-message below stands for a value fleetgen fills in. Errors fail `validate` (exit 1); warnings fail it
-only with `--fail-on warning`; notes never fail. [What validate checks](validate-checks.md) explains
-the checks by layer.
+path say where, the message says what is wrong, the fix column what to change, and the rule column
+what the check enforces and why. `{name}` in a message below stands for a value fleetgen fills in.
+Errors fail `validate` (exit 1); warnings fail it only with `--fail-on warning`; notes never fail.
+[What validate checks](validate-checks.md) explains the checks by layer.
 """
+
+
+FIX_COMMENT = "# fix:"
 
 
 @dataclass(frozen=True)
@@ -40,42 +45,87 @@ class Entry:
     severity: str
     message: str
     rule: str
+    fix: str  # what to change, from the `# fix:` comment above the raising statement or the message's closing clause
 
 
 def findings_reference_markdown() -> str:
     parts = [INTRO]
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = path.relative_to(PACKAGE).as_posix()
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        entries = _entries(tree, is_model=module.startswith("model/"))
+    for module, summary, entries in finding_entries():
         if not entries:
             continue
-        parts.append(f"## {module.removesuffix('.py')}\n")
-        summary = _first_paragraph(ast.get_docstring(tree) or "")
+        parts.append(f"## {module}\n")
         if summary:
             parts.append(summary + "\n")
         parts += ["| severity | message | fix | rule |", "|---|---|---|---|"]
         for entry in dict.fromkeys(entries):
-            parts.append(f"| {entry.severity} | {_code(entry.message)} | {_cell(_fix(entry.message))} | {_cell(entry.rule)} |")
+            parts.append(f"| {entry.severity} | {_code(entry.message)} | {_cell(entry.fix)} | {_cell(entry.rule)} |")
         parts.append("")
     return "\n".join(parts)
 
 
-def _entries(tree: ast.Module, is_model: bool) -> list[Entry]:
+def finding_entries() -> list[tuple[str, str, list[Entry]]]:
+    """(module without .py, its docstring's first paragraph, its entries in source order) for every module of the package."""
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = path.relative_to(PACKAGE).as_posix()
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        entries = _entries(tree, source.splitlines(), is_model=module.startswith("model/"))
+        out.append((module.removesuffix(".py"), _first_paragraph(ast.get_docstring(tree) or ""), entries))
+    return out
+
+
+def _entries(tree: ast.Module, lines: list[str], is_model: bool) -> list[Entry]:
     found: list[Entry] = []
     module_rule = _first_paragraph(ast.get_docstring(tree) or "")
+    starts = _statement_starts(tree)
     for scope in [tree, *[n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]]:
         rule = _first_paragraph(ast.get_docstring(scope) or "") if not isinstance(scope, ast.Module) else ""
         for node in _own_nodes(scope):
             if isinstance(node, ast.Call) and _called(node) == "Finding":
                 message = node.args[1] if len(node.args) > 1 else _keyword(node, "message")
-                severity = node.args[2] if len(node.args) > 2 else _keyword(node, "severity")
-                for text in _messages(message, scope):
-                    found.append(Entry(_severity(severity), text, rule or module_rule))
+                severity = _severity(node.args[2] if len(node.args) > 2 else _keyword(node, "severity"))
             elif is_model and isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and _called(node.exc) == "ValueError":
-                for text in _messages(node.exc.args[0] if node.exc.args else None, scope):
-                    found.append(Entry("error", text, rule or module_rule))
+                message, severity = node.exc.args[0] if node.exc.args else None, "error"
+            else:
+                continue
+            start = starts.get(id(node), getattr(node, "lineno", 1))
+            comment = _fix_comment(lines, start) or _trailing_fix(lines[start - 1]) or _trailing_fix(lines[getattr(scope, "lineno", 1) - 1])
+            for text in _messages(message, scope):
+                found.append(Entry(severity, text, rule or module_rule, comment or _fix(text)))
     return found
+
+
+def _statement_starts(tree: ast.Module) -> dict[int, int]:
+    """id(node) -> the first line of the innermost statement holding it (where its `# fix:` comment sits above)."""
+    starts: dict[int, int] = {}
+    for statement in ast.walk(tree):
+        if isinstance(statement, ast.stmt) and not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            for node in ast.walk(statement):
+                starts[id(node)] = statement.lineno  # inner statements come later in the walk and win
+    return starts
+
+
+def _trailing_fix(line: str) -> str:
+    """The `# fix:` comment at the end of a source line (a string holding the marker is not one: it is code)."""
+    code, marker, text = line.rpartition("  " + FIX_COMMENT)
+    if not marker or code.count('"') % 2 or code.count("'") % 2:
+        return ""
+    text = text.strip()
+    return text[:1].upper() + text[1:]
+
+
+def _fix_comment(lines: list[str], line: int) -> str:
+    """The `# fix:` comment block right above source line `line` (1-based), its continuation lines joined."""
+    block: list[str] = []
+    n = line - 2
+    while n >= 0 and lines[n].strip().startswith("#"):
+        block.insert(0, lines[n].strip().lstrip("#").strip())
+        if lines[n].strip().startswith(FIX_COMMENT):
+            text = " ".join(block).removeprefix(FIX_COMMENT[1:].strip()).strip()
+            return text[:1].upper() + text[1:]
+        n -= 1
+    return ""
 
 
 def _own_nodes(scope: ast.AST) -> list[ast.AST]:

@@ -87,5 +87,6 @@ def unknown_chart_findings(fleet: Fleet) -> list[Finding]:
                 f"allows those of its versions fleetgen knows ({', '.join(known) or 'none'}); Argo CD refuses to sync any other "
                 "(vendor the chart and run scripts/refresh_charts.py to record it)"
             )
+            # fix: Pin a chart version fleetgen knows, or vendor the chart and run scripts/refresh_charts.py
             found[at] = Finding(at, message, Severity.WARNING)
     return list(found.values())

@@ -38,6 +38,7 @@ def fleet_facts(fleet: Fleet, source: Source) -> FleetFacts:
         raw = read_fleet_bytes(path)
     except InputError as exc:
         field = ("compatibility", "factsFile")
+        # fix: Fix the facts file named by factsFile (its path, its YAML)
         raise FindingsError([source.place(Finding(field, f"cannot use the facts file: {exc}"))]) from None
     return merge_facts_text(raw, str(path), facts())
 
@@ -46,6 +47,7 @@ def merge_facts_text(raw: bytes, file: str, shipped: Facts) -> FleetFacts:
     """Facts file bytes (named `file` in messages) merged over `shipped`."""
     extra_source = parse_fleet(raw, file)
     if not isinstance(extra_source.data, dict):
+        # fix: Write the facts file as a mapping of tables (kubernetesReleases, drivers, ...)
         raise FindingsError([Finding((), "a facts file must be a mapping of tables", location=Location(file, 1, 1))])
     try:
         extra = ExtraFacts.model_validate(extra_source.data)
@@ -53,6 +55,7 @@ def merge_facts_text(raw: bytes, file: str, shipped: Facts) -> FleetFacts:
         problems = [_placed(extra_source, error) for error in exc.errors()]
         raise FindingsError(sorted(problems, key=lambda f: (f.location or Location(file, 0, 0), f.dotted_path))) from None
     merged, overrides = merge(shipped, extra)
+    # fix: Check the row against its source when you upgrade fleetgen, and drop it once fleetgen's own row holds
     warnings = tuple(
         extra_source.place(
             Finding(
@@ -79,4 +82,5 @@ def _placed(source: Source, error: Any) -> Finding:
         )
     else:
         message = str(error["msg"]).removeprefix("Value error, ")
+    # fix: Correct the facts file's row the message names
     return Finding(path, message, location=source.locate(path, key=kind == "extra_forbidden"))

@@ -81,6 +81,7 @@ def driver_findings(fleet: Fleet, facts: OperatorFacts | None = None) -> list[Fi
         release = operator_release(chart_version, facts)
         if release is None:
             message = f"no driver facts for GPU Operator {chart_version} (used on {names}): the driver is not checked against it"
+            # fix: Pin a GPU Operator release fleetgen knows (Compatibility facts), or add its drivers in a facts file
             findings.append(Finding(("versionSets", set_name, "driver"), message, Severity.WARNING))
             continue
         driver = fleet.version_sets[set_name].driver
@@ -90,5 +91,6 @@ def driver_findings(fleet: Fleet, facts: OperatorFacts | None = None) -> list[Fi
                 f"driver {driver} is not supported by GPU Operator {chart_version} (used on {names}); "
                 f"its {release.series} releases support {supported}"
             )
+            # fix: Choose a driver the release supports, or a release that supports the driver
             findings.append(Finding(("versionSets", set_name, "driver"), message))
     return findings

@@ -85,9 +85,11 @@ def check_pool_drivers(fleet: Fleet, data: Facts | None = None) -> Iterator[Find
             written = pool.driver.model_fields_set
             if not pool.gpus_per_node:
                 if written:
+                    # fix: Drop the driver settings from the CPU-only pool
                     yield Finding(at, f"node pool {pool.name} has no GPUs (gpusPerNode: 0): it has no driver to set")
                 continue
             if OWNER_LABEL in pool.labels and per_pool:
+                # fix: Select the pool's nodes by a label of your own
                 yield Finding(
                     ("clusters", c, "nodePools", p, "labels", OWNER_LABEL),
                     f"{OWNER_LABEL} is the GPU Operator's own label (the NVIDIADriver owning the node); "
@@ -142,12 +144,15 @@ def _without_crd(fleet: Fleet, cluster: Cluster, pool: NodePool, at: FieldPath) 
         else "the GPU Operator is off there"
     )
     if pool.driver.version is not None:
+        # fix: Make the change the message names (driverCrd, the operator release), or drop the pool's driver
         yield Finding(at + ("version",), f"node pool {pool.name} cannot run a driver of its own on {cluster.name}: {why}")
     if pool.driver.upgrade is not None:
+        # fix: Turn driverCrd on for the cluster to give each pool its own policy, or drop the pool's setting
         yield Finding(at + ("upgrade",), f"ignored on {cluster.name}: {why}, so one upgrade policy moves all its pools", Severity.WARNING)
     for field, written in (("podLabels", pool.driver.pod_labels), ("podAnnotations", pool.driver.pod_annotations)):
         if written:
             message = f"ignored on {cluster.name}: {why}, so no driver pods of the pool's own carry them"
+            # fix: Turn driverCrd on for the cluster to give the pool's driver pods their own labels, or drop the field
             yield Finding(at + (field,), message, Severity.WARNING)
 
 
@@ -158,6 +163,7 @@ def _driver_problems(fleet: Fleet, cluster: Cluster, pool: NodePool, at: FieldPa
     release = operator_release(chart)
     if release is not None and driver not in release.drivers:
         listed = ", ".join(str(d) for d in release.drivers)
+        # fix: Choose a driver the release supports, or a release that supports it
         yield Finding(at, f"driver {driver} of node pool {pool.name} is not supported by GPU Operator {chart} (it supports {listed})")
     row = fleet.version_sets[cluster.version_set]
     gpus = frozenset({pool.gpu_model} if pool.gpu_model else ())
@@ -165,11 +171,13 @@ def _driver_problems(fleet: Fleet, cluster: Cluster, pool: NodePool, at: FieldPa
     mine = row.model_copy(update={"driver": driver})
     for problem in version_set_problems(mine, gpus, data):
         if problem.message not in known:
+            # fix: Choose a driver for the pool that the rule accepts
             yield Finding(at, f"on node pool {pool.name} ({pool.gpu_model}): {problem.message}", problem.severity)
     hub = fleet.platform_of(cluster).jupyterhub
     for image in hub.images if hub.enabled else ():
         runs = cuda_on_driver(image.cuda, driver, data)
         if runs is not None and runs.field == "driver":
+            # fix: Give the pool a driver that fully runs the image's CUDA, or stop offering the image there
             yield Finding(
                 at,
                 f"notebook image {image.name} (CUDA {image.cuda}) offered on {cluster.name} would not run fully on node pool "

@@ -153,10 +153,12 @@ def check_compatibility(fleet: Fleet, data: Facts | None = None) -> Iterator[Fin
             continue
         gpus = frozenset(p.gpu_model for c in users for p in c.node_pools if p.gpu_model)
         for problem in version_set_problems(vs, gpus, data):
+            # fix: Change the version set so that the rule holds (the message names it and its source)
             yield Finding(("versionSets", name, problem.field), problem.message, problem.severity)
         if cuda_image(vs.cuda) is None:  # the fleet is fine; the dev container of its teams is what has no image
             known = ", ".join(str(row.cuda) for row in cuda_images().images)
             message = f"no CUDA image is known for CUDA {vs.cuda}: `fleetgen team devcontainer` refuses its clusters (known: {known})"
+            # fix: Use a CUDA version fleetgen knows an image for, or add one in a facts file
             yield Finding(("versionSets", name, "cuda"), message, Severity.NOTE)
 
 
@@ -168,6 +170,7 @@ def check_fleet_policy(fleet: Fleet) -> Iterator[Finding]:
     for finding in _fleet_policy(fleet):
         if rolling:
             pending = next(w.wave for w in fleet.upgrade.waves if w.applied_at is None)  # type: ignore[union-attr]
+            # fix: Finish the upgrade: apply the next wave
             yield Finding(finding.path, f"{finding.message} (upgrade in progress, wave {pending} next)", Severity.WARNING)
         else:
             yield finding
@@ -186,6 +189,7 @@ def _fleet_policy(fleet: Fleet) -> Iterator[Finding]:
         reference = next(c for _, c in production if values(c.version_set) == common)
         for i, cluster in production:
             if values(cluster.version_set) != common:
+                # fix: Move the production clusters to one version set (fleetgen upgrade plan)
                 yield Finding(
                     ("clusters", i, "versionSet"),
                     f"production clusters must run identical versions: {cluster.version_set!r} differs from "
@@ -196,6 +200,7 @@ def _fleet_policy(fleet: Fleet) -> Iterator[Finding]:
             if cluster.environment != "production" and cluster.version_set in sets:
                 minor = sets[cluster.version_set].kubernetes.minor
                 if minor[0] == floor[0] and minor[1] > floor[1] + 1:
+                    # fix: Upgrade production first, or keep the cluster within one minor of it
                     yield Finding(
                         ("clusters", i, "versionSet"),
                         f"{cluster.environment} may run at most one Kubernetes minor ahead of production "

@@ -77,22 +77,28 @@ def object_problems(doc: Any, path: FieldPath) -> Iterator[Finding]:
     if doc is None and not path:
         return  # an empty document
     if not isinstance(doc, dict):
+        # fix: Give kubectl get -o yaml output (a List or Kubernetes objects), unedited
         yield Finding(path, f"expected a Kubernetes object (a map), got {kind_of(doc)}")
         return
     kind = doc.get("kind")
     if "kind" not in doc:
+        # fix: Give kubectl get -o yaml output, unedited
         yield Finding(path + ("kind",), "required field is missing")
     elif not isinstance(kind, str) or not kind.strip():
+        # fix: Give kubectl get -o yaml output, unedited
         yield Finding(path + ("kind",), f"expected a kind such as ConfigMap, got {kind_of(kind)}")
     if "apiVersion" in doc and not isinstance(doc["apiVersion"], str):
+        # fix: Give kubectl get -o yaml output, unedited
         yield Finding(path + ("apiVersion",), f"expected a string, got {kind_of(doc['apiVersion'])}")
     if _is_list(doc):
         items = doc["items"]
         if not isinstance(items, list):
+            # fix: Give kubectl get -o yaml output, unedited
             yield Finding(path + ("items",), f"expected a list, got {kind_of(items)}")
             return
         for index, item in enumerate(items):
             if item is None:
+                # fix: Give kubectl get -o yaml output (no empty documents), unedited
                 yield Finding(path + ("items", index), "expected a Kubernetes object (a map), got null")
             else:
                 yield from object_problems(item, path + ("items", index))
@@ -105,16 +111,20 @@ def _metadata_problems(doc: dict[str, Any], path: FieldPath) -> Iterator[Finding
     here = path + ("metadata",)
     meta = doc.get("metadata")
     if meta is None:
+        # fix: Give kubectl get -o yaml output, unedited
         yield Finding(here, "required field is missing" if "metadata" not in doc else "expected a map, got null")
         return
     if not isinstance(meta, dict):
+        # fix: Give kubectl get -o yaml output, unedited
         yield Finding(here, f"expected a map, got {kind_of(meta)}")
         return
     name = meta.get("name")
     if not isinstance(name, str) or not name:
+        # fix: Give kubectl get -o yaml output, unedited
         yield Finding(here + ("name",), "required field is missing" if "name" not in meta else f"expected a name, got {kind_of(name)}")
     namespace = meta.get("namespace")
     if namespace is not None and not isinstance(namespace, str):
+        # fix: Give kubectl get -o yaml output, unedited
         yield Finding(here + ("namespace",), f"expected a string, got {kind_of(namespace)}")
     for field in ("labels", "annotations"):  # maps of strings; null counts as absent
         values = meta.get(field)
@@ -122,9 +132,11 @@ def _metadata_problems(doc: dict[str, Any], path: FieldPath) -> Iterator[Finding
         if isinstance(values, dict):
             for key, value in values.items():
                 if not isinstance(value, str):
+                    # fix: Give kubectl get -o yaml output, unedited
                     yield Finding(here + (field, key), f"expected a string, got {kind_of(value)}")
 
 
 def _expect_map(value: Any, path: FieldPath) -> Iterator[Finding]:
     if value is not None and not isinstance(value, dict):
+        # fix: Give kubectl get -o yaml output, unedited
         yield Finding(path, f"expected a map, got {kind_of(value)}")

@@ -137,11 +137,13 @@ def _at(doc: dict[str, Any], path: tuple[str, ...]) -> Any:
 def _problems(value: Any, field: Field, here: FieldPath) -> Iterator[Finding]:
     if field.shape == "string":
         if not isinstance(value, str):
+            # fix: Give kubectl get -o yaml output, unedited
             yield Finding(here, f"expected a string, got {kind_of(value)}")
         return
     if field.shape in ("integer", "boolean"):
         expected = bool if field.shape == "boolean" else int
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            # fix: Give kubectl get -o yaml output, unedited
             yield Finding(here, f"expected {'a boolean' if expected is bool else 'an integer'}, got {kind_of(value)}")
         return
     if field.shape == "quantity":
@@ -149,6 +151,7 @@ def _problems(value: Any, field: Field, here: FieldPath) -> Iterator[Finding]:
         return
     if field.shape == "tree":  # fieldsV1: maps of maps all the way down (`f:spec: {f:hard: {.: {}}}`)
         if not isinstance(value, dict):
+            # fix: Give kubectl get -o yaml output, unedited
             yield Finding(here, f"expected a map, got {kind_of(value)}")
             return
         for key, inner in value.items():
@@ -156,22 +159,27 @@ def _problems(value: Any, field: Field, here: FieldPath) -> Iterator[Finding]:
         return
     if field.shape == "names":
         if not isinstance(value, list):
+            # fix: Give kubectl get -o yaml output, unedited
             yield Finding(here, f"expected a list, got {kind_of(value)}")
             return
         for index, item in enumerate(value):
             if not isinstance(item, str):
+                # fix: Give kubectl get -o yaml output, unedited
                 yield Finding(here + (index,), f"expected a string, got {kind_of(item)}")
         return
     if field.shape == "items":
         if not isinstance(value, list):
+            # fix: Give kubectl get -o yaml output, unedited
             yield Finding(here, f"expected a list, got {kind_of(value)}")
             return
         for index, item in enumerate(value):
             if not isinstance(item, dict):
+                # fix: Give kubectl get -o yaml output, unedited
                 yield Finding(here + (index,), f"expected a map, got {kind_of(item)}")
                 continue
             for name in field.strings:
                 if item.get(name) is not None and not isinstance(item[name], str):
+                    # fix: Give kubectl get -o yaml output, unedited
                     yield Finding(here + (index, name), f"expected a string, got {kind_of(item[name])}")
             for inner in field.each:
                 found = _at(item, inner.path)
@@ -179,10 +187,12 @@ def _problems(value: Any, field: Field, here: FieldPath) -> Iterator[Finding]:
                     yield from _problems(found, inner, here + (index, *inner.path))
         return
     if not isinstance(value, dict):
+        # fix: Give kubectl get -o yaml output, unedited
         yield Finding(here, f"expected a map, got {kind_of(value)}")
         return
     for key, item in value.items():
         if field.shape == "strings" and not isinstance(item, str):
+            # fix: Give kubectl get -o yaml output, unedited
             yield Finding(here + (str(key),), f"expected a string, got {kind_of(item)}")
         elif field.shape == "quantities":
             yield from _quantity_problems(item, here + (str(key),))
@@ -190,11 +200,13 @@ def _problems(value: Any, field: Field, here: FieldPath) -> Iterator[Finding]:
 
 def _quantity_problems(value: Any, here: FieldPath) -> Iterator[Finding]:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        # fix: Give kubectl get -o yaml output, unedited
         yield Finding(here, f"expected a quantity such as 500m or 8Gi, got {kind_of(value)}")
         return
     try:
         Quantity.parse(str(value))
     except ValueError as exc:
+        # fix: Give kubectl get -o yaml output, unedited
         yield Finding(here, str(exc))
 
 

@@ -70,6 +70,7 @@ class ApprovalCondition(Spec):
     def _exactly_one(self) -> ApprovalCondition:
         chosen = [name for name, value in self if value not in (None, False)]
         if len(chosen) != 1:
+            # fix: Keep exactly one condition in the rule (split it into rules of one condition each)
             raise ValueError(
                 "set exactly one condition: gpuQuotaAtLeast, addedGpusAtLeast, addedMonthlyCostAtLeast, newCluster, "
                 "removedCluster, productionVersions, priorityClasses, grantLongerThanDays, workload or budget"
@@ -91,5 +92,6 @@ class ApprovalRule(Spec):
     @classmethod
     def _not_builtin(cls, name: str) -> str:
         if name.startswith("fleetgen-"):  # a rule of the fleet's own must not pass for one fleetgen always applies
+            # fix: Rename the rule
             raise ValueError("names starting with 'fleetgen-' are fleetgen's built-in rules (see the documentation: Review a pull request)")
         return name

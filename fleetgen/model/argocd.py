@@ -27,5 +27,6 @@ class ArgoCd(Spec):
     @model_validator(mode="after")
     def _progressive_needs_hub(self) -> ArgoCd:
         if self.progressive_sync and self.mode != "hub":
+            # fix: Set gitops.argocd.mode: hub, or drop progressiveSync
             raise ValueError("progressiveSync needs mode hub: only the hub's ApplicationSet can roll the clusters out in waves")
         return self

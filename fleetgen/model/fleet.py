@@ -73,6 +73,7 @@ class GitOps(Spec):
     def _no_credential_in_url(cls, url: str) -> str:
         problem = url_problem(url, "flux", None)
         if problem is not None:  # the URL itself is not repeated: it holds the secret
+            # fix: Write the repository URL as the message says
             raise ValueError(f"the URL {problem}")
         return url
 
@@ -83,11 +84,14 @@ class GitOps(Spec):
         if credentials is None or engine is None or url is None:  # a missing engine or URL is reported at its own field
             return credentials
         if (engine, credentials.kind) not in SECRET_KEYS:
+            # fix: Use basic-auth with the token as the password
             raise ValueError(f"kind {credentials.kind} is Flux's: Argo CD reads an HTTPS token as basic-auth's password")
         if engine != "argocd" and "argocd_secret_type" in credentials.model_fields_set:
+            # fix: Drop argocdSecretType, or set gitops.engine: argocd
             raise ValueError(f"argocdSecretType is set only with engine argocd (the engine is {engine})")
         problem = url_problem(url, engine, credentials)
         if problem is not None:
+            # fix: Write a URL that fits the credential kind (ssh:// for ssh, https:// for the others)
             raise ValueError(f"kind {credentials.kind}: the repository {url} {problem}")
         return credentials
 
@@ -96,6 +100,7 @@ class GitOps(Spec):
     def _argocd_needs_argocd(cls, value: ArgoCd, info: ValidationInfo) -> ArgoCd:
         engine = info.data.get("engine")
         if engine is not None and engine != "argocd":  # only a value written in fleet.yaml reaches here
+            # fix: Drop the field, or set gitops.engine: argocd
             raise ValueError(f"set only with engine argocd (the engine is {engine})")
         return value
 
@@ -118,6 +123,7 @@ class PriorityClass(Spec):
         # The API server refuses the prefix (pkg/apis/scheduling/validation ValidatePriorityClass); say so here,
         # at the name, rather than at the rendered PriorityClass.
         if name.startswith("system-"):
+            # fix: Rename the priority class
             raise ValueError("priority class names with 'system-' prefix are reserved for system use only")
         return name
 

@@ -91,6 +91,7 @@ class ManagerQueue(Spec):
     @model_validator(mode="after")
     def _workers_or_select(self) -> ManagerQueue:
         if (self.workers is None) == (self.select is None):
+            # fix: Keep either workers or select on the queue
             raise ValueError("name the workers or a select, exactly one of them")
         return self
 
@@ -134,6 +135,7 @@ class MultiKueue(Spec):
     @model_validator(mode="after")
     def _external_needs_a_name(self) -> MultiKueue:
         if (self.dispatcher == "External") != (self.external_dispatcher is not None):
+            # fix: Set externalDispatcher only with dispatcher: External
             raise ValueError("externalDispatcher names the controller of dispatcher External, and is set only then")
         return self
 

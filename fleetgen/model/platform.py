@@ -84,6 +84,7 @@ def _nodes_or_percent(value: Any) -> int | str:
         return value
     if isinstance(value, str) and re.fullmatch(_PERCENT, value):
         return value
+    # fix: Write a number of nodes or a percentage such as 25%
     raise ValueError("must be a number of nodes (0 or more) or a percentage such as 25%")
 
 

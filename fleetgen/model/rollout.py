@@ -26,6 +26,7 @@ def _duration(value: str) -> datetime.timedelta:
     units = {"m": 60, "h": 3600, "d": 86400}
     match = re.fullmatch(r"(\d{1,6})([mhd])", value)  # six digits: no overflow, and more than anyone soaks
     if not match:
+        # fix: Write a duration such as 90m, 48h or 2d
         raise ValueError(f"{value!r} is not a duration such as 90m, 48h or 2d")
     return datetime.timedelta(seconds=int(match.group(1)) * units[match.group(2)])
 
@@ -34,6 +35,7 @@ def _as_duration(value: Any) -> Any:
     if isinstance(value, datetime.timedelta):
         return value
     if isinstance(value, bool) or not isinstance(value, (str, int)):  # a flag or a fraction is no duration (and crashed the regex)
+        # fix: Write a duration such as 90m, 48h or 2d
         raise ValueError("must be a duration such as 90m, 48h or 2d")
     return _duration(as_text(value))
 

@@ -48,6 +48,7 @@ class Secrets(Spec):
     @model_validator(mode="after")
     def _one_source(self) -> Secrets:
         if (self.external_secrets is None) == (self.sops is None):
+            # fix: Keep one of externalSecrets or sops
             raise ValueError("set one of externalSecrets or sops: the Secrets of the whole fleet come from one place")
         return self
 

@@ -32,6 +32,7 @@ _LATENCY = re.compile(r"(\d{1,6})(ms|s|m|h)")
 def _matches(pattern: re.Pattern[str], what: str, max_length: int) -> AfterValidator:
     def check(value: str) -> str:
         if len(value) > max_length or not pattern.fullmatch(value):
+            # fix: Write a value of the kind the message names
             raise ValueError(f"{value!r} is not {what}")
         return value
 
@@ -62,12 +63,14 @@ def _check_regex(value: str) -> str:
             warnings.simplefilter("ignore", FutureWarning)  # Python's "possible nested set": refused below, with why
             re.compile(value)
     except re.error as error:
+        # fix: Correct the regular expression
         raise ValueError(f"{value!r} is not a regular expression: {error}") from None
     i, in_class = 0, False
     while i < len(value):
         if value[i] == "\\":
             after = value[i + 1 : i + 2]
             if after not in _RE2_ESCAPES and not (after.isascii() and not after.isalnum()):  # else only ASCII punctuation
+                # fix: Write the expression in RE2 syntax, without that escape
                 raise ValueError(f"{value!r}: Prometheus' regular expressions (RE2 syntax) have no \\{after}")
             i += 2
         elif in_class:
@@ -84,6 +87,7 @@ def _check_regex(value: str) -> str:
         else:
             unsupported = next((p for p in _NOT_RE2 if value.startswith(p, i)), None)
             if unsupported:
+                # fix: Write the expression in RE2 syntax, without that construct
                 raise ValueError(f"{value!r}: Prometheus' regular expressions (RE2 syntax) have no {unsupported}...)")
             i += 1
     return value
@@ -95,6 +99,7 @@ def _repeat_end(value: str, i: int) -> int:
     if repeat is None:
         raise ValueError(f"{value!r}: a '{{' that starts no repetition such as {{2}} or {{2,5}}; write \\{{ for a literal brace")
     if any(int(n) > _RE2_MAX_REPEAT for n in repeat.groups() if n):
+        # fix: Repeat at most that many times (or use + or *)
         raise ValueError(f"{value!r}: Prometheus' regular expressions (RE2 syntax) repeat at most {_RE2_MAX_REPEAT} times")
     return repeat.end()
 

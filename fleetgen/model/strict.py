@@ -23,10 +23,13 @@ _NOT_IN_IDENTIFIERS = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # control, format, surroga
 def _check_identifier(value: str) -> str:
     bad = next((ch for ch in value if unicodedata.category(ch) in _NOT_IN_IDENTIFIERS), None)
     if bad is not None:
+        # fix: Remove the control or line-break character
         raise ValueError(f"must not hold control or line-break characters (U+{ord(bad):04X} at character {value.index(bad) + 1})")
     if not value.strip():
+        # fix: Write a value, or leave the field out
         raise ValueError("must not be empty")
     if value != value.strip():
+        # fix: Remove the leading or trailing space
         raise ValueError(f"must not start or end with a space, got {value!r}")
     return value
 

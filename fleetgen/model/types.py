@@ -53,20 +53,20 @@ SINGLE_LINE = "^[^\\n\\r\\t\\u0000]*$"
 
 def _check_dns_label(value: str) -> str:
     if len(value) > 63 or not _DNS_LABEL.fullmatch(value):
-        raise ValueError(
+        raise ValueError(  # fix: Use lowercase letters, digits and '-', starting and ending with a letter or digit
             f"{value!r} is not a DNS-1123 label (lowercase letters, digits and '-', "
             "starting and ending with a letter or digit, at most 63 characters)"
         )
     return value
 
 
-def _check_dns_subdomain(value: str) -> str:
+def _check_dns_subdomain(value: str) -> str:  # fix: Use lowercase letters, digits, '-' and '.'
     if len(value) > 253 or not _DNS_SUBDOMAIN.fullmatch(value):
         raise ValueError(f"{value!r} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most 253 characters)")
     return value
 
 
-def _check_label_key(value: str) -> str:
+def _check_label_key(value: str) -> str:  # fix: Write a label key as [prefix/]name
     prefix, slash, name = value.rpartition("/")
     bad_prefix = bool(slash) and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix))  # "/name" has an empty one
     if bad_prefix or len(name) > 63 or not _LABEL_NAME.fullmatch(name):
@@ -76,7 +76,7 @@ def _check_label_key(value: str) -> str:
 
 def _check_label_value(value: str) -> str:
     if value and (len(value) > 63 or not _LABEL_NAME.fullmatch(value)):
-        raise ValueError(
+        raise ValueError(  # fix: Use letters, digits, '-', '_' and '.', starting and ending with a letter or digit
             f"{value!r} is not a Kubernetes label value (at most 63 letters, digits, '-', '_' or '.', "
             "starting and ending with a letter or digit)"
         )
@@ -85,7 +85,7 @@ def _check_label_value(value: str) -> str:
 
 def _check_single_line(value: str) -> str:
     if any(ch in value for ch in "\n\r\t\x00"):
-        raise ValueError("must be a single line of text")
+        raise ValueError("must be a single line of text")  # fix: Write the value on one line
     return value
 
 
@@ -120,13 +120,13 @@ def fill_name(template: str, team: str) -> str:
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
-def _check_name_template(value: str) -> str:
+def _check_name_template(value: str) -> str:  # fix: Use only the placeholders {team} and {namespace}
     unknown = [p for p in _PLACEHOLDER.findall(value) if p not in NAME_PLACEHOLDERS]
     if unknown:
         raise ValueError(f"unknown placeholder {{{unknown[0]}}} in {value!r}; the placeholders are {{team}} and {{namespace}}")
     sample = fill_name(value, "a")
     if len(value) > 190 or not _DNS_SUBDOMAIN.fullmatch(sample):
-        raise ValueError(
+        raise ValueError(  # fix: Use lowercase letters, digits, '-' and '.' around the placeholders
             f"{value!r} does not make a DNS-1123 subdomain name (lowercase letters, digits, '-' and '.', "
             "at most 190 characters, with {team} and {namespace} as placeholders)"
         )
@@ -160,7 +160,7 @@ _PATH_PART = re.compile(r"[A-Za-z0-9_][-A-Za-z0-9_.]*")
 def _check_hand_written(value: str) -> str:
     parts = value.split("/")
     if len(value) > 1024 or not all(_PATH_PART.fullmatch(p) for p in parts):
-        raise ValueError(
+        raise ValueError(  # fix: Write a relative path inside the cluster's folder, without '..'
             f"{value!r} is not a path inside the cluster's folder ('/'-separated names of letters, digits, '-', '_' and '.', "
             "relative, no '..')"
         )
@@ -226,7 +226,7 @@ class Quantity:
 
     __slots__ = ("text", "value")
 
-    def __init__(self, text: str):
+    def __init__(self, text: str):  # fix: Write a quantity such as 500m, 64 or 256Gi, of at most 2^63-1
         match = _QUANTITY.fullmatch(text)
         if match and len(text) > LONGEST_QUANTITY:
             whole = match.group(1).lstrip("+-").split(".")[0].lstrip("0")
@@ -251,7 +251,7 @@ class Quantity:
             return raw
         raw = as_text(raw)
         if not isinstance(raw, str):
-            raise ValueError("must be a Kubernetes quantity such as 64, 500m or 256Gi")
+            raise ValueError("must be a Kubernetes quantity such as 64, 500m or 256Gi")  # fix: Write a quantity such as 64, 500m or 256Gi
         return cls(raw)
 
     def __eq__(self, other: object) -> bool:
@@ -289,13 +289,13 @@ class Quantity:
         return f"Quantity({self.text!r})"
 
     @classmethod
-    def size(cls, raw: Any) -> Quantity:
+    def size(cls, raw: Any) -> Quantity:  # fix: Write a quantity such as 64, 500m or 256Gi
         """A quantity that is a size, count or quota: never negative (what the model holds)."""
         if isinstance(raw, bool):
             raise ValueError("must be a Kubernetes quantity such as 64, 500m or 256Gi, not a boolean")
         quantity = cls.parse(raw)
         if quantity.value < 0:
-            raise ValueError(f"{quantity.text!r} is negative; a size or quota is 0 or more")
+            raise ValueError(f"{quantity.text!r} is negative; a size or quota is 0 or more")  # fix: Write 0 or more
         return quantity
 
     @classmethod
@@ -322,7 +322,7 @@ class Version:
     def __init__(self, text: str):
         pieces = text.split(".")
         if not 1 <= len(pieces) <= 4 or not all(p.isdigit() and p.isascii() for p in pieces):
-            raise ValueError(f"{text!r} is not a version such as 1.29.4 or 550.54.15")
+            raise ValueError(f"{text!r} is not a version such as 1.29.4 or 550.54.15")  # fix: Write a version such as 1.29.4 or 550.54.15
         self.text = text
         self.parts = tuple(int(p) for p in pieces)
 
@@ -332,7 +332,7 @@ class Version:
             return raw
         raw = as_text(raw)
         if not isinstance(raw, str):
-            raise ValueError("must be a version such as 1.29.4")
+            raise ValueError("must be a version such as 1.29.4")  # fix: Write a version such as 1.29.4
         return cls(raw.removeprefix("v"))
 
     @property
@@ -386,7 +386,7 @@ def _written(pattern: str, what: str) -> BeforeValidator:
         if isinstance(value, (datetime.date, datetime.datetime)):
             return value
         if not isinstance(value, str) or not re.fullmatch(pattern, value):
-            raise ValueError(f"must be {what}")
+            raise ValueError(f"must be {what}")  # fix: Write a value of the kind the message names
         return value
 
     return BeforeValidator(check)

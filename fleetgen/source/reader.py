@@ -57,6 +57,7 @@ class Source:
         return value
 
     def place(self, finding: Finding, *, key: bool = False) -> Finding:
+        # fix: Correct the YAML at the position named
         return Finding(finding.path, finding.message, finding.severity, self.locate(finding.path, key=key))
 
 
@@ -95,6 +96,7 @@ def parse_fleet(raw: bytes, file: str) -> Source:
     """The one document of a fleet file, with positions; FindingsError (exit 1) for any problem."""
     sources = parse_documents(raw, file, FLEET_LIMITS, single=True)
     if not sources:
+        # fix: Write the fleet into the file (fleetgen init writes a start)
         raise FindingsError([Finding((), "the file is empty", location=Location(file, 1, 1))])
     return sources[0]
 
@@ -104,6 +106,7 @@ def parse_documents(raw: bytes, file: str, limits: Limits, *, positions: bool = 
     a problem found on the way is still reported at its position (the text is read again to find it)."""
     text = _decode(raw, file)
     if len(raw) > limits.bytes:
+        # fix: Split the file, or check it is the file you meant
         raise FindingsError([Finding((), f"larger than {limits.bytes // (1024 * 1024)} MiB; refusing", location=Location(file, 1, 1))])
     prepared, restore = protect_breaks(text)
     try:
@@ -119,6 +122,7 @@ def _decode(raw: bytes, file: str) -> str:
         before = raw[: exc.start]
         line = before.count(b"\n") + 1
         column = exc.start - (before.rfind(b"\n") + 1) + 1
+        # fix: Save the file as UTF-8
         raise FindingsError(
             [Finding((), f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", location=Location(file, line, column))]
         ) from None
@@ -140,6 +144,7 @@ def _documents(
             except yaml.YAMLError as exc:
                 raise FindingsError([_yaml_problem(exc, prepared, file)]) from None
             except RecursionError:
+                # fix: Nest the YAML less deeply
                 raise FindingsError([Finding((), "YAML nests too deeply", location=Location(file, 1, 1))]) from None
             if root is None:
                 break
@@ -155,6 +160,7 @@ def _documents(
             try:
                 source.data = builder.document(root)
             except Refused as exc:
+                # fix: Correct the YAML at the position named
                 raise FindingsError([Finding((), str(exc), location=builder.where(root))]) from None
             stream_aliases = builder.aliases
             findings += builder.findings
@@ -169,6 +175,7 @@ def _documents(
         for number, finding in alias_findings:
             mark = marks[number - 1] if number <= len(marks) else None
             where = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file, 1, 1)
+            # fix: Correct the YAML at the position named
             findings.append(Finding(finding.path, finding.message, location=where))
     if findings:
         raise FindingsError(sorted(findings, key=lambda f: f.location or Location(file, 0, 0)))
@@ -180,6 +187,7 @@ def _yaml_problem(exc: yaml.YAMLError, prepared: str, file: str) -> Finding:
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         where = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file, 1, 1)
+        # fix: Correct the YAML syntax at the position named
         return Finding((), f"YAML syntax: {_one_line(_syntax_message(exc))}", location=where)
     if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow; its position counts UTF-8 bytes
         before = prepared.encode("utf-8")[: exc.position].decode("utf-8", "replace")
@@ -187,7 +195,9 @@ def _yaml_problem(exc: yaml.YAMLError, prepared: str, file: str) -> Finding:
         column = len(before) - (before.rfind("\n") + 1) + 1
         code = exc.character if isinstance(exc.character, int) else ord(exc.character)
         hint = f"; inside double quotes write it as \\u{code:04x}" if code < 0x10000 else ""
+        # fix: Remove the character (or write it as an escape in a quoted string)
         return Finding((), f"character U+{code:04X} is not allowed in YAML{hint}", location=Location(file, line, column))
+    # fix: Correct the YAML at the position named
     return Finding((), f"YAML: {_one_line(str(exc))}", location=Location(file, 1, 1))
 
 

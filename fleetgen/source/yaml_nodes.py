@@ -210,8 +210,10 @@ class Builder:
         if not self.record:
             raise NeedPositions
         if alias is None:
+            # fix: Correct the YAML at the position named
             self.findings.append(Finding(path, message, location=self.where(node)))
         else:
+            # fix: Correct the YAML at the position named
             self.alias_findings.append((alias, Finding(path, message)))
 
     def visit(self, node: Node, expanding: bool) -> tuple[bool, int | None]:

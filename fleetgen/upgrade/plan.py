@@ -44,6 +44,7 @@ class PlanRefused(FindingsError):
     """The rules reject the target, or a state on the way to it (exit 1, with the reasons)."""
 
     def __init__(self, reasons: list[str]):
+        # fix: Choose a target the rule allows, or plan the step it names first
         super().__init__([Finding(("upgrade",), reason) for reason in reasons])
         self.args = ("; ".join(reasons),)
 

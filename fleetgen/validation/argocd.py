@@ -145,6 +145,7 @@ def argocd_findings(fleet: Fleet, files: list[OutputFile], clusters: set[int]) -
     made = [str(app["metadata"].get("labels", {}).get(CLUSTER_LABEL)) for app in roots]
     for cluster in fleet.clusters:
         if hub and made.count(cluster.name) != 1:
+            # fix: Render again with this fleetgen (the committed tree is not its output)
             findings.append(
                 Finding(
                     AT, f"{cluster.name}: the hub's ApplicationSet generates {made.count(cluster.name)} root Applications for it, not 1"
@@ -154,6 +155,7 @@ def argocd_findings(fleet: Fleet, files: list[OutputFile], clusters: set[int]) -
     needs_health: list[str] = []
     hub_projects = {p["metadata"]["name"]: p for p in _of_kind(hub, "AppProject")}
     for problem in (p for app in _of_kind(hub, "Application") for p in _project_problems(fleet, app, hub_projects, by_path)):
+        # fix: Render again with this fleetgen (the committed tree is not its output)
         findings.append(Finding(AT, f"hub: {problem}"))
     for index in sorted(clusters):
         name = fleet.clusters[index].name
@@ -162,6 +164,7 @@ def argocd_findings(fleet: Fleet, files: list[OutputFile], clusters: set[int]) -
         projects = hub_projects or {p["metadata"]["name"]: p for p in _of_kind(own, "AppProject")}
         mine = [app for app in roots if app["metadata"].get("labels", {}).get(CLUSTER_LABEL) == name]
         for app in mine + _of_kind(own, "Application") + _of_kind(children, "Application"):
+            # fix: Render again with this fleetgen (the committed tree is not its output)
             findings += [Finding(AT, f"{name}: {problem}") for problem in _project_problems(fleet, app, projects, by_path)]
         waves = {(app["metadata"].get("annotations") or {}).get(SYNC_WAVE, "0") for app in _of_kind(children, "Application")}
         health_here = health_seen or any(HEALTH_KEY in (b.get("data") or {}) for b in own if b.get("kind") == "ConfigMap")
@@ -172,8 +175,10 @@ def argocd_findings(fleet: Fleet, files: list[OutputFile], clusters: set[int]) -
             f"the Applications of {', '.join(needs_health)} sync in waves that wait for each other only if your argocd-cm has "
             f"{HEALTH_KEY} (Argo CD assesses no Application's health without it; see the documentation: Deploy with Argo CD)"
         )
+        # fix: Add the health setting to your argocd-cm, as Deploy with Argo CD shows
         findings.append(Finding(AT + ("applicationHealth",), message, Severity.NOTE))
     elif needs_health:
+        # fix: Add the health setting to argocd-cm, as Deploy with Argo CD shows
         findings.append(
             Finding(AT, f"{', '.join(needs_health)}: sync waves of Applications without argocd-cm's {HEALTH_KEY} in the rendered tree")
         )
@@ -182,5 +187,6 @@ def argocd_findings(fleet: Fleet, files: list[OutputFile], clusters: set[int]) -
             "the ApplicationSet syncs the clusters' roots in RollingSync steps only when its controller runs with progressive "
             'syncs on (applicationsetcontroller.enable.progressive.syncs: "true" in argocd-cmd-params-cm); without it nothing syncs them'
         )
+        # fix: Turn progressive syncs on in argocd-cmd-params-cm, or drop progressiveSync
         findings.append(Finding(AT + ("progressiveSync",), message, Severity.NOTE))
     return findings

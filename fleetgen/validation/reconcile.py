@@ -50,6 +50,7 @@ def reconcile_findings(fleet: Fleet, files: list[OutputFile], clusters: Collecti
     folders: dict[str, _Folder] = {}  # what each folder lists, read once: base/ folders are shared by clusters
     findings: list[Finding] = []
     for what, path in _synced_paths(fleet, hub):
+        # fix: Render again with this fleetgen (the committed tree is not its output)
         findings += [Finding(AT, f"hub: {what}: {problem}") for problem in _folder_problems(fleet, path, by_path, folders, hand_written)]
     followed = set(range(len(fleet.clusters)) if clusters is None else clusters)
     for index, cluster in enumerate(fleet.clusters):
@@ -58,7 +59,9 @@ def reconcile_findings(fleet: Fleet, files: list[OutputFile], clusters: Collecti
         objects = entry_objects.get(cluster.name, [])
         for what, path in _synced_paths(fleet, objects):
             problems = _folder_problems(fleet, path, by_path, folders, hand_written)
+            # fix: Render again with this fleetgen (the committed tree is not its output)
             findings += [Finding(AT, f"{cluster.name}: {what}: {problem}") for problem in problems]
+        # fix: Render again with this fleetgen (the committed tree is not its output)
         findings += [Finding(AT, f"{cluster.name}: {problem}") for problem in _reference_problems(objects)]
     return findings + argocd_findings(fleet, files, followed)
 

@@ -221,6 +221,7 @@ def validate_rendered(rendered: Rendered, schemas: Schemas, *, strict: bool = Fa
     findings = []
     for (source, text, severity), clusters in seen.items():
         where = clusters[0] if len(clusters) == 1 else f"{len(clusters)} clusters: {', '.join(clusters)}"
+        # fix: Change the fleet.yaml field that renders the object so that it passes its schema
         findings.append(Finding(source, f"{text} (on {where})", severity))
     return findings + _transition_note(schemas, used)
 
@@ -258,9 +259,11 @@ def validate_hub(rendered: Rendered, schemas: Schemas, strict: bool) -> list[Fin
     for manifest in (m for f in rendered.hub_files for m in f.manifests if "metadata" in m.body):
         lookup = schemas.lookup(manifest.body["apiVersion"], manifest.body["kind"], kubernetes)
         for message, severity in object_problems(lookup, manifest.body, strict):
+            # fix: Change the fleet.yaml field that renders the object so that it passes its schema
             found.append(Finding(manifest.source, f"rendered {manifest.key.title} (Argo CD hub): {message}", severity))
     hub_objects = [m for f in rendered.hub_files for m in f.manifests if "metadata" in m.body]
     for manifest, message, _ in lint_no_credential_in_secrets(hub_objects):
+        # fix: Change the fleet.yaml field that renders the object so that it passes its schema
         found.append(Finding(manifest.source, f"rendered {manifest.key.title} (Argo CD hub): {message}", Severity.ERROR))
     return found
 
@@ -276,6 +279,7 @@ def _transition_note(schemas: Schemas, used: set[tuple[str, str]]) -> list[Findi
         f"{len(rules)} CEL transition rule(s) (oldSelf) of {', '.join(kinds)} cannot be checked offline: "
         f"they compare with the object already in the cluster ({'; '.join(rules)})"
     )
+    # fix: Nothing to change: the cluster checks these rules when the engine applies the objects
     return [Finding((), message, Severity.NOTE)]
 
 

@@ -173,6 +173,7 @@ def _remember_tree(loaded: LoadedFleet, files: dict[str, bytes], cache: Cache | 
 
 def refuse_missing_hand_written(loaded: LoadedFleet, root: Path) -> None:
     """Every cluster's extraResources must exist in the tree: kustomize would fail on the cluster instead."""
+    # fix: Create the file, or drop it from the cluster's extraResources
     missing = [
         loaded.source.place(
             Finding(("clusters", c, "extraResources", r), f"{path}: no such file or folder in {root / 'clusters' / cluster.name}")
