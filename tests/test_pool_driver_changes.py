@@ -203,3 +203,30 @@ def test_the_move_to_the_crd_in_one_pull_request_is_refused_in_two_it_passes_and
     plan = plan_upgrade(loaded[0].fleet, {"driver": Version("580.173.02"), "gpuOperator": Version("26.7.0")})
     moved = {name: w.number for w in plan.waves if "gpuOperator" in dict(w.step) for name in w.clusters}
     assert sorted((s.after_wave, name) for s in plan.crd_switches for name in s.clusters) == sorted((moved[n], n) for n in with_gpus)
+
+
+def test_a_pool_s_driver_section_is_summed_up_field_by_field_as_fleet_yaml_spells_it() -> None:
+    pool = "labels: {accelerator: nvidia-a100, pool: a100}"
+    head = CASE.replace(pool, pool + "\n        driver: {canary: true, podAnnotations: {prometheus.io/scrape: 'true'}}")
+    changes = fleet_changes(load_fleet_text(CASE.encode()).fleet, load_fleet_text(head.encode()).fleet)
+    assert [c.text for c in changes if c.kind == "node-pool" and c.text.startswith("cluster ")] == [
+        "cluster training-eastus: node pool a100 driver.podAnnotations none -> prometheus.io/scrape=true",
+        "cluster training-eastus: node pool a100 driver.canary false -> true",
+    ]
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(generated=fleets())
+def test_no_node_pool_change_reads_as_python(generated: dict[str, Any]) -> None:
+    """Whatever a pull request changes in a pool's driver, each summary line names a fleet.yaml field and its values."""
+    base = edited(generated)
+    head = edited(generated)
+    for cluster in head["clusters"]:
+        for pool in cluster["nodePools"]:
+            if pool["gpusPerNode"]:
+                was = pool.get("driver", {})
+                pool["driver"] = {**was, "podLabels": {"fleetgen.test/restarted": "yes"}, "canary": False}
+    changes = fleet_changes(load_fleet_text(fleet_text(base).encode()).fleet, load_fleet_text(fleet_text(head).encode()).fleet)
+    for change in (c for c in changes if c.kind == "node-pool" and c.text.startswith("cluster ")):
+        assert not any(python in change.text for python in ("=None", "={", "Version(", "=False", "=True")), change.text
+        assert " driver." in change.text or " driver " not in change.text, change.text

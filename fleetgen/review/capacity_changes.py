@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 import yaml
+from pydantic import BaseModel
 
 from fleetgen.checks.capacity import pool_capacity, pool_monthly_cost, requests_equivalents
 from fleetgen.compat.partitioning import describe
@@ -108,18 +109,34 @@ def pool_changes(base: Fleet, a: Cluster, head: Fleet, b: Cluster, production: b
             spelled = type(new).model_fields[attr].alias or attr
             if attr == "partitioning":
                 x, y = describe(old), describe(new)
-            words = f"{subject} {spelled} {_words(x)} -> {_words(y)}"
-            if attr in ("max_nodes", "gpus_per_node", "vm_size", "partitioning"):
-                words += f" (now {_size(new)}; {gained:+d} GPUs, {_money(base, cost)})"
-            yield Change(
-                "node-pool", words, field=name, old=_words(x), new=_words(y), added_gpus=added_gpus, added_cost=added_cost, **context
-            )
-            added_gpus, added_cost = 0, 0.0  # the pool's growth is counted once, on its first changed field
+            for field, was, now in _changed_fields(spelled, x, y):
+                words = f"{subject} {field} {was} -> {now}"
+                if attr in ("max_nodes", "gpus_per_node", "vm_size", "partitioning"):
+                    words += f" (now {_size(new)}; {gained:+d} GPUs, {_money(base, cost)})"
+                yield Change("node-pool", words, field=name, old=was, new=now, added_gpus=added_gpus, added_cost=added_cost, **context)
+                added_gpus, added_cost = 0, 0.0  # the pool's growth is counted once, on its first changed field
+
+
+def _changed_fields(spelled: str, x: Any, y: Any) -> Iterator[tuple[str, str, str]]:
+    """(field as fleet.yaml spells it, old, new) of each leaf that differs: a nested section such as a pool's `driver`
+    reads `driver.canary false -> true`, never its Python form."""
+    section = type(y if isinstance(y, BaseModel) else x)
+    if not isinstance(x, BaseModel | None) or not isinstance(y, BaseModel | None) or not issubclass(section, BaseModel):
+        yield spelled, _words(x), _words(y)
+        return
+    for attr, info in section.model_fields.items():
+        a, b = getattr(x, attr, None), getattr(y, attr, None)
+        if a != b:
+            yield from _changed_fields(f"{spelled}.{info.alias or attr}", a, b)
 
 
 def _words(value: Any) -> str:
     if isinstance(value, tuple):
         return ", ".join(str(v) for v in value) or "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items()) or "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     return _show(value)
 
 
