@@ -230,3 +230,20 @@ def test_no_node_pool_change_reads_as_python(generated: dict[str, Any]) -> None:
     for change in (c for c in changes if c.kind == "node-pool" and c.text.startswith("cluster ")):
         assert not any(python in change.text for python in ("=None", "={", "Version(", "=False", "=True")), change.text
         assert " driver." in change.text or " driver " not in change.text, change.text
+
+
+def test_a_one_node_pool_is_spoken_of_in_the_singular() -> None:
+    pool = "labels: {accelerator: nvidia-a100, pool: a100}"
+    base = CASE.replace("maxNodes: 6", "maxNodes: 1")  # the a100 pool, one node
+    annotated = base.replace(pool, pool + "\n        driver: {podAnnotations: {prometheus.io/scrape: 'true'}}")
+    assert _pool_lines(base, annotated) == [
+        "driver pod annotations on pool a100 of training-eastus: in-place restart, no drain (the driver pod of its one node "
+        "restarts with the new metadata)"
+    ]
+    moved = [line for line in _pool_lines(base, base.replace("driver: 580.173.02", "driver: 610.57.04")) if "pool a100 " in line]
+    assert moved == [
+        "driver 580.173.02 -> 610.57.04 on pool a100 of training-eastus: 1 node drains, 1 at a time, up to ~13h by its upgrade policy"
+    ]
+    undrained = base.replace("drain: {timeoutSeconds: 1800}", "drain: {enabled: false}")
+    moved = [line for line in _pool_lines(undrained, undrained.replace("driver: 580.173.02", "driver: 610.57.04")) if "pool a100 " in line]
+    assert moved[0].split(": ", 1)[1].startswith("1 node has its GPU pods deleted, no drain, 1 at a time")

@@ -62,9 +62,13 @@ def upgrade_budget(fleet: Fleet, cluster: Cluster, pool: NodePool) -> datetime.t
 def rollover(nodes: int, drain: bool, parallel: int, budget: datetime.timedelta | None) -> str:
     """What a new driver does to a pool's nodes, as the diff and the upgrade plan say it: "16 nodes drain, 2 at a time,
     up to ~101h by its upgrade policy"."""
-    how = "drain" if drain else "have their GPU pods deleted, no drain"
+    one = nodes == 1
+    if drain:
+        how = "node drains" if one else "nodes drain"
+    else:
+        how = "node has its GPU pods deleted, no drain" if one else "nodes have their GPU pods deleted, no drain"
     took = f"up to ~{budget.total_seconds() / 3600:.0f}h by its upgrade policy" if budget else "no bound: it waits for running jobs"
-    return f"{nodes} nodes {how}, {parallel} at a time, {took}"
+    return f"{nodes} {how}, {parallel} at a time, {took}"
 
 
 def gpu_pools(cluster: Cluster) -> list[NodePool]:

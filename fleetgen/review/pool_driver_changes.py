@@ -54,7 +54,7 @@ def _pod_metadata(old: NodePool, pool: NodePool, b: Cluster, production: bool, a
     if changed:
         text = (
             f"driver pod {' and '.join(changed)} on pool {pool.name} of {b.name}: in-place restart, no drain "
-            f"(the driver pods of its {pool.max_nodes} nodes restart with the new metadata)"
+            f"({_driver_pods_restart(pool.max_nodes)} with the new metadata)"
         )
         yield Change("node-pool", text, cluster=b.name, field=pool.name, production=production, path=at + ("driver",))
 
@@ -75,3 +75,7 @@ def _switch(base: Fleet, a: Cluster, head: Fleet, b: Cluster, production: bool) 
             f"the release with driverCrd false, then, once {now} runs, driverCrd true",
         )
     return Change("versions", text, cluster=b.name, field="driverCrd", production=production, refusal=refusal, path=at)
+
+
+def _driver_pods_restart(nodes: int) -> str:
+    return "the driver pod of its one node restarts" if nodes == 1 else f"the driver pods of its {nodes} nodes restart"
