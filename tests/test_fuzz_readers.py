@@ -15,6 +15,7 @@ the fuzz test that reaches it, or with the reason its input is fleetgen's own.
 from __future__ import annotations
 
 import ast
+import datetime
 import json
 import shutil
 import subprocess
@@ -38,7 +39,7 @@ from fleetgen.cache import Cache
 from fleetgen.checks.load import load_fleet_text, typed_fleet_text
 from fleetgen.compat import facts
 from fleetgen.compat.extra import merge_facts_text
-from fleetgen.errors import FindingsError, InputError, RefusedAsk
+from fleetgen.errors import FindingsError, InputError, RefusedAsk, Severity
 from fleetgen.jobs.serving import Serving
 from fleetgen.live import state
 from fleetgen.live.drift_output import drift_json
@@ -51,6 +52,7 @@ from fleetgen.source.git_revision import read_at
 from fleetgen.source.reader import parse_fleet, read_fleet
 from fleetgen.upgrade.status import live_nodes
 from fleetgen.validation.crd_schemas import read_crds
+from fleetgen.validation.known_reports import KnownReport, KnownReports
 from fleetgen.validation.verdicts import ClusterVerdict
 from fleetgen.workflows import live_state
 from fleetgen.workflows.tree_files import TreeFiles
@@ -645,6 +647,11 @@ def test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds(tmp_path_fact
     assert verdict is None or isinstance(verdict, ClusterVerdict)
     known = KnownTree.from_bytes(entry)
     assert known is None or (isinstance(known.ledger, bytes) and all(isinstance(p, str) for p in known.hand_written))
+    report = KnownReport.from_bytes(entry)
+    assert report is None or all(isinstance(f.message, str) and isinstance(f.severity, Severity) for f in report.findings)
+    fleet = tmp_path_factory.mktemp("fleet") / "fleet.yaml"
+    fleet.write_bytes(entry)  # any bytes as fleet.yaml are only hashed: a miss here
+    assert KnownReports(store).get(fleet, False, Severity.ERROR, datetime.date(2026, 1, 1)) is None
 
 
 # -- the import tree ---------------------------------------------------------------------------
@@ -973,6 +980,8 @@ FUZZED: dict[str, str] = {
     "fleetgen.output.emitted:_unpack": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
     "fleetgen.validation.verdicts:from_text": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
     "fleetgen.output.known_trees:from_bytes": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
+    "fleetgen.validation.known_reports:from_bytes": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
+    "fleetgen.validation.known_reports:get": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
     "fleetgen.importer.addons:_argo": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
     "fleetgen.importer.build:_build": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
     "fleetgen.importer.build:_ask_for_origins": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",

@@ -159,18 +159,22 @@ def test_the_pre_commit_commands_load_only_what_they_use(command: str, refused: 
     )
 
 
-def test_check_of_a_tree_the_cache_knows_builds_no_model(tmp_path: Path) -> None:
-    """The pre-commit hook's check after a render: the tree is read against the ledger the cache kept (known_trees.py)."""
+@pytest.mark.parametrize(
+    ("command", "shortcut"), [("check", "fleetgen.output.known_trees"), ("validate", "fleetgen.validation.known_reports")]
+)
+def test_the_hook_after_a_render_builds_no_model(command: str, shortcut: str, tmp_path: Path) -> None:
+    """The pre-commit hook after a render: check reads the tree against the ledger the cache kept (known_trees.py),
+    validate prints the report kept for the same text (known_reports.py)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     for name in ("fleet.yaml", "base", "clusters", "FLEET.md", ".fleetgen-ledger"):
         (shutil.copytree if (REPO / name).is_dir() else shutil.copy2)(REPO / name, repo / name)
     _run("render", tmp_path=tmp_path, cwd=repo)
-    imports = _run("check", tmp_path=tmp_path, cwd=repo)
+    imports = _run(command, tmp_path=tmp_path, cwd=repo)
     loaded = imports.by_fleetgen()
-    assert "fleetgen.output.known_trees" in loaded  # the shortcut ran
+    assert shortcut in loaded  # the shortcut ran
     over = [m for m in loaded if _within(m, ("fleetgen.model", "fleetgen.checks", "fleetgen.render", "pydantic"))]
-    assert not over, "`fleetgen check` of a known tree builds the model:\n" + _refused(imports, over)
+    assert not over, f"`fleetgen {command}` after a render builds the model:\n" + _refused(imports, over)
 
 
 def test_the_budget_names_the_chain_that_pulled_a_module_in() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from fleetgen.cli.common import check_options, checking_options, console, findings_format_option, fleet_argument, reports_errors
-from fleetgen.errors import DifferencesFound, InputError
+from fleetgen.errors import DifferencesFound, InputError, Severity
 from fleetgen.output.findings import summary
 from fleetgen.output.generated_paths import REFERENCE_PATH, SCHEMA_PATH
 
@@ -24,15 +24,23 @@ SOURCE_HELP = (
 @reports_errors
 def validate(fleet: Path, fmt: str, all_findings: bool, crds: tuple[Path, ...], strict: bool, fail_on: str) -> None:
     """Check FLEET (default: fleet.yaml) and every object it renders; report each problem with its line."""
-    from fleetgen import workflows
+    from fleetgen.validation.known_reports import known_report
 
     shell = console()
-    # Per-cluster verdicts are kept where `render` looks for them, so validate, then render, checks each cluster once.
-    result = workflows.validate(fleet, check_options(crds, strict, fail_on), shell.stage)
-    shell.findings(result.findings, fmt, every=all_findings)
+    # What a render or validate of this very text reported today, when the cache kept it, is printed without building
+    # the model (the pre-commit hook's case, validation/known_reports.py); anything else is validated the full way.
+    known = known_report(fleet, strict, Severity(fail_on)) if not crds else None
+    if known is not None:
+        findings, clusters, teams = list(known.findings), known.clusters, known.teams
+    else:
+        from fleetgen import workflows
+
+        # Per-cluster verdicts are kept where `render` looks for them, so validate, then render, checks each cluster once.
+        result = workflows.validate(fleet, check_options(crds, strict, fail_on), shell.stage)
+        findings, clusters, teams = result.findings, len(result.fleet.clusters), len(result.fleet.teams)
+    shell.findings(findings, fmt, every=all_findings)
     if fmt == "text":
-        model = result.fleet
-        shell.out(f"{fleet}: valid ({len(model.clusters)} clusters, {len(model.teams)} teams; {summary(result.findings)})")
+        shell.out(f"{fleet}: valid ({clusters} clusters, {teams} teams; {summary(findings)})")
 
 
 @click.command(epilog="Example: fleetgen render fleet.yaml --out .")

@@ -7,7 +7,7 @@ from pydantic.alias_generators import to_camel
 
 
 class Compatibility(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
     facts_file: str | None = Field(default=None, min_length=1, pattern=r"^[^\s].*\.ya?ml$")
     """A YAML file of extra compatibility facts, relative to fleet.yaml's folder, in the format of fleetgen's own

@@ -11,9 +11,7 @@ from pydantic.alias_generators import to_camel
 
 
 class Spec(BaseModel):
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, use_attribute_docstrings=True
-    )
+    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, validate_by_name=True, validate_by_alias=True)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         # pydantic copies the instance's __dict__, where cached_property keeps its values: a copy with other

@@ -29,6 +29,7 @@ from fleetgen.source.git_revision import read_at
 from fleetgen.source.reader import read_fleet_bytes
 from fleetgen.upgrade.moments import utc_now
 from fleetgen.validation.crd_schemas import read_crds
+from fleetgen.validation.known_reports import KnownReport, KnownReports, utc_date
 from fleetgen.validation.rendered_objects import Schemas, check_loaded
 from fleetgen.validation.verdicts import ClusterVerdicts, FleetVerdicts
 from fleetgen.workflows.tree_files import TreeFiles
@@ -127,9 +128,15 @@ def _judged(loaded: LoadedFleet, cache: Cache, stage: Stage = _quiet, lender: Re
 
 
 def load_checked(fleet: Path, options: CheckOptions = CheckOptions(), stage: Stage = _quiet, cache: Cache | None = None) -> Checked:
-    """Load FLEET from disk, render it once and check everything (`validate`)."""
+    """Load FLEET from disk, render it once and check everything (`validate`); what passed is kept in `cache`
+    for validate's shortcut (validation/known_reports.py)."""
     stage(f"reading {fleet}")
-    return checked(load_fleet(fleet), options, stage, cache=cache)
+    day = utc_date()  # before the checks: a report is kept under the day they ran on
+    result = checked(load_fleet(fleet), options, stage, cache=cache)
+    if cache is not None and not options.crds and result.fleet.compatibility.facts_file is None:
+        report = KnownReport(tuple(result.findings), len(result.fleet.clusters), len(result.fleet.teams))
+        KnownReports(cache).record(result.loaded.source.text.encode(), str(fleet), options.strict, options.fail_on, day, report)
+    return result
 
 
 def validate(fleet: Path, options: CheckOptions = CheckOptions(), stage: Stage = _quiet) -> Checked:
