@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import pty
 import shutil
@@ -21,6 +23,7 @@ from hypothesis import HealthCheck, settings
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.cli import cli
 from fleetgen.errors import FindingsError, Severity
+from fleetgen.source.reader import parse_fleet
 from fleetgen.validation.crd_schemas import schemas_from_crds
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,6 +52,41 @@ def examples(ci_count: int, **more: Any) -> settings:
     """The settings of a property test that runs `ci_count` examples in CI, scaled by the profile."""
     count = max(5, round(ci_count * _SCALE.get(PROFILE, 1.0)))
     return settings(max_examples=count, deadline=None, **more)
+
+
+# Timing bounds ("refused fast", "no blow-up") are written in yardsticks, not seconds: a yardstick is what parsing the
+# shipped example's fleet.yaml takes at that moment (about 15 to 20 ms on a quiet 2-core machine). On a busy machine
+# the operation and the yardstick slow down alike, so a bound that holds quietly holds under load, while a blow-up
+# (quadratic, exponential) still fails by orders of magnitude.
+@functools.cache
+def _quiet_yardstick() -> float:
+    return min(_yardstick() for _ in range(5))
+
+
+def _yardstick() -> float:
+    raw = EXAMPLE.read_bytes()
+    started = time.perf_counter()
+    parse_fleet(raw, "fleet.yaml")
+    return time.perf_counter() - started
+
+
+def assert_quick(took: float, yardsticks: float, what: object = "") -> None:
+    """`took` seconds are under `yardsticks` yardsticks. Only when they are not under the session's quietest one is
+    the yardstick measured again now (the median of three), as the machine is at this moment."""
+    if took < yardsticks * _quiet_yardstick():
+        return
+    now = sorted(_yardstick() for _ in range(3))[1]
+    assert took < yardsticks * now, (
+        f"{what}: {took:.2f} s is {took / now:.0f} yardsticks ({now * 1000:.0f} ms each); the bound is {yardsticks}"
+    )
+
+
+@contextlib.contextmanager
+def quickly(yardsticks: float, what: object = "") -> Iterator[None]:
+    """The block runs within `yardsticks` yardsticks (assert_quick)."""
+    started = time.perf_counter()
+    yield
+    assert_quick(time.perf_counter() - started, yardsticks, what)
 
 
 # Tests whose consumer is a tool (promtool, helm, checkov, trivy, actionlint, chromium) skip where the

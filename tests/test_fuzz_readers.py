@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import EXAMPLE, REPO, git
+from conftest import EXAMPLE, REPO, assert_quick, git
 from gitops_dumps import cluster_dump
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -132,7 +132,7 @@ def render_all(loaded: Any) -> dict[str, bytes]:
 @SLOW_ENOUGH
 @given(doc=st.deferred(lambda: st.one_of(*(mutated(v) for v in variants()))))
 def test_fleet_yaml_mutated_anywhere_loads_or_is_refused_and_what_loads_renders(doc: Any) -> None:
-    started = time.monotonic()
+    started = time.perf_counter()
     text = dumped(doc)
     loaded = refused_cleanly(lambda: load_fleet_text(text.encode("utf-8", "surrogatepass")))
     typed = refused_cleanly(lambda: typed_fleet_text(text.encode("utf-8", "surrogatepass")))  # diff's load of a text known to pass
@@ -142,7 +142,7 @@ def test_fleet_yaml_mutated_anywhere_loads_or_is_refused_and_what_loads_renders(
         assert files and all(isinstance(v, bytes) for v in files.values())
         edited = RoundTrip(text).text()  # what team add and upgrade apply start from: the same values
         assert parse_fleet(edited.encode("utf-8", "surrogatepass"), "fleet.yaml").data == loaded.source.data
-    assert time.monotonic() - started < 30
+    assert_quick(time.perf_counter() - started, 1500, "a mutated fleet.yaml")
 
 
 @pytest.mark.parametrize("number", ["4.050229389964249e+16", "4.327670679050534e-21", "7.215400323407826e-07", "3.67", "12.290"])

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import EXAMPLE, findings_of, line_of, replace_once
+from conftest import EXAMPLE, assert_quick, findings_of, line_of, replace_once
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -128,7 +128,7 @@ DUMP = st.one_of(
 def check_drift(folder: Path, text: str) -> None:
     """The drift workflow (what `fleetgen drift --format json` runs) on one dump: a report, or one line naming the dump."""
     (folder / "live.yaml").write_bytes(text.encode("utf-8", "surrogateescape"))
-    started = time.monotonic()
+    started = time.perf_counter()
     try:
         result = live_state.drift(folder / "fleet.yaml", "dev-eastus", (folder / "live.yaml",), None, against="fleet.yaml")
     except InputError as exc:  # exit 2
@@ -138,7 +138,7 @@ def check_drift(folder: Path, text: str) -> None:
         assert result.found
         assert json.loads(drift_json("dev-eastus", result))["cluster"] == "dev-eastus"
         assert drift_text("dev-eastus", result).startswith("dev-eastus: ")
-    assert time.monotonic() - started < 20
+    assert_quick(time.perf_counter() - started, 1000, "drift")
 
 
 @pytest.fixture(scope="module")
@@ -250,12 +250,12 @@ def check_scalar(example_text: str, needle: str, value: Any) -> None:
         json.dumps(value, ensure_ascii=False) if isinstance(value, (str, list)) or value is None else yaml.safe_dump(value).split("\n")[0]
     )
     text = example_text.replace(needle.strip(), f"{field}: {written}", 1)
-    started = time.monotonic()
+    started = time.perf_counter()
     try:
         load_fleet_text(text.encode("utf-8", "surrogatepass"))
     except FindingsError as exc:
         assert exc.findings and all(f.location is not None and "\n" not in f.message for f in exc.findings)
-    assert time.monotonic() - started < 5
+    assert_quick(time.perf_counter() - started, 250, field)
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -331,14 +331,14 @@ HOSTILE_YAML = st.lists(
 
 
 def check_yaml(text: str) -> None:
-    started = time.monotonic()
+    started = time.perf_counter()
     try:
         parse_fleet(text.encode("utf-8", "surrogatepass"), "f.yaml")
     except FindingsError as exc:
         for finding in exc.findings:
             assert finding.location is not None and finding.location.file == "f.yaml" and finding.location.line >= 1
             assert "\n" not in finding.message and finding.message
-    assert time.monotonic() - started < 2
+    assert_quick(time.perf_counter() - started, 100, text[:20])
 
 
 @settings(deadline=None)

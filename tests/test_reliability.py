@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import EXAMPLE, REPO, examples, run_cli
+from conftest import EXAMPLE, REPO, assert_quick, examples, run_cli
 from hypothesis import HealthCheck, assume, given
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
@@ -416,9 +416,9 @@ def test_a_read_only_tree_gives_a_clear_error_and_stays(tmp_path: Path, cli_run:
 
 
 def timed(run: Run, *args: str, cwd: Path | None = None) -> tuple[CompletedProcess[str], float]:
-    started = time.monotonic()
+    started = time.perf_counter()
     done = run(*args, cwd=cwd)
-    return done, time.monotonic() - started
+    return done, time.perf_counter() - started
 
 
 def test_hostile_files_fail_fast_with_one_line(tmp_path: Path, cli_run: Run) -> None:
@@ -439,7 +439,8 @@ def test_hostile_files_fail_fast_with_one_line(tmp_path: Path, cli_run: Run) -> 
         else:
             path.write_bytes(text.encode("utf-8", "surrogateescape"))
         done, took = timed(cli_run, "render", str(path), "--out", str(tmp_path / "out"))
-        assert done.returncode in (1, 2) and took < 2.0, (name, took, done.stderr[-300:])
+        assert done.returncode in (1, 2), (name, done.stderr[-300:])
+        assert_quick(took, 100, name)  # two seconds on a quiet machine
         assert "Traceback" not in done.stderr and done.stderr.strip(), name
         assert not (tmp_path / "out").exists(), name  # nothing written anywhere
     assert "larger than 16 MiB" in cli_run("validate", str(tmp_path / "huge.yaml")).stderr
@@ -454,7 +455,8 @@ def test_a_symlinked_output_folder_is_refused(tmp_path: Path, cli_run: Run) -> N
     shutil.copy(EXAMPLE, repo / "fleet.yaml")
     (repo / "out").symlink_to(outside)
     done, took = timed(cli_run, "render", "--out", "out", cwd=repo)
-    assert done.returncode == 2 and "the output folder is a symbolic link" in done.stderr and took < 2.0
+    assert done.returncode == 2 and "the output folder is a symbolic link" in done.stderr
+    assert_quick(took, 100, "a symlinked output folder")
     assert list(outside.iterdir()) == []
 
 

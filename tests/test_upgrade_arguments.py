@@ -11,7 +11,7 @@ from pathlib import Path
 from subprocess import CompletedProcess
 
 import pytest
-from conftest import EXAMPLE, examples, replace_once
+from conftest import EXAMPLE, assert_quick, examples, quickly, replace_once
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 from node_dumps import verified, wave_evidence
@@ -38,10 +38,8 @@ WAVE1 = apply_wave(EXAMPLE_LOADED, 1, DRIVER, AT)
 
 def test_a_kubernetes_target_past_the_compatibility_data_is_refused_before_planning() -> None:
     for target in ("1.100000.0", "1." + "9" * 30, "2.0"):
-        started = time.monotonic()
-        with pytest.raises(PlanRefused) as caught:
+        with quickly(50, target), pytest.raises(PlanRefused) as caught:
             plan_upgrade(FLEET, {"kubernetes": Version(target)})
-        assert time.monotonic() - started < 1
         (finding,) = caught.value.findings
         assert "fleetgen's compatibility data knows Kubernetes up to 1.37; update fleetgen first" in finding.message
     assert plan_upgrade(FLEET, {"kubernetes": Version("1.31.2")}).waves  # within the data: planned as before
@@ -160,14 +158,14 @@ def _check_library(sets: list[str], to: str | None, start: str | None, number: i
         return apply_wave(load_fleet_text(WAVE1.encode()), wave_number(number), requested, moment, override_reason(reason))
 
     for stage in (plan, apply):
-        started = time.monotonic()
+        started = time.perf_counter()
         try:
             stage()
         except FindingsError as exc:
             assert exc.findings and all("\n" not in f.message for f in exc.findings)
         except FleetgenError as exc:
             assert str(exc) and "\n" not in str(exc)
-        assert time.monotonic() - started < 5
+        assert_quick(time.perf_counter() - started, 250, stage.__name__)
 
 
 _library_args = (st.lists(_set, max_size=3), st.one_of(st.none(), _text), st.one_of(st.none(), _moment), _wave)
@@ -198,9 +196,8 @@ def _cli_args(data: st.DataObject) -> list[str]:
 
 def _check_cli(cli_run: Run, folder: Path, args: list[str]) -> None:
     shutil.copy(EXAMPLE, folder / "fleet.yaml")
-    started = time.monotonic()
-    done = cli_run(*args)
-    assert time.monotonic() - started < 20, args
+    with quickly(1000, args):
+        done = cli_run(*args)
     assert done.returncode in (1, 2), (args, done.stdout, done.stderr)
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr, done.stderr
     noise = ("Usage:", "Try ")
