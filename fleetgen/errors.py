@@ -41,6 +41,30 @@ class Finding:
     def dotted_path(self) -> str:
         return format_path(self.path)
 
+    def to_json(self) -> list[object]:
+        """The finding as JSON values, for a cache entry (from_json reads it back)."""
+        where = [self.location.file, self.location.line, self.location.column] if self.location else None
+        return [list(self.path), self.message, self.severity.value, where]
+
+    @staticmethod
+    def from_json(item: object) -> Finding:
+        """The finding `to_json` wrote; TypeError or ValueError for anything else."""
+        if not isinstance(item, list) or len(item) != 4:
+            raise TypeError("not a finding")
+        path, message, severity, where = item
+        if not isinstance(path, list) or not all(isinstance(p, str | int) and not isinstance(p, bool) for p in path):
+            raise TypeError("not a field path")
+        if not isinstance(message, str) or not isinstance(severity, str):
+            raise TypeError("not a message")
+        if where is not None and not (
+            isinstance(where, list)
+            and len(where) == 3
+            and isinstance(where[0], str)
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in where[1:])
+        ):
+            raise TypeError("not a location")
+        return Finding(tuple(path), message, Severity(severity), Location(*where) if where is not None else None)
+
 
 def format_path(path: FieldPath) -> str:
     out = ""

@@ -68,6 +68,8 @@ def finding_entries() -> list[tuple[str, str, list[Entry]]]:
     out = []
     for path in sorted(PACKAGE.rglob("*.py")):
         module = path.relative_to(PACKAGE).as_posix()
+        if module == "errors.py":  # the type itself, which reads kept findings back but makes none of its own
+            continue
         source = path.read_text(encoding="utf-8")
         tree = ast.parse(source)
         entries = _entries(tree, source.splitlines(), is_model=module.startswith("model/"))

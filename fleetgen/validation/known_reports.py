@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fleetgen.cache import Cache
-from fleetgen.errors import Finding, Location, Severity
+from fleetgen.errors import Finding, Severity
 
 _KIND = "validate-report"
 
@@ -33,10 +33,7 @@ class KnownReport:
     teams: int
 
     def to_bytes(self) -> bytes:
-        findings = [
-            [list(f.path), f.message, f.severity.value, [f.location.file, f.location.line, f.location.column] if f.location else None]
-            for f in self.findings
-        ]
+        findings = [f.to_json() for f in self.findings]
         return json.dumps({"findings": findings, "clusters": self.clusters, "teams": self.teams}).encode("utf-8")
 
     @staticmethod
@@ -44,35 +41,13 @@ class KnownReport:
         """The report `data` holds, or None for anything that is not exactly what `to_bytes` writes."""
         try:
             entry = json.loads(data)
-            findings = tuple(_finding(item) for item in entry["findings"])
+            findings = tuple(Finding.from_json(item) for item in entry["findings"])
             clusters, teams = entry["clusters"], entry["teams"]
         except (ValueError, TypeError, KeyError, RecursionError):  # RecursionError: nested deeper than Python's stack
             return None
         if not all(isinstance(n, int) and not isinstance(n, bool) for n in (clusters, teams)):
             return None
         return KnownReport(findings, clusters, teams)
-
-
-def _finding(item: object) -> Finding:
-    if not isinstance(item, list) or len(item) != 4:
-        raise TypeError("not a finding")
-    path, message, severity, location = item
-    if not isinstance(path, list) or not all(isinstance(p, str | int) and not isinstance(p, bool) for p in path):
-        raise TypeError("not a field path")
-    if not isinstance(message, str) or not isinstance(severity, str):
-        raise TypeError("not a message")
-    return Finding(tuple(path), message, Severity(severity), _location(location))
-
-
-def _location(item: object) -> Location | None:
-    if item is None:
-        return None
-    if not isinstance(item, list) or len(item) != 3:
-        raise TypeError("not a location")
-    file, line, column = item
-    if not isinstance(file, str) or not all(isinstance(n, int) and not isinstance(n, bool) for n in (line, column)):
-        raise TypeError("not a location")
-    return Location(file, line, column)
 
 
 def utc_date() -> datetime.date:

@@ -105,9 +105,13 @@ def checked(
     schemas = _schemas(options)
     stage(f"checking what {len(loaded.fleet.clusters)} cluster(s) get")
     rendered = Rendered(loaded.fleet, lender=lender)
-    # Per-cluster verdicts only where each cluster's verdict depends on that cluster's inputs alone.
+    # Per-cluster verdicts only where each cluster's verdict depends on that cluster's inputs alone. Argo CD's note on
+    # wave health (validation/argocd.py, with applicationHealth: yours) names every cluster whose Applications sync in
+    # waves: a cluster with a kept verdict is not planned again, so the note would leave it out.
     own_facts = loaded.fleet.compatibility.facts_file is not None
-    alone = cache is not None and not own_facts and not schemas.warns_once
+    gitops = loaded.fleet.gitops
+    one_note_for_all = gitops.engine == "argocd" and gitops.argocd.application_health == "yours"
+    alone = cache is not None and not own_facts and not schemas.warns_once and not one_note_for_all
     known = ClusterVerdicts(cache, schemas.digest, options.strict) if cache is not None and alone else None
     findings = check_loaded(loaded, schemas, rendered, strict=options.strict, fail_on=options.fail_on, known=known, now=utc_now())
     if known is not None:
