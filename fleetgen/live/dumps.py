@@ -18,6 +18,7 @@ from typing import Any
 
 from fleetgen.errors import FieldPath, Finding, FindingsError, InputError
 from fleetgen.live.shapes import kind_of, shape_problems
+from fleetgen.source.collector import collector_paused
 from fleetgen.source.reader import Source, parse_documents, read_bytes
 from fleetgen.source.yaml_nodes import Limits
 
@@ -39,10 +40,12 @@ def read_live(paths: Iterable[Path]) -> list[dict[str, Any]]:
 def live_objects(raw: bytes, file: str) -> list[dict[str, Any]]:
     """The objects of one dump; InputError (exit 2) naming the first problem at its file:line:column."""
     try:
-        documents = parse_documents(raw, file, LIVE_LIMITS, positions=False)
-        problems = [f for doc in documents for f in object_problems(doc.data, ())]
-        if not problems:
-            return [obj for doc in documents for obj in _flatten(doc.data)]
+        # The shape check walks millions of values just built: with the collector on, its passes walk them too.
+        with collector_paused():
+            documents = parse_documents(raw, file, LIVE_LIMITS, positions=False)
+            problems = [f for doc in documents for f in object_problems(doc.data, ())]
+            if not problems:
+                return [obj for doc in documents for obj in _flatten(doc.data)]
         placed = _placed(parse_documents(raw, file, LIVE_LIMITS, positions=True))
     except FindingsError as exc:
         placed = exc.findings

@@ -21,6 +21,7 @@ from fleetgen.live.node_checks import NodeEvidence
 from fleetgen.live.shapes import live_quotas
 from fleetgen.model import Quantity
 from fleetgen.render.manifest import MANAGED_BY
+from fleetgen.source.collector import collector_paused
 
 
 def resources_of(rendered: dict[ObjectKey, dict[str, Any]]) -> list[str]:
@@ -94,16 +95,17 @@ def quota_impacts(rendered: dict[ObjectKey, dict[str, Any]], live: list[dict[str
 
 
 def compare(rendered: dict[ObjectKey, dict[str, Any]], live: list[dict[str, Any]]) -> Drift:
-    live_by_key = {key_of(obj): obj for obj in live}
-    stored = store_targets(rendered)
-    owned = {k: o for k, o in live_by_key.items() if _managed(o) and k not in stored}
-    present = {k: managed_view(live_by_key[k], rendered[k]) for k in rendered if k in live_by_key}
-    return Drift(
-        missing=tuple(ObjectChange(*k, state="missing") for k in sorted(rendered.keys() - live_by_key.keys())),
-        extra=tuple(ObjectChange(*k, state="extra") for k in sorted(owned.keys() - rendered.keys())),
-        changed=tuple(diff_objects({k: rendered[k] for k in present}, present)),
-        impacts=tuple(quota_impacts(rendered, live)),
-    )
+    with collector_paused():  # a dump holds millions of values: the collector's passes would walk them all, often
+        live_by_key = {key_of(obj): obj for obj in live}
+        stored = store_targets(rendered)
+        owned = {k: o for k, o in live_by_key.items() if _managed(o) and k not in stored}
+        present = {k: managed_view(live_by_key[k], rendered[k]) for k in rendered if k in live_by_key}
+        return Drift(
+            missing=tuple(ObjectChange(*k, state="missing") for k in sorted(rendered.keys() - live_by_key.keys())),
+            extra=tuple(ObjectChange(*k, state="extra") for k in sorted(owned.keys() - rendered.keys())),
+            changed=tuple(diff_objects({k: rendered[k] for k in present}, present)),
+            impacts=tuple(quota_impacts(rendered, live)),
+        )
 
 
 def store_targets(rendered: dict[ObjectKey, dict[str, Any]]) -> set[ObjectKey]:

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from fleetgen.errors import FieldPath, Finding, FindingsError, InputError, Location
+from fleetgen.source.collector import collector_paused
 from fleetgen.source.yaml_nodes import Builder, Composer, Limits, NeedPositions, Refused, alias_marks, protect_breaks
 from fleetgen.source.yaml_nodes import SourceFloat as SourceFloat  # the model imports the numbers that keep their text
 from fleetgen.source.yaml_nodes import SourceInt as SourceInt  # from here
@@ -109,10 +110,11 @@ def parse_documents(raw: bytes, file: str, limits: Limits, *, positions: bool = 
         # fix: Split the file, or check it is the file you meant
         raise FindingsError([Finding((), f"larger than {limits.bytes // (1024 * 1024)} MiB; refusing", location=Location(file, 1, 1))])
     prepared, restore = protect_breaks(text)
-    try:
-        return _documents(prepared, text, file, limits, positions=positions, single=single, restore=restore)
-    except NeedPositions:
-        return _documents(prepared, text, file, limits, positions=True, single=single, restore=restore)
+    with collector_paused():
+        try:
+            return _documents(prepared, text, file, limits, positions=positions, single=single, restore=restore)
+        except NeedPositions:
+            return _documents(prepared, text, file, limits, positions=True, single=single, restore=restore)
 
 
 def _decode(raw: bytes, file: str) -> str:
