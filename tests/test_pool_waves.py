@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from node_dumps import wave_evidence
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import Severity
+from fleetgen.live.drift_output import drift_json, drift_text
 from fleetgen.live.node_checks import judge_nodes
 from fleetgen.live.nodes import DRIVER_OWNER_LABEL as OWNER
 from fleetgen.live.nodes import nodes_in
@@ -31,6 +33,7 @@ from fleetgen.upgrade.output import plan_json, plan_text, status_text
 from fleetgen.upgrade.plan import PlanRefused, plan_upgrade
 from fleetgen.upgrade.status import live_nodes
 from fleetgen.upgrade.verify import verify_wave
+from fleetgen.workflows.live_state import drift
 
 STAGE_RANK = {"canary (dev)": 0, "canary (staging)": 1, "production canary": 2, "production": 3}
 PER_POOL_DRIVERS = ("595.91.07", "610.57.04")  # drivers GPU Operator v26.7 lists, above the generated fleets' 580
@@ -212,3 +215,22 @@ def test_upgrade_status_warns_of_the_same_late_node_from_the_same_start() -> Non
     assert live_nodes(first.fleet, evidence)[0].late == ()  # no clock given: nothing to measure the wait by
     _, done = _first_wave()
     assert live_nodes(first.fleet, done, now=AT + datetime.timedelta(hours=300))[0].late == ()
+
+
+def test_drift_warns_of_the_late_node_status_names_from_the_same_record(tmp_path: Path) -> None:
+    """drift of a cluster in the middle of a recorded driver wave names the node status names, at the same hour, in its
+    text and its JSON; before the pool's policy has run out it names none."""
+    first, evidence = _first_wave()
+    waiting = _pool_nodes(evidence["training-eastus"], "a100-small")[0]["metadata"]
+    waiting["labels"] |= {"nvidia.com/gpu-driver-upgrade-state": "upgrade-required", "nvidia.com/cuda.driver-version.full": "580.173.02"}
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(first.source.text, encoding="utf-8")
+    dump = tmp_path / "live.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": evidence["training-eastus"]}), encoding="utf-8")
+    at = {hours: AT + datetime.timedelta(hours=hours) for hours in (20, 30)}
+    seen = {h: drift(fleet, "training-eastus", (dump,), None, against="fleet.yaml", now=moment) for h, moment in at.items()}
+    status = live_nodes(first.fleet, evidence, now=at[30])[0].late
+    assert status and seen[30].nodes is not None and seen[30].nodes.late == status
+    assert seen[20].nodes is not None and seen[20].nodes.late == ()
+    assert f"  {status[0]}" in drift_text("training-eastus", seen[30]).splitlines()
+    assert json.loads(drift_json("training-eastus", seen[30]))["nodes"]["late"] == list(status)

@@ -46,7 +46,7 @@ def nodes_summary(nodes: NodeEvidence) -> str:
 def drift_text(cluster: str, drift: Drift) -> str:
     nodes = drift.nodes
     notes = ([f"  against {drift.against}"] if drift.against else []) + ([f"note: {drift.stale}"] if drift.stale else [])
-    if not drift.found and not drift.impacts and not (nodes and nodes.findings):
+    if not drift.found and not drift.impacts and not (nodes and (nodes.findings or nodes.late)):
         return "\n".join([f"{cluster}: no drift" + (f" ({nodes_summary(nodes)})" if nodes else ""), *notes])
     head = f"{cluster}: {len(drift.missing)} missing, {len(drift.extra)} extra, {len(drift.changed)} changed"
     head += f"; {len(drift.unread)} kind(s) not read" if drift.unread else ""
@@ -56,6 +56,7 @@ def drift_text(cluster: str, drift: Drift) -> str:
     if nodes is not None:
         lines.append(nodes_summary(nodes))
         lines += [f"  {f.severity.value}: {f.text}" for f in nodes.findings]
+        lines += [f"  {late}" for late in nodes.late]
     lines += [f"warning: {impact_text(cluster, i)}" for i in drift.impacts]
     return "\n".join(lines)
 
@@ -100,4 +101,5 @@ def _nodes_json(nodes: NodeEvidence) -> dict[str, Any]:
             for p in nodes.pools
         ],
         "findings": [{"severity": f.severity.value, "pool": f.pool, "nodes": list(f.nodes), "message": f.message} for f in nodes.findings],
+        "late": list(nodes.late),
     }

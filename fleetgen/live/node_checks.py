@@ -64,6 +64,9 @@ class NodeEvidence:
     cluster: str
     pools: tuple[PoolNodes, ...]
     findings: tuple[NodeFinding, ...]
+    # warnings of nodes left in upgrade-required past their pool's upgrade policy, counted from the wave in fleet.yaml's
+    # upgrade record that moves their driver (upgrade/status.py says them; judge_nodes has no record or clock to count by)
+    late: tuple[str, ...] = ()
 
     @property
     def found(self) -> bool:

@@ -7,6 +7,7 @@ synced (live/committed.py), or against a fresh render of fleet.yaml (`--against 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ from fleetgen.live.state import Drift, compare, live_from_context, read_live, re
 from fleetgen.model.fleet import cluster_index
 from fleetgen.output.emit import files_of
 from fleetgen.render.rendered import Rendered
+from fleetgen.upgrade.moments import utc_now
+from fleetgen.upgrade.status import live_nodes
 
 
 def cluster_dumps(values: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
@@ -55,8 +58,11 @@ def drift(
     against: str = "committed",
     ref: str | None = None,
     timeout: int = 30,
+    now: datetime.datetime | None = None,
 ) -> Drift:
-    """CLUSTER's live objects against the tree committed at the revision it is synced to, or the render of FLEET (`drift`)."""
+    """CLUSTER's live objects against the tree committed at the revision it is synced to, or the render of FLEET (`drift`).
+    `now` (default: the clock) is when nodes left in upgrade-required are measured (tests fix it)."""
+    now = now or utc_now()
     if bool(live) == bool(context):
         raise InputError("give either --live FILE|DIR or --context KUBECONTEXT")
     loaded = load_fleet(fleet)
@@ -66,7 +72,7 @@ def drift(
     read = ClusterRead(read_live(live)) if live else read_cluster(str(context), resources_of(expected), timeout)
     if against == "fleet.yaml":
         read = merged(read, by_name(str(context), expected, read, timeout)) if context else read
-        return _with_nodes(judged(compare(expected, read.objects), read, expected), loaded, index, read.objects)
+        return _with_nodes(judged(compare(expected, read.objects), read, expected), loaded, index, read.objects, now)
     recorded = synced_revision(read.objects, expected, cluster, loaded.fleet.gitops.path)
     revision = recorded or (Revision(ref, "--ref") if ref else Revision("HEAD", "HEAD"))
     if recorded and ref and not recorded.ref.startswith(ref):  # the engine knows what it applied; a differing --ref is said unused
@@ -80,12 +86,16 @@ def drift(
     if context:  # what the labelled lists missed, by name: a label removed by hand is a change, not a missing object
         read = merged(read, by_name(str(context), expected, read, timeout))
     result = dataclasses.replace(compare(expected, read.objects), against=against_text, stale=stale_note(planned, committed))
-    return _with_nodes(judged(result, read, expected), loaded, index, read.objects)
+    return _with_nodes(judged(result, read, expected), loaded, index, read.objects, now)
 
 
-def _with_nodes(result: Drift, loaded: LoadedFleet, index: int, objects: list[dict[str, Any]]) -> Drift:
-    """The drift, with the verdict on the cluster's Nodes when the live objects hold them."""
+def _with_nodes(result: Drift, loaded: LoadedFleet, index: int, objects: list[dict[str, Any]], now: datetime.datetime) -> Drift:
+    """The drift, with the verdict on the cluster's Nodes when the live objects hold them, and the nodes an upgrade in
+    fleet.yaml's record has left in upgrade-required too long, as `upgrade status` names them."""
     nodes = nodes_in(objects)
     if not nodes:
         return result
-    return dataclasses.replace(result, nodes=judge_nodes(loaded.fleet, loaded.fleet.clusters[index], nodes, loaded.facts))
+    cluster = loaded.fleet.clusters[index]
+    evidence = judge_nodes(loaded.fleet, cluster, nodes, loaded.facts)
+    late = [n.late for n in live_nodes(loaded.fleet, {cluster.name: objects}, loaded.facts, now) if n.cluster == cluster.name]
+    return dataclasses.replace(result, nodes=dataclasses.replace(evidence, late=late[0] if late else ()))
