@@ -220,19 +220,26 @@ def test_what_an_older_fleetgen_committed_is_what_the_cluster_is_judged_against(
     assert report["stale"].startswith("the committed tree is stale") and report["against"].startswith(f"the tree committed at {older[:12]}")
 
 
+def _on_an_argo_cd_hub(folder: Path, kustomize: Build, cli_run: Run, cluster: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The fleet moved to an Argo CD hub (the default placement), rendered and committed: what the engine builds for
+    CLUSTER, and which of it lives on the hub (the Applications and whatever sits in Argo CD's namespace)."""
+    text = (folder / "fleet.yaml").read_text(encoding="utf-8")
+    (folder / "fleet.yaml").write_text(replace_once(text, "engine: flux ", "engine: argocd #"), encoding="utf-8")
+    assert cli_run("render", cwd=folder).returncode == 0
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "argo cd hub")
+    cluster_folder = folder / "clusters" / cluster
+    synced = ["", "platform"] + [f"teams/{p.name}" for p in sorted((cluster_folder / "teams").iterdir())]
+    built = engine_built(kustomize, folder, cluster, synced)
+    on_hub = [o for o in built if o["apiVersion"].startswith("argoproj.io/") or o["metadata"].get("namespace") == "argocd"]
+    return built, on_hub
+
+
 def test_with_an_argo_cd_hub_the_applications_are_compared_only_with_the_hubs_objects(
     fleet_repo: tuple[Path, str], kustomize: Build, cli_run: Run
 ) -> None:
     folder, _ = fleet_repo
-    text = (folder / "fleet.yaml").read_text(encoding="utf-8")
-    (folder / "fleet.yaml").write_text(replace_once(text, "engine: flux ", "engine: argocd #"), encoding="utf-8")  # hub: the default
-    assert cli_run("render", cwd=folder).returncode == 0
-    git(folder, "add", "-A")
-    git(folder, "commit", "-qm", "argo cd hub")
-    cluster_folder = folder / "clusters" / "dev-eastus"
-    synced = ["", "platform"] + [f"teams/{p.name}" for p in sorted((cluster_folder / "teams").iterdir())]
-    built = engine_built(kustomize, folder, "dev-eastus", synced)
-    on_hub = [o for o in built if o["apiVersion"].startswith("argoproj.io/") or o["metadata"].get("namespace") == "argocd"]
+    built, on_hub = _on_an_argo_cd_hub(folder, kustomize, cli_run, "dev-eastus")
     on_target = [o for o in built if o not in on_hub]  # the Applications and the repository Secrets live on the hub
     assert len(on_target) < len(built)
     done = cli_run("drift", "--cluster", "dev-eastus", "--live", str(write_dump(folder, cluster_dump(on_target, "argocd"))), cwd=folder)
@@ -307,15 +314,7 @@ def test_with_an_argo_cd_hub_its_repository_secrets_are_not_missing_on_the_spoke
     """The platform folder syncs to the hub: its Applications and the OCI repositories' Secrets in Argo CD's namespace
     live there, so a spoke's dump never misses them."""
     folder, _ = fleet_repo
-    text = (folder / "fleet.yaml").read_text(encoding="utf-8")
-    (folder / "fleet.yaml").write_text(replace_once(text, "engine: flux ", "engine: argocd #"), encoding="utf-8")
-    assert cli_run("render", cwd=folder).returncode == 0
-    git(folder, "add", "-A")
-    git(folder, "commit", "-qm", "argo cd hub")
-    cluster_folder = folder / "clusters" / "training-eastus"
-    synced = ["", "platform"] + [f"teams/{p.name}" for p in sorted((cluster_folder / "teams").iterdir())]
-    built = engine_built(kustomize, folder, "training-eastus", synced)
-    on_hub = [o for o in built if o["apiVersion"].startswith("argoproj.io/") or o["metadata"].get("namespace") == "argocd"]
+    built, on_hub = _on_an_argo_cd_hub(folder, kustomize, cli_run, "training-eastus")
     assert any(o["kind"] == "Secret" for o in on_hub)
     spoke = [o for o in built if o not in on_hub]
     done = cli_run("drift", "--cluster", "training-eastus", "--live", str(write_dump(folder, cluster_dump(spoke, "argocd"))), cwd=folder)
