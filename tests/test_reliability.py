@@ -440,7 +440,7 @@ def test_hostile_files_fail_fast_with_one_line(tmp_path: Path, cli_run: Run) -> 
             path.write_bytes(text.encode("utf-8", "surrogateescape"))
         done, took = timed(cli_run, "render", str(path), "--out", str(tmp_path / "out"))
         assert done.returncode in (1, 2), (name, done.stderr[-300:])
-        assert_quick(took, 100, name)  # two seconds on a quiet machine
+        assert_quick(took, 200, name)  # two seconds where parsing the example takes 10 ms (a quiet machine here)
         assert "Traceback" not in done.stderr and done.stderr.strip(), name
         assert not (tmp_path / "out").exists(), name  # nothing written anywhere
     assert "larger than 16 MiB" in cli_run("validate", str(tmp_path / "huge.yaml")).stderr
@@ -456,7 +456,7 @@ def test_a_symlinked_output_folder_is_refused(tmp_path: Path, cli_run: Run) -> N
     (repo / "out").symlink_to(outside)
     done, took = timed(cli_run, "render", "--out", "out", cwd=repo)
     assert done.returncode == 2 and "the output folder is a symbolic link" in done.stderr
-    assert_quick(took, 100, "a symlinked output folder")
+    assert_quick(took, 200, "a symlinked output folder")  # the same two seconds: a whole CLI run, start-up included
     assert list(outside.iterdir()) == []
 
 
