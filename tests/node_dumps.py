@@ -8,6 +8,8 @@ deprecated `nvidia.com/cuda.driver.*`, `nvidia.com/gpu.product`, count, memory, 
 `nvidia.com/gfd.timestamp`), the GPU Operator's `nvidia.com/gpu.deploy.*` and
 `nvidia.com/gpu-driver-upgrade-state=upgrade-done`, the pool's own labels and taints, and the allocatable
 `nvidia.com/gpu` the device plugin advertises.
+A CPU-only pool's nodes carry none of the GPU stack's labels; a GPU model on a VM size the table below lacks reports
+what that model reports elsewhere.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from fleetgen.model import Fleet
+from fleetgen.model import Cluster, Fleet, NodePool
 
 # GFD's nvidia.com/gpu.product for each GPU model on the example's VM sizes, as nvidia-smi names them
 PRODUCTS = {
@@ -28,6 +30,19 @@ PRODUCTS = {
     ("A100", "Standard_ND96asr_v4"): ("NVIDIA-A100-SXM4-40GB", "40960", "ampere", "8", "0"),
     ("H100", "Standard_ND96isr_H100_v5"): ("NVIDIA-H100-80GB-HBM3", "81559", "hopper", "9", "0"),
     ("B200", "Standard_ND128isr_B200_v6"): ("NVIDIA-B200", "183359", "blackwell", "10", "0"),
+}
+# what GFD reports for a GPU model on a VM size the table above lacks (the generated fleets pair models and sizes freely)
+PRODUCT_OF_MODEL = {
+    "T4": PRODUCTS[("T4", "Standard_NC4as_T4_v3")],
+    "A10G": PRODUCTS[("A10G", "Standard_NV36ads_A10_v5")],
+    "L4": ("NVIDIA-L4", "23034", "ada-lovelace", "8", "9"),
+    "A100": PRODUCTS[("A100", "Standard_NC24ads_A100_v4")],
+    "H100": PRODUCTS[("H100", "Standard_ND96isr_H100_v5")],
+    "A30": ("NVIDIA-A30", "24576", "ampere", "8", "0"),
+    "H200": ("NVIDIA-H200", "143771", "hopper", "9", "0"),
+    "GH200": ("NVIDIA-GH200-480GB", "97871", "hopper", "9", "0"),
+    "B200": PRODUCTS[("B200", "Standard_ND128isr_B200_v6")],
+    "GB200": ("NVIDIA-GB200", "189471", "blackwell", "10", "0"),
 }
 CUDA_OF_DRIVER = {
     "520": "11.8",
@@ -66,31 +81,12 @@ def gfd_labels(driver: str) -> dict[str, str]:
     }
 
 
-def node(fleet: Fleet, cluster_name: str, pool_name: str, number: int, *, driver: str | None = None) -> dict[str, Any]:
-    """One GPU node of the pool, running what its version set says (or `driver`); a pool with a driver of its own runs
-    that, and where the GPU Operator manages the driver per pool the node carries the owning NVIDIADriver's name."""
-    cluster = next(c for c in fleet.clusters if c.name == cluster_name)
-    pool = next(p for p in cluster.node_pools if p.name == pool_name)
-    row = fleet.version_sets[cluster.version_set]
-    agentpool = pool.name.replace("-", "")[:12]
-    name = f"aks-{agentpool}-31245789-vmss{number:06d}"
-    product, memory, family, cc_major, cc_minor = PRODUCTS[(pool.gpu_model, pool.vm_size)]
-    zone = f"{cluster.region}-{number % 3 + 1}"
+def gpu_labels(fleet: Fleet, cluster: Cluster, pool: NodePool, driver: str) -> dict[str, str]:
+    """What Node Feature Discovery, GPU Feature Discovery and the GPU Operator write on a GPU node of the pool running
+    `driver` (or the pool's own driver); with one NVIDIADriver per pool, the name of the one that owns the node's driver."""
+    product, memory, family, cc_major, cc_minor = PRODUCTS.get((pool.gpu_model, pool.vm_size)) or PRODUCT_OF_MODEL[str(pool.gpu_model)]
     labels = {
-        "agentpool": agentpool,
-        "beta.kubernetes.io/arch": "amd64",
-        "beta.kubernetes.io/instance-type": pool.vm_size,
-        "beta.kubernetes.io/os": "linux",
         "feature.node.kubernetes.io/pci-10de.present": "true",
-        "kubernetes.azure.com/agentpool": agentpool,
-        "kubernetes.azure.com/cluster": f"MC_rg-ai-platform_{cluster.name}_{cluster.region}",
-        "kubernetes.azure.com/mode": "user",
-        "kubernetes.azure.com/node-image-version": "AKSUbuntu-2204gen2containerd-202411.12.0",
-        "kubernetes.azure.com/os-sku": "Ubuntu",
-        "kubernetes.io/arch": "amd64",
-        "kubernetes.io/hostname": name,
-        "kubernetes.io/os": "linux",
-        "node.kubernetes.io/instance-type": pool.vm_size,
         "nvidia.com/gfd.timestamp": "1732609124",
         "nvidia.com/gpu-driver-upgrade-state": "upgrade-done",
         "nvidia.com/gpu.compute.major": cc_major,
@@ -110,16 +106,45 @@ def node(fleet: Fleet, cluster_name: str, pool_name: str, number: int, *, driver
         "nvidia.com/gpu.product": product,
         "nvidia.com/gpu.replicas": "1",
         "nvidia.com/mig.capable": "true" if pool.gpu_model in ("A100", "H100") else "false",
-        "topology.kubernetes.io/region": cluster.region,
-        "topology.kubernetes.io/zone": zone,
-        **gfd_labels(str(pool.driver.version) if pool.driver.version else driver or str(row.driver)),
-        **pool.labels,
+        **gfd_labels(str(pool.driver.version) if pool.driver.version else driver),
     }
     if fleet.platform_of(cluster).gpu_operator.driver_crd:
         labels["nvidia.com/gpu-operator.driver.owner"] = pool.name
+    return labels
+
+
+def node(fleet: Fleet, cluster_name: str, pool_name: str, number: int, *, driver: str | None = None) -> dict[str, Any]:
+    """One GPU node of the pool, running what its version set says (or `driver`); a pool with a driver of its own runs
+    that, and where the GPU Operator manages the driver per pool the node carries the owning NVIDIADriver's name."""
+    cluster = next(c for c in fleet.clusters if c.name == cluster_name)
+    pool = next(p for p in cluster.node_pools if p.name == pool_name)
+    row = fleet.version_sets[cluster.version_set]
+    agentpool = pool.name.replace("-", "")[:12]
+    name = f"aks-{agentpool}-31245789-vmss{number:06d}"
+    zone = f"{cluster.region}-{number % 3 + 1}"
+    labels = {
+        "agentpool": agentpool,
+        "beta.kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/instance-type": pool.vm_size,
+        "beta.kubernetes.io/os": "linux",
+        "kubernetes.azure.com/agentpool": agentpool,
+        "kubernetes.azure.com/cluster": f"MC_rg-ai-platform_{cluster.name}_{cluster.region}",
+        "kubernetes.azure.com/mode": "user",
+        "kubernetes.azure.com/node-image-version": "AKSUbuntu-2204gen2containerd-202411.12.0",
+        "kubernetes.azure.com/os-sku": "Ubuntu",
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "node.kubernetes.io/instance-type": pool.vm_size,
+        "topology.kubernetes.io/region": cluster.region,
+        "topology.kubernetes.io/zone": zone,
+    }
+    resources = {"cpu": str(pool.cpu_per_node), "memory": f"{pool.memory_per_node.value // 1024}Ki", "pods": "110"}
+    if pool.gpu_model is not None and pool.gpus_per_node:  # a CPU-only pool's nodes carry none of the GPU stack's labels
+        labels |= gpu_labels(fleet, cluster, pool, driver or str(row.driver))
+        resources["nvidia.com/gpu"] = str(pool.gpus_per_node)
+    labels |= pool.labels
     taints = [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints]
-    cpu, memory_kib = str(pool.cpu_per_node), pool.memory_per_node.value // 1024
-    resources = {"cpu": cpu, "memory": f"{memory_kib}Ki", "nvidia.com/gpu": str(pool.gpus_per_node), "pods": "110"}
     return {
         "apiVersion": "v1",
         "kind": "Node",

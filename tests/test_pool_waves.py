@@ -5,6 +5,7 @@ canary pool): in each cluster that moves pool by pool the canary pool (the one m
 moves in a wave of its own before the rest; every GPU pool that runs its cluster's driver moves exactly once, no
 CPU-only pool and no pool pinned to a driver of its own ever does; the stage order holds. On the case fleet the
 waves are applied and verified end to end: the canary pool runs the new driver as its own until its cluster's wave.
+Over generated fleets again, drift and upgrade status warn of the same nodes left in upgrade-required at the same hour.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from conftest import REPO
 from generated_fleets import edited, fleet_text, fleets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from node_dumps import wave_evidence
+from node_dumps import evidence_of, wave_evidence
 
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.errors import Severity
@@ -234,3 +235,48 @@ def test_drift_warns_of_the_late_node_status_names_from_the_same_record(tmp_path
     assert seen[20].nodes is not None and seen[20].nodes.late == ()
     assert f"  {status[0]}" in drift_text("training-eastus", seen[30]).splitlines()
     assert json.loads(drift_json("training-eastus", seen[30]))["nodes"]["late"] == list(status)
+
+
+def _late_names(late: tuple[str, ...]) -> set[str]:
+    """The nodes a late-node warning names ("warning: A, B of pool P still upgrade-required ...")."""
+    return {name for line in late for name in line.removeprefix("warning: ").split(" of pool ")[0].split(", ")}
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(generated=fleets(), driver=st.sampled_from(PER_POOL_DRIVERS), data=st.data(), hours=st.integers(0, 300))
+def test_drift_and_upgrade_status_name_the_same_late_nodes_of_any_generated_fleet(
+    tmp_path_factory: pytest.TempPathFactory, generated: dict[str, Any], driver: str, data: st.DataObject, hours: int
+) -> None:
+    """Over generated fleets, on either driver path: wave 1 of a driver step applied, some of a cluster's GPU nodes still
+    on the old driver in upgrade-required. drift and upgrade status, at the same hour, warn of the same nodes; they
+    name only nodes left in upgrade-required, none at the moment the wave was applied, and a node late at one hour is
+    late at every later one."""
+    loaded = load_fleet_text(fleet_text(edited(generated)).encode())
+    try:
+        first = load_fleet_text(apply_wave(loaded, 1, {"driver": Version(driver)}, AT).encode())
+    except PlanRefused:
+        return  # nothing to move, or a driver some GPU cannot take: the planner's own properties
+    evidence = wave_evidence(first.fleet, 1)
+    cluster = data.draw(st.sampled_from(sorted(evidence)))
+    before = {n["metadata"]["name"]: n for n in evidence_of(loaded.fleet, cluster) if n["kind"] == "Node"}
+    gpu_nodes = [n["metadata"]["name"] for n in evidence[cluster] if "nvidia.com/gpu.present" in n.get("metadata", {}).get("labels", {})]
+    stuck = set(data.draw(st.lists(st.sampled_from(gpu_nodes), unique=True))) if gpu_nodes else set()
+    for index, item in enumerate(evidence[cluster]):
+        if item["kind"] == "Node" and item["metadata"]["name"] in stuck:  # as it was before the wave, now waiting its turn
+            evidence[cluster][index] = before[item["metadata"]["name"]]
+            evidence[cluster][index]["metadata"]["labels"]["nvidia.com/gpu-driver-upgrade-state"] = "upgrade-required"
+    folder = tmp_path_factory.mktemp("late")
+    (folder / "fleet.yaml").write_text(first.source.text, encoding="utf-8")
+    dump = folder / "live.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": evidence[cluster]}), encoding="utf-8")
+
+    def late_at(moment: datetime.datetime) -> tuple[str, ...]:
+        status = next(n.late for n in live_nodes(first.fleet, evidence, now=moment) if n.cluster == cluster)
+        seen = drift(folder / "fleet.yaml", cluster, (dump,), None, against="fleet.yaml", now=moment).nodes
+        assert seen is not None and seen.late == status
+        return status
+
+    now = AT + datetime.timedelta(hours=hours)
+    assert _late_names(late_at(now)) <= stuck
+    assert late_at(AT) == ()
+    assert _late_names(late_at(now)) <= _late_names(late_at(now + datetime.timedelta(days=400)))
