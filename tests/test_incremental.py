@@ -194,9 +194,9 @@ def test_a_render_plans_only_the_clusters_a_change_touches(tmp_path: Path, cache
     planned: list[str] = []
     plan_one = rendered_module.cluster_plan
 
-    def counted(fleet: Any, index: int, bases: Any) -> Any:
+    def counted(fleet: Any, index: int, *built: Any) -> Any:
         planned.append(fleet.clusters[index].name)
-        return plan_one(fleet, index, bases)
+        return plan_one(fleet, index, *built)
 
     monkeypatch.setattr(rendered_module, "cluster_plan", counted)
     Path("fleet.yaml").write_text(after)

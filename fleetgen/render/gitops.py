@@ -157,8 +157,12 @@ def gitops_folders(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> list[tu
     return [*([(folder, "sync.yaml", sync)] if sync else []), *([(PLATFORM_FOLDER, "platform.yaml", platform)] if platform else [])]
 
 
-def entry_point(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> list[Manifest]:
+def entry_point(
+    fleet: Fleet, index: int, why: Recorder = NOWHERE, folders: list[tuple[str, str, list[Manifest]]] | None = None
+) -> list[Manifest]:
     """The GitOps objects that sync cluster `index`: its entry point and the platform folder it syncs
-    first, and (Argo CD hub) the root Application the hub's ApplicationSet generates for it."""
+    first, and (Argo CD hub) the root Application the hub's ApplicationSet generates for it. `folders`:
+    gitops_folders' answer when it was built already."""
     generated = argocd.generated(fleet, index, why) if fleet.gitops.engine == "argocd" else []
-    return [m for _, _, manifests in gitops_folders(fleet, index, why) for m in manifests] + generated
+    folders = folders if folders is not None else gitops_folders(fleet, index, why)
+    return [m for _, _, manifests in folders for m in manifests] + generated

@@ -164,26 +164,59 @@ def cluster_labels(cluster: Cluster) -> dict[str, str]:
     return {"environment": cluster.environment}
 
 
-def cluster_objects(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> list[Manifest]:
-    """Every object cluster `index` must end up with, as `kustomize build clusters/<name>` gives it."""
+@dataclass(frozen=True)
+class TeamOnCluster:
+    """A placed team's objects on one cluster: each part of TEAM_PARTS, in that order, and its own files (team_local)."""
+
+    t: int
+    team: Team
+    parts: tuple[list[Manifest], ...]
+    own: list[tuple[str, list[Manifest]]]
+
+
+@dataclass(frozen=True)
+class ClusterBuild:
+    """What cluster `index` gets, each object built once: its teams' parts and own files, and its own files
+    (LOCAL_FILES). The cluster's objects (`cluster_objects`) and its folder's plan (`cluster_plan`) are both made
+    from it, so a run that validates the objects and then writes the folder builds them once."""
+
+    teams: tuple[TeamOnCluster, ...]
+    local: tuple[tuple[str, list[Manifest]], ...]
+
+
+def build_cluster(fleet: Fleet, index: int, bases: Bases | None = None, why: Recorder = NOWHERE) -> ClusterBuild:
+    """Build cluster `index`'s objects. With `bases` (base_plan's), a part that does not depend on the cluster is
+    the team's base object, which the overlay includes as it is; without them it is built here, the same objects
+    (such a part's builder reads no quota, queue or cluster), recording with `why`."""
     cluster = fleet.clusters[index]
-    objects = list(kueue_objects.priority_classes(fleet, why))
+    teams = []
     for t, team in fleet.placements[cluster.name]:
         at = ("teams", t)
         context = cluster_context(team, at, cluster, index, why)
-        for _, _, build, _ in TEAM_PARTS:
-            objects += build(fleet, team, at, context)
-        objects += [m for _, built in team_local(fleet, team, at, index, why) for m in built]
-    objects += _cluster_local(fleet, index, why)
+        parts = tuple(
+            bases[(folder, t)] if bases is not None and not varies else build(fleet, team, at, context)
+            for folder, _, build, varies in TEAM_PARTS
+        )
+        teams.append(TeamOnCluster(t, team, parts, team_local(fleet, team, at, index, why)))
+    return ClusterBuild(tuple(teams), tuple((name, build(fleet, index, why)) for name, build in LOCAL_FILES))
+
+
+def cluster_objects(fleet: Fleet, index: int, why: Recorder = NOWHERE, built: ClusterBuild | None = None) -> list[Manifest]:
+    """Every object cluster `index` must end up with, as `kustomize build clusters/<name>` gives it (`built`: the
+    cluster's objects built already; without it they are built here, recording with `why`)."""
+    cluster = fleet.clusters[index]
+    built = built if built is not None else build_cluster(fleet, index, why=why)
+    objects = list(kueue_objects.priority_classes(fleet, why))
+    for team in built.teams:
+        for part in team.parts:
+            objects += part
+        objects += [m for _, own in team.own for m in own]
+    objects += [m for _, local in built.local for m in local]
     extra = cluster_labels(cluster)
     if why.on:
         for m in objects:
             why.set(m.body, ("metadata", "labels", "environment"), ("clusters", index, "environment"))
     return [_with_labels(m, extra) for m in objects]
-
-
-def _cluster_local(fleet: Fleet, index: int, why: Recorder = NOWHERE) -> list[Manifest]:
-    return [m for _, build in LOCAL_FILES for m in build(fleet, index, why)]
 
 
 def _with_labels(manifest: Manifest, labels: dict[str, str]) -> Manifest:
@@ -236,33 +269,43 @@ def team_owned(bases: Bases, folder: str, t: int, team: Team) -> bool:
     return all(m.body["metadata"].get("namespace") == team.namespace for m in bases[(folder, t)])
 
 
-def cluster_plan(fleet: Fleet, index: int, bases: Bases) -> list[OutputFile]:
-    """The files of clusters/<name>/ for cluster `index`: its overlay, its own objects, its teams' folders and entry point."""
+def cluster_plan(
+    fleet: Fleet,
+    index: int,
+    bases: Bases,
+    built: ClusterBuild | None = None,
+    folders: list[tuple[str, str, list[Manifest]]] | None = None,
+) -> list[OutputFile]:
+    """The files of clusters/<name>/ for cluster `index`: its overlay, its own objects, its teams' folders and entry point.
+
+    `built` (build_cluster's, with these bases) and `folders` (gitops_folders') are what was built already; without
+    them they are built here."""
     cluster = fleet.clusters[index]
+    built = built if built is not None else build_cluster(fleet, index, bases)
+    folders = folders if folders is not None else gitops_folders(fleet, index)
     root, at = f"clusters/{cluster.name}", ("clusters", index)
     resources = ["../../base/priority-classes"] if fleet.priority_classes else []
     patches: list[OutputFile] = []
     teams: list[OutputFile] = []
     labels = [{"pairs": cluster_labels(cluster), "includeSelectors": False}]
-    for t, team in fleet.placements[cluster.name]:
-        team_at = ("teams", t)
-        here = cluster_context(team, team_at, cluster, index)
+    for placed in built.teams:
+        t, team, team_at = placed.t, placed.team, ("teams", placed.t)
         folder_of_team = f"{root}/{TEAMS_FOLDER}/{team.name}"
         team_resources: list[str] = []
         team_patches: list[OutputFile] = []
-        for folder, _, build, varies in TEAM_PARTS:
+        for (folder, _, _, varies), part in zip(TEAM_PARTS, placed.parts, strict=True):
             own = team_owned(bases, folder, t, team)
             (team_resources if own else resources).append(f"{'../../../..' if own else '../..'}/base/{folder}/{team.name}")
             if not varies:
                 continue
-            for shared, local in zip(bases[(folder, t)], build(fleet, team, team_at, here), strict=True):
+            for shared, local in zip(bases[(folder, t)], part, strict=True):
                 patch = merge_patch(shared.body, local.body)
                 if patch:
                     kind, namespace, name = local.key
                     target = {"apiVersion": local.body["apiVersion"], "kind": kind, "metadata": {"name": name, "namespace": namespace}}
                     filename = f"{folder_of_team if own else root}/patches/{namespace}-{kind.lower()}-{name}.yaml"
                     (team_patches if own else patches).append(OutputFile(filename, (Manifest({**target, **patch}, local.source),)))
-        own_files = [OutputFile(f"{folder_of_team}/{name}", tuple(objects)) for name, objects in team_local(fleet, team, team_at, index)]
+        own_files = [OutputFile(f"{folder_of_team}/{name}", tuple(objects)) for name, objects in placed.own]
         team_resources += [f.path.removeprefix(folder_of_team + "/") for f in own_files]
         if team_resources:
             fields = {"patches": [{"path": p.path.removeprefix(folder_of_team + "/")} for p in team_patches]} if team_patches else {}
@@ -283,10 +326,10 @@ def cluster_plan(fleet: Fleet, index: int, bases: Bases) -> list[OutputFile]:
     )
     return [
         OutputFile(f"{root}/kustomization.yaml", (overlay,)),
-        *(OutputFile(f"{root}/{name}", tuple(build(fleet, index))) for name, build in LOCAL_FILES),
+        *(OutputFile(f"{root}/{name}", tuple(objects)) for name, objects in built.local),
         *patches,
         *teams,
-        *(f for folder, name, objects in gitops_folders(fleet, index) for f in _folder(f"{root}/{folder}", name, objects, at)),
+        *(f for folder, name, objects in folders for f in _folder(f"{root}/{folder}", name, objects, at)),
     ]
 
 

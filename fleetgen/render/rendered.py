@@ -16,8 +16,8 @@ from typing import Any
 from fleetgen.model import Fleet
 from fleetgen.render import Manifest, ObjectKey, OutputFile, cluster_objects
 from fleetgen.render.fingerprint import cluster_fingerprints
-from fleetgen.render.gitops import entry_point
-from fleetgen.render.layout import Bases, base_plan, cluster_plan, hub_plan
+from fleetgen.render.gitops import entry_point, gitops_folders
+from fleetgen.render.layout import Bases, ClusterBuild, base_plan, build_cluster, cluster_plan, hub_plan
 from fleetgen.render.provenance import Provenance
 
 
@@ -31,6 +31,9 @@ class Rendered:
         self._entry_points: dict[int, list[Manifest]] = {}
         self._explained: dict[int, tuple[dict[ObjectKey, dict[str, Any]], Provenance]] = {}
         self._cluster_plans: dict[int, list[OutputFile]] = {}
+        # What both a cluster's objects and its folder's plan are made of, built once for either.
+        self._built: dict[int, ClusterBuild] = {}
+        self._gitops_folders: dict[int, list[tuple[str, str, list[Manifest]]]] = {}
 
     @cached_property
     def fingerprints(self) -> list[str]:
@@ -46,7 +49,9 @@ class Rendered:
         if index not in self._objects:
             lender = self.lender
             same = lender is not None and self.same_as(lender, index)
-            self._objects[index] = lender.objects(index) if lender is not None and same else cluster_objects(self.fleet, index)
+            self._objects[index] = (
+                lender.objects(index) if lender is not None and same else cluster_objects(self.fleet, index, built=self._build(index))
+            )
         return self._objects[index]
 
     def entry_point(self, index: int) -> list[Manifest]:
@@ -54,7 +59,9 @@ class Rendered:
         if index not in self._entry_points:
             lender = self.lender
             same = lender is not None and self.same_as(lender, index)
-            self._entry_points[index] = lender.entry_point(index) if lender is not None and same else entry_point(self.fleet, index)
+            self._entry_points[index] = (
+                lender.entry_point(index) if lender is not None and same else entry_point(self.fleet, index, folders=self._folders(index))
+            )
         return self._entry_points[index]
 
     def keyed(self, index: int, *, with_entry_point: bool = True) -> dict[ObjectKey, dict[str, Any]]:
@@ -90,5 +97,19 @@ class Rendered:
     def cluster_plan(self, index: int) -> list[OutputFile]:
         """The files of cluster `index`'s folder, clusters/<name>/."""
         if index not in self._cluster_plans:
-            self._cluster_plans[index] = cluster_plan(self.fleet, index, self._base[1])
+            self._cluster_plans[index] = cluster_plan(self.fleet, index, self._base[1], self._build(index), self._folders(index))
         return self._cluster_plans[index]
+
+    def _build(self, index: int) -> ClusterBuild:
+        """Cluster `index`'s objects, built once for its objects and its plan. A part that does not depend on the
+        cluster is taken from the team's base when base/ is planned already (validate and render plan it first);
+        otherwise (a diff or drift that reaches a few clusters) it is built for the cluster: the same objects."""
+        if index not in self._built:
+            bases = self._base[1] if "_base" in vars(self) else None  # planned already (a cached_property)
+            self._built[index] = build_cluster(self.fleet, index, bases)
+        return self._built[index]
+
+    def _folders(self, index: int) -> list[tuple[str, str, list[Manifest]]]:
+        if index not in self._gitops_folders:
+            self._gitops_folders[index] = gitops_folders(self.fleet, index)
+        return self._gitops_folders[index]
