@@ -14,6 +14,7 @@ validate + render is compared with that.
 from __future__ import annotations
 
 import argparse
+import resource
 import sys
 import tempfile
 from pathlib import Path
@@ -31,18 +32,19 @@ def measure(folder: Path, replicas: int) -> dict[str, float]:
     repo.mkdir(parents=True)
     fleet = example_fleet(replicas)
     (repo / "fleet.yaml").write_text(yaml.safe_dump(fleet, sort_keys=False, width=1000))
-    validate, validate_mib, _ = run(repo, "validate")
-    render, render_mib, _ = run(repo, "render")
+    validate, validate_mib, validate_cpu = run(repo, "validate")
+    render, render_mib, render_cpu = run(repo, "render")
     check, _, _ = run(repo, "check")
     again, _, _ = run(repo, "validate")
     full_check, _, _ = run(repo, "check", "--format", "json")
     files = sum(1 for p in repo.rglob("*.yaml")) - 1
     print(
         f"{replicas} replicas: {len(fleet['clusters'])} clusters, {len(fleet['teams'])} teams, {files} files: "
-        f"validate {validate:.2f}s ({validate_mib:.0f} MiB), first render {render:.2f}s ({render_mib:.0f} MiB), "
+        f"validate {validate:.2f}s ({validate_cpu:.2f}s CPU, {validate_mib:.0f} MiB), "
+        f"first render {render:.2f}s ({render_cpu:.2f}s CPU, {render_mib:.0f} MiB), "
         f"check {check:.2f}s, validate again {again:.2f}s, full check {full_check:.2f}s"
     )
-    return {"validate+render": validate + render, "peak": max(validate_mib, render_mib)}
+    return {"validate+render": validate + render, "cpu": validate_cpu + render_cpu, "peak": max(validate_mib, render_mib)}
 
 
 def main() -> None:
@@ -54,10 +56,19 @@ def main() -> None:
         folder = Path(name)
         one = measure(folder, args.replicas)
         if args.kustomize:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             built = build_every_cluster(folder / f"example-{args.replicas}" / "repo")
-            print(f"kubectl kustomize of every cluster: {built:.2f}s; validate + render / kustomize: {one['validate+render'] / built:.2f}x")
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            built_cpu = after.ru_utime - before.ru_utime
+            print(
+                f"kubectl kustomize of every cluster: {built:.2f}s ({built_cpu:.2f}s CPU); validate + render / kustomize: "
+                f"{one['validate+render'] / built:.2f}x wall, {one['cpu'] / built_cpu:.2f}x user CPU"
+            )
         two = measure(folder, 2 * args.replicas)
-    print(f"doubled fleet / fleet, validate + render: {two['validate+render'] / one['validate+render']:.2f}x")
+    print(
+        f"doubled fleet / fleet, validate + render: {two['validate+render'] / one['validate+render']:.2f}x wall, "
+        f"{two['cpu'] / one['cpu']:.2f}x user CPU"
+    )
     print(f"peak memory of one command: {max(one['peak'], two['peak']):.0f} MiB")
 
 
