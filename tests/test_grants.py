@@ -8,15 +8,25 @@ and validate reads the real clock (the tests at fleet.yaml lines use dates far f
 from __future__ import annotations
 
 import datetime
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-from conftest import findings_of, line_of, replace_once
+import pytest
+from conftest import examples, findings_of, git, line_of, replace_once
+from generated_fleets import fleet_text, fleets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fleetgen.checks import grants
 from fleetgen.checks.grants import WARN_DAYS, check_grants, utc_today
 from fleetgen.checks.load import load_fleet_text
+from fleetgen.checks.record_times import future_records
+from fleetgen.checks.verdict_window import VerdictWindow
 from fleetgen.errors import Severity
 
+Run = Callable[..., subprocess.CompletedProcess[str]]
 NLP_TRAINING = "      training-eastus: {queue: gpu-cluster-queue}   # the cluster has two queues: say which"
 
 
@@ -67,3 +77,35 @@ def test_a_grant_without_a_reason_is_refused(example_text: str) -> None:
     assert any("a time-bound grant says why: add `reason`" in f for f in findings_of(text))
     wrong = replace_once(example_text, NLP_TRAINING, "      training-eastus: {queue: gpu-cluster-queue, workload: gaming}")
     assert any("workload" in f and "'training', 'inference' or 'notebooks'" in f for f in findings_of(wrong))
+
+
+def test_what_the_cache_kept_of_a_passing_text_ends_with_its_first_grant(
+    example_text: str, cli_run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A render on a grant's last day keeps that the text passed (the verdict check and diff read, check's ledger). The
+    next day the same text fails (the grant ended): check and diff must judge it again, not read what the cache kept."""
+    (tmp_path / "fleet.yaml").write_text(_granted(example_text, utc_today()))
+    assert cli_run("render").returncode == 0
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "fleet")
+    assert cli_run("check").returncode == 0  # the same day: the kept ledger answers
+    tomorrow = utc_today() + datetime.timedelta(days=1)
+    monkeypatch.setattr(grants, "utc_today", lambda: tomorrow)
+    check = cli_run("check")
+    assert check.returncode == 1 and "the grant of 12 GPUs to nlp on training-eastus ended on" in check.stderr, check.stderr
+    diff = cli_run("diff", "--base", "HEAD")
+    assert diff.returncode == 2 and "fleet.yaml@HEAD: does not render" in diff.stderr and ".until: the grant" in diff.stderr, diff.stderr
+
+
+@examples(20)
+@given(fleet=fleets(), shift=st.integers(-3_000, 30_000), hours=st.integers(0, 23))
+def test_a_verdicts_window_is_where_the_checks_that_read_the_clock_pass(fleet: dict[str, Any], shift: int, hours: int) -> None:
+    """A generated fleet (grants, an upgrade record) passes the grant and record-time checks on exactly the days and
+    moments its verdict window holds, so a verdict kept inside the window is the one the checks would reach."""
+    checked = load_fleet_text(fleet_text(fleet).encode()).fleet
+    window = VerdictWindow.of(checked)
+    now = datetime.datetime(2026, 1, 5, tzinfo=datetime.UTC) + datetime.timedelta(days=shift, hours=hours)
+    errors = [f for f in check_grants(checked, now.date()) if f.severity is Severity.ERROR] + future_records(checked, now)
+    assert window.holds_at(now.date(), now) == (not errors)
+    assert VerdictWindow.from_text(window.to_text()) == window

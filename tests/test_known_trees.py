@@ -7,6 +7,7 @@ orphan, the ledger edited, a hand-written file gone, the fleet text changed) goe
 
 from __future__ import annotations
 
+import datetime
 import os
 import tempfile
 from pathlib import Path
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 
 from fleetgen import workflows
 from fleetgen.cache import Cache
+from fleetgen.checks.verdict_window import VerdictWindow
 from fleetgen.output.known_trees import KnownTree, KnownTrees, known_fresh
 from fleetgen.output.tree import LEDGER, Tree
 
@@ -104,7 +106,9 @@ def test_a_damaged_entry_is_no_answer(tmp_path: Path) -> None:
     assert KnownTree.from_bytes(b"not json") is None
     assert KnownTree.from_bytes(b'{"ledger": 1, "handWritten": []}') is None
     assert KnownTree.from_bytes(b'{"ledger": "", "handWritten": [1]}') is None
-    entry = KnownTree(b"# ledger\n", ("clusters/a/b.yaml",))
+    assert KnownTree.from_bytes(b'{"ledger": "", "handWritten": []}') is None  # no window: kept by an older layout
+    assert KnownTree.from_bytes(b'{"ledger": "", "handWritten": [], "window": "- 2026-13-01"}') is None
+    entry = KnownTree(b"# ledger\n", ("clusters/a/b.yaml",), VerdictWindow(None, datetime.date(2026, 12, 1)))
     assert KnownTree.from_bytes(entry.to_bytes()) == entry
     (tmp_path / "fleet.yaml").write_text("kind: Fleet\n")
     assert KnownTrees(Cache(tmp_path / "cache")).fresh(tmp_path / "fleet.yaml", Tree(tmp_path)) is None  # nothing kept

@@ -4,8 +4,10 @@ The rendered tree is a function of the fleet file's text and name (its files' he
 fleetgen's code and data, which the cache's salt covers; its ledger lists every file with its SHA-256.
 After a render or check that judged the text valid with the default options, the ledger its files make
 is kept under the text, with the hand-written files the fleet lists (clusters' extraResources, which
-must exist). `check` of the same text then reads the committed tree against that ledger alone: the
-committed ledger is, byte for byte, the one kept, and every file it lists hashes to its entry. That
+must exist) and the window of time in which the text's verdict holds (checks/verdict_window.py: a
+time-bound grant that has ended since fails the text, and check then judges it the full way). `check`
+of the same text then reads the committed tree against that ledger alone: the committed ledger is,
+byte for byte, the one kept, and every file it lists hashes to its entry. That
 is the whole of what `check` asks (the same files, the same bytes, no orphan, the same ledger), and
 it is answered without building the model: the pre-commit hook and a pull request's check of an
 unchanged render pay for reading the tree only. Anything else (a text not kept, a fleet with its own
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fleetgen.cache import Cache
+from fleetgen.checks.verdict_window import VerdictWindow
 from fleetgen.errors import InputError
 from fleetgen.output.tree import LEDGER, Tree, digest, ledger_bytes
 
@@ -34,21 +37,24 @@ class KnownTree:
 
     ledger: bytes
     hand_written: tuple[str, ...]
+    window: VerdictWindow  # when the text's verdict holds (checks/verdict_window.py)
 
     def to_bytes(self) -> bytes:
-        return json.dumps({"ledger": self.ledger.decode("utf-8"), "handWritten": list(self.hand_written)}).encode("utf-8")
+        entry = {"ledger": self.ledger.decode("utf-8"), "handWritten": list(self.hand_written), "window": self.window.to_text()}
+        return json.dumps(entry).encode("utf-8")
 
     @staticmethod
     def from_bytes(data: bytes) -> KnownTree | None:
         """The entry `data` holds, or None for anything that is not exactly what `to_bytes` writes."""
         try:
             entry = json.loads(data)
-            ledger, hand_written = entry["ledger"], entry["handWritten"]
+            ledger, hand_written, window = entry["ledger"], entry["handWritten"], entry["window"]
         except (ValueError, TypeError, KeyError, RecursionError):
             return None
         if not isinstance(ledger, str) or not isinstance(hand_written, list) or not all(isinstance(p, str) for p in hand_written):
             return None
-        return KnownTree(ledger.encode("utf-8"), tuple(hand_written))
+        held = VerdictWindow.from_text(window) if isinstance(window, str) else None
+        return KnownTree(ledger.encode("utf-8"), tuple(hand_written), held) if held is not None else None
 
 
 class KnownTrees:
@@ -61,9 +67,10 @@ class KnownTrees:
     def _inputs(text: bytes, source_name: str) -> str:
         return f"{source_name}\0{hashlib.sha256(text).hexdigest()}"
 
-    def record(self, text: bytes, source_name: str, files: dict[str, bytes], hand_written: list[str]) -> None:
-        """Remember that `text` renders `files` (the caller judged it valid with the default options)."""
-        entry = KnownTree(ledger_bytes(files), tuple(hand_written))
+    def record(self, text: bytes, source_name: str, files: dict[str, bytes], hand_written: list[str], window: VerdictWindow) -> None:
+        """Remember that `text` renders `files` (the caller judged it valid with the default options, a verdict that
+        holds in `window`)."""
+        entry = KnownTree(ledger_bytes(files), tuple(hand_written), window)
         inputs = self._inputs(text, source_name)
         if self.cache.get(_KIND, inputs) != entry.to_bytes():
             self.cache.put(_KIND, inputs, entry.to_bytes())
@@ -77,7 +84,7 @@ class KnownTrees:
             return None
         data = self.cache.get(_KIND, self._inputs(text, str(fleet)))
         known = KnownTree.from_bytes(data) if data is not None else None
-        if known is None:
+        if known is None or not known.window.holds():
             return None
         try:
             tree.recover()  # as the full check does: a render interrupted after its commit point is finished first

@@ -3,9 +3,10 @@
 Validating what a fleet renders (schemas, CEL and API-server rules, reconcile, lints) is a function
 of the fleet file's text and of the code and data that judge it, which the cache's salt covers.
 `FleetVerdicts` remembers texts that passed with the default options (no --crd, --strict or
---fail-on), so `check` and `diff` need not validate them again; a fleet that names its own facts
-file is never remembered (that file is read beside it), and only passing is remembered, so a miss
-validates again.
+--fail-on), so `check` and `diff` need not validate them again, for as long as the checks that read
+the clock would pass it too (checks/verdict_window.py: until its first time-bound grant ends); a fleet
+that names its own facts file is never remembered (that file is read beside it), and only passing is
+remembered, so a miss validates again.
 
 `ClusterVerdicts` remembers, per cluster, what validating its objects found (passing or not), so a
 render after a small edit validates only the clusters the edit touches. Its inputs are everything
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 from fleetgen.cache import Cache
 from fleetgen.checks.load import LoadedFleet
+from fleetgen.checks.verdict_window import VerdictWindow
 from fleetgen.errors import FieldPath, Severity
 
 _PASSED = "fleet-passed"
@@ -42,14 +44,19 @@ class FleetVerdicts:
         return hashlib.sha256(loaded.source.text.encode()).hexdigest()
 
     def passed(self, loaded: LoadedFleet) -> bool:
+        """Whether the text passed, in a run whose verdict still holds now (checks/verdict_window.py)."""
         inputs = self._inputs(loaded)
-        return inputs is not None and self.cache.get(_PASSED, inputs) == b"passed"
+        entry = self.cache.get(_PASSED, inputs) if inputs is not None else None
+        if entry is None or not entry.startswith(b"passed "):
+            return False
+        window = VerdictWindow.from_text(entry[len(b"passed ") :].decode("utf-8", "replace"))
+        return window is not None and window.holds()
 
     def record(self, loaded: LoadedFleet) -> None:
-        """Remember that `loaded` passed with the default options (the caller knows it did)."""
+        """Remember that `loaded` passed with the default options (the caller knows it did), for as long as that holds."""
         inputs = self._inputs(loaded)
         if inputs is not None and not self.passed(loaded):
-            self.cache.put(_PASSED, inputs, b"passed")
+            self.cache.put(_PASSED, inputs, b"passed " + VerdictWindow.of(loaded.fleet).to_text().encode("utf-8"))
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from fleetgen.cache import Cache
 from fleetgen.checks.load import LoadedFleet, checked_fleet, load_fleet, load_fleet_text, typed_fleet_text
+from fleetgen.checks.verdict_window import VerdictWindow
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
 from fleetgen.model.fleet import cluster_index
 from fleetgen.model.json_schema import fleet_json_schema
@@ -179,7 +180,7 @@ def _remember_tree(loaded: LoadedFleet, files: dict[str, bytes], cache: Cache | 
     if cache is None or loaded.fleet.compatibility.facts_file is not None:
         return
     hand_written = [f"clusters/{cluster.name}/{path}" for cluster in loaded.fleet.clusters for path in cluster.extra_resources]
-    KnownTrees(cache).record(loaded.source.text.encode(), loaded.source.file, files, hand_written)
+    KnownTrees(cache).record(loaded.source.text.encode(), loaded.source.file, files, hand_written, VerdictWindow.of(loaded.fleet))
 
 
 def refuse_missing_hand_written(loaded: LoadedFleet, root: Path) -> None:
