@@ -5,8 +5,10 @@ An entry is stored under the SHA-256 of everything it was computed from: its kin
 installed distributions, so a change to the code, its data or a dependency misses instead of
 reading a stale answer. Entries live in `$XDG_CACHE_HOME/fleetgen` (default `~/.cache/fleetgen`),
 a folder no pull request can fill, so nothing read from it is checked for forgery; an entry that
-does not parse is a miss. Deleting the folder only costs time, and any trouble reading or writing
-is a miss or a skipped write: the cache is never a reason to fail.
+does not parse is a miss. The pull-request workflow keeps it between CI runs (actions/cache): a pull
+request restores what its own branch or its base branch left, and saves into its own scope only.
+Deleting the folder only costs time, and any trouble reading or writing is a miss or a skipped
+write: the cache is never a reason to fail.
 """
 
 from __future__ import annotations
@@ -141,3 +143,22 @@ class Cache:
         except OSError:
             pass
         return removed
+
+
+def ci_cache_outputs() -> str:
+    """What a CI job needs to keep this cache between its runs, as `name=value` lines for $GITHUB_OUTPUT: the folder,
+    and a key prefix naming fleetgen's version and salt, so a run restores only what the same fleetgen could read."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        release = version("fleetgen")
+    except PackageNotFoundError:  # run from a source folder that was never installed
+        release = "unknown"
+    folder = user_cache_folder()
+    if folder is None:
+        raise SystemExit("fleetgen's cache has no folder here: set XDG_CACHE_HOME to an absolute path")
+    return f"folder={folder}\nkey=fleetgen-{release}-{code_salt()[:16]}\n"
+
+
+if __name__ == "__main__":  # `python -m fleetgen.cache >> "$GITHUB_OUTPUT"` in the pull-request workflow
+    sys.stdout.write(ci_cache_outputs())

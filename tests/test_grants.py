@@ -19,11 +19,12 @@ from generated_fleets import fleet_text, fleets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fleetgen.checks import grants
+from fleetgen import clock
 from fleetgen.checks.grants import WARN_DAYS, check_grants, utc_today
 from fleetgen.checks.load import load_fleet_text
 from fleetgen.checks.record_times import future_records
-from fleetgen.checks.verdict_window import VerdictWindow
+from fleetgen.checks.verdict_window import verdict_window
+from fleetgen.clock import VerdictWindow
 from fleetgen.errors import Severity
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
@@ -91,7 +92,7 @@ def test_what_the_cache_kept_of_a_passing_text_ends_with_its_first_grant(
     git(tmp_path, "commit", "-qm", "fleet")
     assert cli_run("check").returncode == 0  # the same day: the kept ledger answers
     tomorrow = utc_today() + datetime.timedelta(days=1)
-    monkeypatch.setattr(grants, "utc_today", lambda: tomorrow)
+    monkeypatch.setattr(clock, "utc_today", lambda: tomorrow)  # the one clock the checks and kept verdicts read
     check = cli_run("check")
     assert check.returncode == 1 and "the grant of 12 GPUs to nlp on training-eastus ended on" in check.stderr, check.stderr
     diff = cli_run("diff", "--base", "HEAD")
@@ -104,7 +105,7 @@ def test_a_verdicts_window_is_where_the_checks_that_read_the_clock_pass(fleet: d
     """A generated fleet (grants, an upgrade record) passes the grant and record-time checks on exactly the days and
     moments its verdict window holds, so a verdict kept inside the window is the one the checks would reach."""
     checked = load_fleet_text(fleet_text(fleet).encode()).fleet
-    window = VerdictWindow.of(checked)
+    window = verdict_window(checked)
     now = datetime.datetime(2026, 1, 5, tzinfo=datetime.UTC) + datetime.timedelta(days=shift, hours=hours)
     errors = [f for f in check_grants(checked, now.date()) if f.severity is Severity.ERROR] + future_records(checked, now)
     assert window.holds_at(now.date(), now) == (not errors)

@@ -216,7 +216,8 @@ def test_each_approver_group_gets_its_own_environment(fresh: Path) -> None:
     assert jobs["fleet"]["outputs"]["approver-groups"] == "${{ steps.gate.outputs.approver-groups }}"
     assert jobs["approvals"]["needs"] == ["fleet", "approval"] and jobs["approvals"]["if"] == "always()"
     on = yaml.safe_load((fresh / WORKFLOW_PATH).read_text())["on"]  # quoted: a YAML 1.1 reader would take on for true
-    assert on == {"pull_request": {}}  # every pull request: a required check a path filter skips blocks the merge
+    # every pull request: a required check a path filter skips blocks the merge; pushes to the base branch leave the cache
+    assert on == {"pull_request": {}, "push": {"branches": ["main"]}}
 
 
 def test_doctor_lists_what_the_files_assume_and_passes_a_fresh_repository(fresh: Path, cli_run: Run) -> None:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from fleetgen import workflows
 from fleetgen.cache import Cache
-from fleetgen.checks.verdict_window import VerdictWindow
+from fleetgen.clock import VerdictWindow
 from fleetgen.output.known_trees import KnownTree, KnownTrees, known_fresh
 from fleetgen.output.tree import LEDGER, Tree
 

@@ -39,6 +39,35 @@ if (mine) {
 """.replace("MARKER", MARKER)
 
 _MERGE_BASE = 'base=$(git merge-base "origin/${{ github.base_ref }}" HEAD)'
+_PULL_REQUEST = "github.event_name == 'pull_request'"
+BASE_BRANCH = "main"  # the branch the clusters follow; `fleetgen init` makes it the first commit's
+
+# fleetgen's cache (fleetgen/cache.py) kept between runs with actions/cache: a pull request restores what the last
+# run on its own branch left, else what the base branch's last run left (GitHub's restore order for restore-keys), so
+# its check and diff find the base revision's verdicts and emitted files. Every entry is keyed by the exact text and
+# options it was computed from, salted with fleetgen's code, and the key prefix names fleetgen's version and salt. A
+# run saves into its own ref's scope: a pull request's run never writes the base branch's, which only the base
+# branch's own runs fill. pull_request_target would save into the base branch's scope from a run that may have
+# checked out the pull request's code, so no run of that event saves.
+CACHE_STEPS = (
+    {"name": "fleetgen's cache folder and key", "id": "cache", "run": 'python -m fleetgen.cache >> "$GITHUB_OUTPUT"'},
+    {
+        "name": "Restore fleetgen's cache",
+        "id": "restore",
+        "uses": "actions/cache/restore@v5",
+        "with": {
+            "path": "${{ steps.cache.outputs.folder }}",
+            "key": "${{ steps.cache.outputs.key }}-${{ github.sha }}",
+            "restore-keys": "${{ steps.cache.outputs.key }}-",
+        },
+    },
+)
+SAVE_CACHE = {
+    "name": "Keep fleetgen's cache for later runs",
+    "if": "github.event_name != 'pull_request_target' && steps.restore.outputs.cache-hit != 'true'",
+    "uses": "actions/cache/save@v5",
+    "with": {"path": "${{ steps.cache.outputs.folder }}", "key": "${{ steps.cache.outputs.key }}-${{ github.sha }}"},
+}
 
 
 def workflow(install: str) -> dict[str, Any]:
@@ -46,10 +75,11 @@ def workflow(install: str) -> dict[str, Any]:
     return {
         "name": "fleetgen",
         # Every pull request, no path filter: a required check a filter skips stays pending and blocks the merge, and the
-        # fleet's facts file (compatibility.factsFile), any file of the repository, changes what validate accepts.
-        "on": {"pull_request": {}},
+        # fleet's facts file (compatibility.factsFile), any file of the repository, changes what validate accepts. A push
+        # to the base branch validates and checks what merged, and leaves fleetgen's cache for the pull requests after it.
+        "on": {"pull_request": {}, "push": {"branches": [BASE_BRANCH]}},
         "permissions": {"contents": "read", "pull-requests": "write"},
-        "concurrency": {"group": "fleetgen-${{ github.event.pull_request.number }}", "cancel-in-progress": True},
+        "concurrency": {"group": "fleetgen-${{ github.event.pull_request.number || github.ref }}", "cancel-in-progress": True},
         "jobs": {
             "fleet": {
                 "runs-on": "ubuntu-latest",
@@ -63,18 +93,27 @@ def workflow(install: str) -> dict[str, Any]:
                     {"uses": "actions/checkout@v5", "with": {"fetch-depth": 0}},
                     {"uses": "actions/setup-python@v6", "with": {"python-version": "3.12"}},
                     {"name": "Install fleetgen", "run": 'pip install "$FLEETGEN"', "env": {"FLEETGEN": install}},
+                    *CACHE_STEPS,
                     {"name": "Validate fleet.yaml and everything it renders", "run": "fleetgen validate --format github"},
                     {"name": "The committed tree is a fresh render", "run": "fleetgen check"},
                     {
                         "name": "Diff against the merge base",
+                        "if": _PULL_REQUEST,
                         "run": f'{_MERGE_BASE}\nfleetgen diff --base "$base" --format markdown > fleetgen-diff.md || test $? -eq 1\n',
                     },
                     {
                         "name": "Approval gate",
                         "id": "gate",
+                        "if": _PULL_REQUEST,
                         "run": f'{_MERGE_BASE}\nfleetgen diff --base "$base" --format github || test $? -eq 1\n',
                     },
-                    {"name": "Comment on the pull request", "uses": "actions/github-script@v8", "with": {"script": _COMMENT_SCRIPT}},
+                    {
+                        "name": "Comment on the pull request",
+                        "if": _PULL_REQUEST,
+                        "uses": "actions/github-script@v8",
+                        "with": {"script": _COMMENT_SCRIPT},
+                    },
+                    SAVE_CACHE,
                     {
                         "name": "No change the diff refuses",
                         "if": "steps.gate.outputs.refused == 'true'",
@@ -117,9 +156,11 @@ def workflow(install: str) -> dict[str, Any]:
 
 
 def workflow_text(install: str) -> bytes:
-    return dump_documents(
-        [workflow(install)], header="# Written by fleetgen; every pull request runs it (branch protection requires its jobs).\n"
+    header = (
+        "# Written by fleetgen; every pull request runs it (branch protection requires its jobs), and every push to\n"
+        f"# {BASE_BRANCH}, the branch the clusters follow (name yours if it is another).\n"
     )
+    return dump_documents([workflow(install)], header=header)
 
 
 def pre_commit_config(source: FleetgenSource) -> bytes:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterator
 
+from fleetgen import clock
 from fleetgen.errors import Finding, Severity
 from fleetgen.model import Fleet
 
@@ -18,7 +19,7 @@ WARN_DAYS = 14
 
 
 def utc_today() -> datetime.date:
-    return datetime.datetime.now(datetime.UTC).date()
+    return clock.utc_today()  # the one clock (fleetgen/clock.py), which kept verdicts read too
 
 
 def check_grants(fleet: Fleet, today: datetime.date | None = None) -> Iterator[Finding]:

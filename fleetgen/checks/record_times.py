@@ -16,17 +16,17 @@ from fleetgen.model import Fleet
 CLOCK_SKEW = datetime.timedelta(minutes=5)
 
 
-def _utc(moment: datetime.datetime) -> datetime.datetime:
+def as_utc(moment: datetime.datetime) -> datetime.datetime:
     return moment.replace(tzinfo=datetime.UTC) if moment.tzinfo is None else moment.astimezone(datetime.UTC)
 
 
 def shown(moment: datetime.datetime) -> str:
-    return _utc(moment).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return as_utc(moment).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def ahead_of(moment: datetime.datetime, now: datetime.datetime) -> bool:
     """Whether `moment` is later than `now` plus the clock-skew allowance."""
-    return _utc(moment) > _utc(now) + CLOCK_SKEW
+    return as_utc(moment) > as_utc(now) + CLOCK_SKEW
 
 
 def future_records(fleet: Fleet, now: datetime.datetime) -> list[Finding]:

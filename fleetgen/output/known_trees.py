@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fleetgen.cache import Cache
-from fleetgen.checks.verdict_window import VerdictWindow
+from fleetgen.clock import VerdictWindow
 from fleetgen.errors import InputError
 from fleetgen.output.tree import LEDGER, Tree, digest, ledger_bytes
 
@@ -37,7 +37,7 @@ class KnownTree:
 
     ledger: bytes
     hand_written: tuple[str, ...]
-    window: VerdictWindow  # when the text's verdict holds (checks/verdict_window.py)
+    window: VerdictWindow  # when the text's verdict holds (checks/verdict_window.py, fleetgen/clock.py)
 
     def to_bytes(self) -> bytes:
         entry = {"ledger": self.ledger.decode("utf-8"), "handWritten": list(self.hand_written), "window": self.window.to_text()}

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 from fleetgen.cache import Cache
 from fleetgen.checks.load import LoadedFleet
-from fleetgen.checks.verdict_window import VerdictWindow
+from fleetgen.checks.verdict_window import verdict_window
+from fleetgen.clock import VerdictWindow
 from fleetgen.errors import FieldPath, Severity
 
 _PASSED = "fleet-passed"
@@ -44,7 +45,7 @@ class FleetVerdicts:
         return hashlib.sha256(loaded.source.text.encode()).hexdigest()
 
     def passed(self, loaded: LoadedFleet) -> bool:
-        """Whether the text passed, in a run whose verdict still holds now (checks/verdict_window.py)."""
+        """Whether the text passed, in a run whose verdict still holds now (checks/verdict_window.py, fleetgen/clock.py)."""
         inputs = self._inputs(loaded)
         entry = self.cache.get(_PASSED, inputs) if inputs is not None else None
         if entry is None or not entry.startswith(b"passed "):
@@ -56,7 +57,7 @@ class FleetVerdicts:
         """Remember that `loaded` passed with the default options (the caller knows it did), for as long as that holds."""
         inputs = self._inputs(loaded)
         if inputs is not None and not self.passed(loaded):
-            self.cache.put(_PASSED, inputs, b"passed " + VerdictWindow.of(loaded.fleet).to_text().encode("utf-8"))
+            self.cache.put(_PASSED, inputs, b"passed " + verdict_window(loaded.fleet).to_text().encode("utf-8"))
 
 
 @dataclass(frozen=True)

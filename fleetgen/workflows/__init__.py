@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from fleetgen.cache import Cache
 from fleetgen.checks.load import LoadedFleet, checked_fleet, load_fleet, load_fleet_text, typed_fleet_text
-from fleetgen.checks.verdict_window import VerdictWindow
+from fleetgen.checks.verdict_window import verdict_window
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
 from fleetgen.model.fleet import cluster_index
 from fleetgen.model.json_schema import fleet_json_schema
@@ -180,7 +180,7 @@ def _remember_tree(loaded: LoadedFleet, files: dict[str, bytes], cache: Cache | 
     if cache is None or loaded.fleet.compatibility.facts_file is not None:
         return
     hand_written = [f"clusters/{cluster.name}/{path}" for cluster in loaded.fleet.clusters for path in cluster.extra_resources]
-    KnownTrees(cache).record(loaded.source.text.encode(), loaded.source.file, files, hand_written, VerdictWindow.of(loaded.fleet))
+    KnownTrees(cache).record(loaded.source.text.encode(), loaded.source.file, files, hand_written, verdict_window(loaded.fleet))
 
 
 def refuse_missing_hand_written(loaded: LoadedFleet, root: Path) -> None:
@@ -212,12 +212,14 @@ def freshness(fleet: Path, out: Path | None, *, fix: bool = False, stage: Stage 
 
     tree = Tree(out if out is not None else fleet.parent)
     stage(f"reading {fleet}")
-    result = _judged(load_fleet(fleet), Cache.for_user(), stage)
+    cache = Cache.for_user()
+    result = _judged(load_fleet(fleet), cache, stage)
     refuse_missing_hand_written(result.loaded, tree.root)
     tree.recover()  # a render interrupted after its commit point is finished first
     files = result.tree
     found = check_tree(tree, files.files, files.output, result.loaded.source)
-    _remember_tree(result.loaded, files.files, result.cache)
+    _remember_tree(result.loaded, files.files, cache)
+    cache.prune()  # CI runs check, not render, on a cache it keeps between runs: entries unread for 30 days go here
     fixed = tree.write(files.files) if fix and found else None
     return Freshness(tree.root, len(files.files), found, fixed)
 
