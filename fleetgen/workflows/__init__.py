@@ -121,9 +121,8 @@ def checked(
 
 
 def _judged(loaded: LoadedFleet, cache: Cache, stage: Stage = _quiet, lender: Rendered | None = None) -> Checked:
-    """`checked` with the default options, skipped when the cache knows this text passed them.
-
-    For `check` and `diff`, which print no warnings: a skipped check has only the model's."""
+    """`checked` with the default options, skipped when the cache knows this text passed them. For `check` and `diff`,
+    which print no warnings: a skipped check has only the model's."""
     verdicts = FleetVerdicts(cache)
     if verdicts.passed(loaded):
         return Checked(loaded, Rendered(loaded.fleet, lender=lender), list(loaded.warnings), cache)
@@ -220,8 +219,7 @@ def freshness(fleet: Path, out: Path | None, *, fix: bool = False, stage: Stage 
     found = check_tree(tree, files.files, files.output, result.loaded.source)
     _remember_tree(result.loaded, files.files, cache)
     cache.prune()  # CI runs check, not render, on a cache it keeps between runs: entries unread for 30 days go here
-    fixed = tree.write(files.files) if fix and found else None
-    return Freshness(tree.root, len(files.files), found, fixed)
+    return Freshness(tree.root, len(files.files), found, tree.write(files.files) if fix and found else None)
 
 
 def write_validated(fleet: Path, text: str, *, render: bool = True) -> str:
@@ -277,7 +275,6 @@ class Review:
 def _facts_at(fleet_file: Path, fleet: Fleet, ref: str | None) -> bytes | None:
     """The bytes of the facts file `fleet` names, at `ref` (the working tree without one); None when it names none or
     the file is not there (validate reports a missing file; the diff shows the name change)."""
-
     name = fleet.compatibility.facts_file
     if name is None:
         return None
