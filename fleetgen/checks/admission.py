@@ -22,7 +22,7 @@ from fleetgen.model.sharing import GPU, RESOURCES
 
 GiB = 1024**3
 SYSTEM_RESERVE: dict[str, Fraction] = {"cpu": Fraction(1), "memory": Fraction(4 * GiB)}
-"""CPU and memory kept on every node for system DaemonSets; documented in docs/how-to/submit-jobs.md."""
+"""CPU and memory kept on every node for system DaemonSets; documented in docs/reference/jobs.md."""
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 Each claim names its storage class (the cluster's default class when the volume names none), so the
 claim means the same whatever the cluster's own default is. Claims carry the engine's prune protection,
 as the team's namespace does (render/team.py KEEP): dropping a volume, or the team, from fleet.yaml
-leaves the claim and its data in place until someone deletes it on purpose (docs/how-to/offboard-team.md).
+leaves the claim and its data in place until someone deletes it on purpose (docs/reference/team.md, "When a team leaves").
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from fleetgen.render.provenance import NOWHERE, Given, Recorder
 
 PSA = "pod-security.kubernetes.io/"  # Pod Security Admission's namespace labels
 # What keeps a team's namespace, and the volumes and checkpoints in it, when fleet.yaml drops the team:
-# each engine's own "never delete this" annotation (docs/how-to/offboard-team.md).
+# each engine's own "never delete this" annotation (docs/reference/team.md, "When a team leaves").
 KEEP = {
     "flux": {"kustomize.toolkit.fluxcd.io/prune": "disabled"},
     "argocd": {"argocd.argoproj.io/sync-options": "Prune=false,Delete=false"},
