@@ -307,7 +307,7 @@ def test_render_writes_the_slo_rules_into_the_clusters_observability_file(tmp_pa
 
 
 def test_the_slo_guide_matches_the_model_and_the_rules() -> None:
-    section = (EXAMPLE.parent / "docs" / "how-to" / "slos.md").read_text()
+    section = (EXAMPLE.parent / "docs" / "reference" / "slos.md").read_text()
     snippet = yaml.safe_load(section.split("```yaml\n", 1)[1].split("```", 1)[0])
     [endpoint] = [Endpoint.model_validate(e) for e in snippet["teams"][0]["endpoints"]]
     assert endpoint.tier in Slo.model_validate(snippet["slo"]).all_tiers
