@@ -276,7 +276,7 @@ def test_drift_and_upgrade_status_name_the_same_late_nodes_of_any_generated_flee
         assert seen is not None and seen.late == status
         return status
 
-    now = AT + datetime.timedelta(hours=hours)
-    assert _late_names(late_at(now)) <= stuck
+    late_now = _late_names(late_at(AT + datetime.timedelta(hours=hours)))  # each late_at runs drift: once an hour asked
+    assert late_now <= stuck
     assert late_at(AT) == ()
-    assert _late_names(late_at(now)) <= _late_names(late_at(now + datetime.timedelta(days=400)))
+    assert late_now <= _late_names(late_at(AT + datetime.timedelta(hours=hours, days=400)))
