@@ -30,8 +30,10 @@ import pytest
 import yaml
 from conftest import REPO, documents, run_cli, skip_without
 
-# One scan serves every test here (the `scanned` fixture): keep them on one worker under pytest-xdist.
-pytestmark = pytest.mark.xdist_group("scanners")
+# One scan serves every test here (the `scanned` fixture): keep them on one worker under pytest-xdist. The two
+# scanners' run is the quick loop's largest single cost (about 19 s of CPU, trivy 13 s of it) and a finding
+# changes only with the objects rendered: CI runs it on every change, the quick loop leaves it out.
+pytestmark = [pytest.mark.xdist_group("scanners"), pytest.mark.slow]
 
 ACCEPTED: dict[tuple[str, str], str] = {  # (tool, check ID) -> why the rendered tree keeps it
     ("trivy", "KSV048"): "a team Role manages pods, Jobs and Deployments in its own namespace: that is the tenancy; "
