@@ -43,8 +43,8 @@ from fleetgen.errors import FindingsError, InputError, RefusedAsk, Severity
 from fleetgen.jobs.serving import Serving
 from fleetgen.live import state
 from fleetgen.live.drift_output import drift_json
-from fleetgen.output.emitted import _unpack
-from fleetgen.output.known_trees import KnownTree, known_fresh
+from fleetgen.output.emitted import _unpack, read_entries
+from fleetgen.output.known_trees import KnownTree, KnownTrees, known_fresh
 from fleetgen.output.tree import JOURNAL, LEDGER
 from fleetgen.render.rendered import Rendered
 from fleetgen.source.edit import RoundTrip
@@ -52,7 +52,7 @@ from fleetgen.source.git_revision import read_at
 from fleetgen.source.reader import parse_fleet, read_fleet
 from fleetgen.upgrade.status import live_nodes
 from fleetgen.validation.crd_schemas import read_crds
-from fleetgen.validation.known_reports import KnownReport, KnownReports
+from fleetgen.validation.known_reports import KnownReport, KnownReports, known_render
 from fleetgen.validation.verdicts import ClusterVerdict
 from fleetgen.workflows import live_state
 from fleetgen.workflows.tree_files import TreeFiles
@@ -647,11 +647,17 @@ def test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds(tmp_path_fact
     assert verdict is None or isinstance(verdict, ClusterVerdict)
     known = KnownTree.from_bytes(entry)
     assert known is None or (isinstance(known.ledger, bytes) and all(isinstance(p, str) for p in known.hand_written))
+    assert known is None or all(isinstance(kind, str) and isinstance(inputs, str) for kind, inputs in known.entries)
+    store.put("cluster-files", "inputs", entry)  # render's shortcut reads emitted files back as the full render does
+    assert read_entries(store, [("cluster-files", "inputs")]) == files
+    assert read_entries(store, [("files", "inputs")]) is None  # only entries of emitted files are read
     report = KnownReport.from_bytes(entry)
     assert report is None or all(isinstance(f.message, str) and isinstance(f.severity, Severity) for f in report.findings)
     fleet = tmp_path_factory.mktemp("fleet") / "fleet.yaml"
     fleet.write_bytes(entry)  # any bytes as fleet.yaml are only hashed: a miss here
     assert KnownReports(store).get(fleet, False, Severity.ERROR, datetime.date(2026, 1, 1)) is None
+    assert KnownTrees(store).files(entry, "fleet.yaml") is None
+    assert known_render(fleet, None, False, Severity.ERROR, print) is None
 
 
 # -- the import tree ---------------------------------------------------------------------------
@@ -982,6 +988,7 @@ FUZZED: dict[str, str] = {
     "fleetgen.output.known_trees:from_bytes": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
     "fleetgen.validation.known_reports:from_bytes": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
     "fleetgen.validation.known_reports:get": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
+    "fleetgen.validation.known_reports:known_render": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
     "fleetgen.importer.addons:_argo": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
     "fleetgen.importer.build:_build": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
     "fleetgen.importer.build:_ask_for_origins": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",

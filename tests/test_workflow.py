@@ -242,8 +242,11 @@ def test_progress_shows_on_a_terminal_and_not_in_a_pipe(tmp_path: Path, cli_run:
     shutil.copy(EXAMPLE, tmp_path / "fleet.yaml")
     piped = cli_run("render")
     assert "rendering (" not in piped.stderr
-    _, output = on_terminal(["render"], tmp_path, {k: v for k, v in os.environ.items() if k != "CI"})
+    terminal = {k: v for k, v in os.environ.items() if k != "CI"} | {"XDG_CACHE_HOME": str(tmp_path / "terminal-cache")}
+    _, output = on_terminal(["render"], tmp_path, terminal)
     assert b"checking what 4 cluster(s) get (" in output and b"writing " in output
+    _, output = on_terminal(["render"], tmp_path, terminal)  # the same text again: written from the files the first run kept
+    assert b"checking what" not in output and b"writing 92 files (" in output
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])

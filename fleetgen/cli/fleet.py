@@ -58,14 +58,22 @@ def render(fleet: Path, out: Path | None, fmt: str, all_findings: bool, crds: tu
     """Write the kustomize tree of FLEET: base/ and clusters/<name>/, only the files that change.
 
     Nothing is written unless FLEET and every object it renders are valid."""
-    from fleetgen import workflows
+    from fleetgen.validation.known_reports import known_render
 
     shell = console()
-    result = workflows.render_tree(fleet, out, check_options(crds, strict, fail_on), shell.stage)
-    shell.findings(result.findings, fmt, every=all_findings)
-    changes = result.changes
-    unchanged = result.files - len(changes.written)
-    shell.err(f"{result.root}: {len(changes.written)} written, {len(changes.removed)} removed, {unchanged} unchanged")
+    # A text that validate (or a render) judged valid today, whose files the cache kept, is written from those files
+    # without building the model (validation/known_reports.py); anything else is rendered the full way.
+    known = known_render(fleet, out, strict, Severity(fail_on), shell.stage) if not crds else None
+    if known is not None:
+        findings, root, files, changes = list(known.report.findings), known.root, known.files, known.changes
+    else:
+        from fleetgen import workflows
+
+        result = workflows.render_tree(fleet, out, check_options(crds, strict, fail_on), shell.stage)
+        findings, root, files, changes = result.findings, result.root, result.files, result.changes
+    shell.findings(findings, fmt, every=all_findings)
+    unchanged = files - len(changes.written)
+    shell.err(f"{root}: {len(changes.written)} written, {len(changes.removed)} removed, {unchanged} unchanged")
 
 
 @click.command(epilog="Example: fleetgen check fleet.yaml || fleetgen check --fix")

@@ -8,19 +8,30 @@ and keeps key order), so an unchanged folder is not emitted again. Either way th
 the fleet file, whose name every generated header carries, and the cache salts it with fleetgen's
 code, so a change to the emitter or the layout misses. The tree's ledger and write-if-changed still
 judge every file.
+
+Each function also names the entry that holds what it returned (`Entry`), so the entries of a whole
+tree can be listed under the fleet text that rendered it (output/known_trees.py) and read back
+without the model.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from fleetgen.cache import Cache
 from fleetgen.output.emit import files_of
-from fleetgen.render import OutputFile
+
+if TYPE_CHECKING:  # a name only: render's shortcut (output/known_trees.py) reads entries without building the model
+    from fleetgen.render import OutputFile
 
 _BY_FINGERPRINT = "cluster-files"
 _BY_CONTENT = "emitted-files"
+_KINDS = (_BY_FINGERPRINT, _BY_CONTENT)
+
+Entry = tuple[str, str]  # a cache entry of emitted files: (kind, inputs)
 
 
 def _pack(files: dict[str, bytes]) -> bytes:
@@ -43,29 +54,43 @@ def _unpack(entry: bytes | None) -> dict[str, bytes] | None:
         return None
 
 
-def cluster_files(cache: Cache, fingerprint: str, source_name: str, plan: Callable[[], list[OutputFile]]) -> dict[str, bytes]:
-    """The files of a cluster's folder: remembered by its input fingerprint, else planned and emitted."""
-    inputs = f"{source_name}\0{fingerprint}"
-    known = _unpack(cache.get(_BY_FINGERPRINT, inputs))
+def cluster_files(cache: Cache, fingerprint: str, source_name: str, plan: Callable[[], list[OutputFile]]) -> tuple[dict[str, bytes], Entry]:
+    """The files of a cluster's folder: remembered by its input fingerprint, else planned and emitted; and their entry."""
+    entry = (_BY_FINGERPRINT, f"{source_name}\0{fingerprint}")
+    known = _unpack(cache.get(*entry))
     if known is not None:
-        return known
+        return known, entry
     files = files_of(plan(), source_name)
-    cache.put(_BY_FINGERPRINT, inputs, _pack(files))
-    return files
+    cache.put(*entry, _pack(files))
+    return files, entry
 
 
-def shared_files(cache: Cache, outputs: list[OutputFile], source_name: str) -> dict[str, bytes]:
+def shared_files(cache: Cache, outputs: list[OutputFile], source_name: str) -> tuple[dict[str, bytes], list[Entry]]:
     """The files of `outputs`, each group (a top-level folder of base/, or a file of its own) taken
-    whole from the cache when its content was emitted before."""
+    whole from the cache when its content was emitted before; and the groups' entries."""
     out: dict[str, bytes] = {}
+    entries: list[Entry] = []
     for group in _groups(outputs):
         content = [(o.path, o.markdown if o.markdown is not None else [m.body for m in o.manifests]) for o in group]
-        inputs = f"{source_name}\0{content!r}"
-        known = _unpack(cache.get(_BY_CONTENT, inputs))
+        # The content's digest stands for the content: an entry's name stays short enough to be listed.
+        entry = (_BY_CONTENT, f"{source_name}\0{hashlib.sha256(repr(content).encode()).hexdigest()}")
+        known = _unpack(cache.get(*entry))
         if known is None:
             known = files_of(group, source_name)
-            cache.put(_BY_CONTENT, inputs, _pack(known))
+            cache.put(*entry, _pack(known))
         out.update(known)
+        entries.append(entry)
+    return out, entries
+
+
+def read_entries(cache: Cache, entries: Iterable[Entry]) -> dict[str, bytes] | None:
+    """The files the entries hold together; None when one of them is missing, unreadable or not emitted files."""
+    out: dict[str, bytes] = {}
+    for kind, inputs in entries:
+        files = _unpack(cache.get(kind, inputs)) if kind in _KINDS else None
+        if files is None:
+            return None
+        out.update(files)
     return out
 
 

@@ -13,6 +13,10 @@ it is answered without building the model: the pre-commit hook and a pull reques
 unchanged render pay for reading the tree only. Anything else (a text not kept, a fleet with its own
 facts file, which is read beside it, a file that differs) is judged the full way, which also says
 what explains each difference.
+
+The entry also names the cache entries that hold the files' bytes (output/emitted.py), so `render` of a
+text that `validate` (or a render) judged valid today writes the kept files, again without the model:
+the files read back are taken only when their ledger is, byte for byte, the one kept.
 """
 
 from __future__ import annotations
@@ -20,27 +24,36 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from fleetgen.cache import Cache
 from fleetgen.clock import VerdictWindow
 from fleetgen.errors import InputError
-from fleetgen.output.tree import LEDGER, Tree, digest, ledger_bytes
+from fleetgen.output.emitted import Entry, read_entries
+from fleetgen.output.tree import LEDGER, Tree, TreeChanges, digest, ledger_bytes
 
 _KIND = "tree-ledger"
 
 
 @dataclass(frozen=True)
 class KnownTree:
-    """What the render of one fleet text is: its ledger, and the hand-written files (tree paths) it needs."""
+    """What the render of one fleet text is: its ledger, the hand-written files (tree paths) it needs, and the
+    cache entries that hold its files (none when they were not kept)."""
 
     ledger: bytes
     hand_written: tuple[str, ...]
     window: VerdictWindow  # when the text's verdict holds (checks/verdict_window.py, fleetgen/clock.py)
+    entries: tuple[Entry, ...] = ()
 
     def to_bytes(self) -> bytes:
-        entry = {"ledger": self.ledger.decode("utf-8"), "handWritten": list(self.hand_written), "window": self.window.to_text()}
+        entry = {
+            "ledger": self.ledger.decode("utf-8"),
+            "handWritten": list(self.hand_written),
+            "window": self.window.to_text(),
+            "entries": [list(e) for e in self.entries],
+        }
         return json.dumps(entry).encode("utf-8")
 
     @staticmethod
@@ -48,13 +61,18 @@ class KnownTree:
         """The entry `data` holds, or None for anything that is not exactly what `to_bytes` writes."""
         try:
             entry = json.loads(data)
-            ledger, hand_written, window = entry["ledger"], entry["handWritten"], entry["window"]
+            ledger, hand_written, window, entries = entry["ledger"], entry["handWritten"], entry["window"], entry["entries"]
         except (ValueError, TypeError, KeyError, RecursionError):
             return None
         if not isinstance(ledger, str) or not isinstance(hand_written, list) or not all(isinstance(p, str) for p in hand_written):
             return None
+        pairs = isinstance(entries, list) and all(isinstance(e, list) and len(e) == 2 for e in entries)
+        if not pairs or not all(isinstance(part, str) for e in entries for part in e):
+            return None
         held = VerdictWindow.from_text(window) if isinstance(window, str) else None
-        return KnownTree(ledger.encode("utf-8"), tuple(hand_written), held) if held is not None else None
+        if held is None:
+            return None
+        return KnownTree(ledger.encode("utf-8"), tuple(hand_written), held, tuple((kind, inputs) for kind, inputs in entries))
 
 
 class KnownTrees:
@@ -67,13 +85,33 @@ class KnownTrees:
     def _inputs(text: bytes, source_name: str) -> str:
         return f"{source_name}\0{hashlib.sha256(text).hexdigest()}"
 
-    def record(self, text: bytes, source_name: str, files: dict[str, bytes], hand_written: list[str], window: VerdictWindow) -> None:
-        """Remember that `text` renders `files` (the caller judged it valid with the default options, a verdict that
-        holds in `window`)."""
-        entry = KnownTree(ledger_bytes(files), tuple(hand_written), window)
+    def record(
+        self,
+        text: bytes,
+        source_name: str,
+        files: dict[str, bytes],
+        hand_written: list[str],
+        window: VerdictWindow,
+        entries: tuple[Entry, ...] = (),
+    ) -> None:
+        """Remember that `text` renders `files`, which `entries` hold (the caller judged it valid with the default
+        options, a verdict that holds in `window`)."""
+        entry = KnownTree(ledger_bytes(files), tuple(hand_written), window, entries)
         inputs = self._inputs(text, source_name)
         if self.cache.get(_KIND, inputs) != entry.to_bytes():
             self.cache.put(_KIND, inputs, entry.to_bytes())
+
+    def files(self, text: bytes, source_name: str) -> tuple[KnownTree, dict[str, bytes]] | None:
+        """The kept render of `text` and its files; None when it was not kept whole, its verdict does not hold now, or
+        what is read back is not exactly the render kept (its ledger differs)."""
+        data = self.cache.get(_KIND, self._inputs(text, source_name))
+        known = KnownTree.from_bytes(data) if data is not None else None
+        if known is None or not known.entries or not known.window.holds():
+            return None
+        files = read_entries(self.cache, known.entries)
+        if files is None or ledger_bytes(files) != known.ledger:
+            return None
+        return known, files
 
     def fresh(self, fleet: Path, tree: Tree) -> int | None:
         """The number of files of `tree` when it is known to be the render of FLEET as it is now; None when that is not
@@ -108,3 +146,20 @@ def known_fresh(fleet: Path, out: Path | None) -> tuple[Path, int] | None:
     tree = Tree(out if out is not None else fleet.parent)
     count = KnownTrees(Cache.for_user()).fresh(fleet, tree)
     return (tree.root, count) if count is not None else None
+
+
+def write_known(
+    text: bytes, fleet: Path, out: Path | None, cache: Cache, stage: Callable[[str], None]
+) -> tuple[Path, int, TreeChanges] | None:
+    """`render`'s shortcut, for a fleet text the caller knows passed: write the files its kept render holds, when the
+    cache has them and every hand-written file they need exists (else None: the full render says what is missing).
+    The tree's folder, its number of files and what the write changed; `stage` shows progress."""
+    kept = KnownTrees(cache).files(text, str(fleet))
+    if kept is None:
+        return None
+    known, files = kept
+    tree = Tree(out if out is not None else fleet.parent)
+    if not all(os.path.lexists(tree.root / path) for path in known.hand_written):
+        return None
+    stage(f"writing {len(files)} files")
+    return tree.root, len(files), tree.write(files)

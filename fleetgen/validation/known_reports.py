@@ -15,11 +15,16 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fleetgen.cache import Cache
 from fleetgen.errors import Finding, Severity
+
+if TYPE_CHECKING:
+    from fleetgen.output.tree import TreeChanges
 
 _KIND = "validate-report"
 
@@ -76,10 +81,43 @@ class KnownReports:
             text = fleet.read_bytes()
         except OSError:
             return None  # the full way reports the trouble
-        data = self.cache.get(_KIND, self._inputs(text, str(fleet), strict, fail_on, day))
+        return self.of_text(text, str(fleet), strict, fail_on, day)
+
+    def of_text(self, text: bytes, source_name: str, strict: bool, fail_on: Severity, day: datetime.date) -> KnownReport | None:
+        """The report kept for `text`; None when there is none."""
+        data = self.cache.get(_KIND, self._inputs(text, source_name, strict, fail_on, day))
         return KnownReport.from_bytes(data) if data is not None else None
 
 
 def known_report(fleet: Path, strict: bool, fail_on: Severity) -> KnownReport | None:
     """`validate`'s shortcut: what validating FLEET reported today, when the user's cache kept it."""
     return KnownReports(Cache.for_user()).get(fleet, strict, fail_on, utc_date())
+
+
+@dataclass(frozen=True)
+class KnownRender:
+    """What `render` of a text judged valid today did: the report kept, and the tree written from the kept files."""
+
+    report: KnownReport
+    root: Path
+    files: int
+    changes: TreeChanges
+
+
+def known_render(fleet: Path, out: Path | None, strict: bool, fail_on: Severity, stage: Callable[[str], None]) -> KnownRender | None:
+    """`render`'s shortcut: when the user's cache kept what validating FLEET as it is now reported today, and the
+    files its render makes, write those files without building the model (the README's `validate && render`); None
+    when the full render has to (anything not kept, or not kept whole)."""
+    try:
+        text = fleet.read_bytes()  # read once: the report and the files are the same text's
+    except OSError:
+        return None  # the full way reports the trouble
+    from fleetgen.output.known_trees import write_known  # the emitter's and the writer's modules: render's, not validate's
+
+    cache = Cache.for_user()
+    report = KnownReports(cache).of_text(text, str(fleet), strict, fail_on, utc_date())
+    written = write_known(text, fleet, out, cache, stage) if report is not None else None
+    if report is None or written is None:
+        return None
+    cache.prune()
+    return KnownRender(report, *written)

@@ -18,12 +18,10 @@ from typing import TYPE_CHECKING
 
 from fleetgen.cache import Cache
 from fleetgen.checks.load import LoadedFleet, checked_fleet, load_fleet, load_fleet_text, typed_fleet_text
-from fleetgen.checks.verdict_window import verdict_window
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
 from fleetgen.model.fleet import cluster_index
 from fleetgen.model.json_schema import fleet_json_schema
 from fleetgen.output.generated_paths import SCHEMA_PATH
-from fleetgen.output.known_trees import KnownTrees
 from fleetgen.output.tree import LEDGER, Tree, TreeChanges, replace_file
 from fleetgen.render.rendered import Rendered
 from fleetgen.source.git_revision import read_at
@@ -33,7 +31,7 @@ from fleetgen.validation.crd_schemas import read_crds
 from fleetgen.validation.known_reports import KnownReport, KnownReports, utc_date
 from fleetgen.validation.rendered_objects import Schemas, check_loaded
 from fleetgen.validation.verdicts import ClusterVerdicts, FleetVerdicts
-from fleetgen.workflows.tree_files import TreeFiles
+from fleetgen.workflows.tree_files import TreeFiles, remember_tree
 
 # Only what validate, render and check need is imported here; what one command alone uses (git, the pull-request
 # diff, live clusters, authoring) is imported inside its function, so those commands' start-up pays for it alone.
@@ -144,8 +142,11 @@ def load_checked(fleet: Path, options: CheckOptions = CheckOptions(), stage: Sta
 
 
 def validate(fleet: Path, options: CheckOptions = CheckOptions(), stage: Stage = _quiet) -> Checked:
-    """`validate`: like load_checked, keeping what it found in the cache, where `render` then looks."""
-    return load_checked(fleet, options, stage, Cache.for_user())
+    """`validate`: like load_checked, keeping what it found and the tree it checked where `render` then looks."""
+    cache = Cache.for_user()
+    result = load_checked(fleet, options, stage, cache)
+    _remember_pass(result, options, cache)
+    return result
 
 
 @dataclass(frozen=True)
@@ -166,20 +167,16 @@ def render_tree(fleet: Path, out: Path | None, options: CheckOptions = CheckOpti
     files = result.tree.files
     stage(f"writing {len(files)} files")
     changes = Tree(root).write(files)
-    if options == CheckOptions():
-        FleetVerdicts(cache).record(result.loaded)
-        _remember_tree(result.loaded, files, cache)
+    _remember_pass(result, options, cache)
     cache.prune()
     return RenderResult(root, len(files), changes, result.findings)
 
 
-def _remember_tree(loaded: LoadedFleet, files: dict[str, bytes], cache: Cache | None) -> None:
-    """Keep the ledger of a text that passed with the default options, for `check`'s shortcut (output/known_trees.py);
-    never for a fleet with its own facts file, which is read beside it."""
-    if cache is None or loaded.fleet.compatibility.facts_file is not None:
-        return
-    hand_written = [f"clusters/{cluster.name}/{path}" for cluster in loaded.fleet.clusters for path in cluster.extra_resources]
-    KnownTrees(cache).record(loaded.source.text.encode(), loaded.source.file, files, hand_written, verdict_window(loaded.fleet))
+def _remember_pass(result: Checked, options: CheckOptions, cache: Cache) -> None:
+    """A pass with the default options is kept for the shortcuts of check, diff and render."""
+    if options == CheckOptions():
+        FleetVerdicts(cache).record(result.loaded)
+        remember_tree(result.loaded, result.tree, cache)
 
 
 def refuse_missing_hand_written(loaded: LoadedFleet, root: Path) -> None:
@@ -217,7 +214,7 @@ def freshness(fleet: Path, out: Path | None, *, fix: bool = False, stage: Stage 
     tree.recover()  # a render interrupted after its commit point is finished first
     files = result.tree
     found = check_tree(tree, files.files, files.output, result.loaded.source)
-    _remember_tree(result.loaded, files.files, cache)
+    remember_tree(result.loaded, files, cache)
     cache.prune()  # CI runs check, not render, on a cache it keeps between runs: entries unread for 30 days go here
     return Freshness(tree.root, len(files.files), found, tree.write(files.files) if fix and found else None)
 

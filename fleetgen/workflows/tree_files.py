@@ -10,9 +10,12 @@ from __future__ import annotations
 from functools import cached_property, partial
 
 from fleetgen.cache import Cache
+from fleetgen.checks.load import LoadedFleet
+from fleetgen.checks.verdict_window import verdict_window
 from fleetgen.model import Fleet
 from fleetgen.output.emit import files_of
-from fleetgen.output.emitted import cluster_files, shared_files
+from fleetgen.output.emitted import Entry, cluster_files, shared_files
+from fleetgen.output.known_trees import KnownTrees
 from fleetgen.render import OutputFile
 from fleetgen.render.rendered import Rendered
 from fleetgen.report.capacity import build_report
@@ -56,22 +59,45 @@ class TreeFiles:
         """The files outside clusters/ by path: base/, a hub's bootstrap and FLEET.md."""
         return {o.path: o for o in [*self.rendered.base_files, *self.rendered.hub_files, self.report]}
 
-    @cached_property
+    @property
     def files(self) -> dict[str, bytes]:
         """The bytes of every file of the tree, keyed by relative path.
 
         With a cache, a cluster whose input fingerprint it knows is taken whole, unplanned, and a
         shared folder whose content it knows is not emitted again."""
+        return self._emitted[0]
+
+    @property
+    def entries(self) -> tuple[Entry, ...]:
+        """The cache entries that hold the files, together (none without a cache)."""
+        return self._emitted[1]
+
+    @cached_property
+    def _emitted(self) -> tuple[dict[str, bytes], tuple[Entry, ...]]:
         if self.cache is None:
-            return files_of(self.plan, self.source_name)
+            return files_of(self.plan, self.source_name), ()
         cache, name = self.cache, self.source_name
-        out = shared_files(cache, self.rendered.base_files, name)
+        out, entries = shared_files(cache, self.rendered.base_files, name)
         for index, fingerprint in enumerate(self.rendered.fingerprints):
-            out.update(cluster_files(cache, fingerprint, name, partial(self.rendered.cluster_plan, index)))
-        out.update(shared_files(cache, [*self.rendered.hub_files, self.report], name))
-        return out
+            files, entry = cluster_files(cache, fingerprint, name, partial(self.rendered.cluster_plan, index))
+            out.update(files)
+            entries.append(entry)
+        files, last = shared_files(cache, [*self.rendered.hub_files, self.report], name)
+        out.update(files)
+        return out, (*entries, *last)
 
 
 def render_files(fleet: Fleet, source_name: str = "fleet.yaml") -> dict[str, bytes]:
     """Every file of the tree as its final bytes (for callers that render without checking)."""
     return TreeFiles(Rendered(fleet), source_name).files
+
+
+def remember_tree(loaded: LoadedFleet, tree: TreeFiles, cache: Cache) -> None:
+    """Keep, under the fleet text, the ledger of a tree that passed with the default options and the cache entries of
+    its files, for the shortcuts of `check` and `render` (output/known_trees.py); never for a fleet with its own facts
+    file, which is read beside it."""
+    if loaded.fleet.compatibility.facts_file is not None:
+        return
+    hand_written = [f"clusters/{cluster.name}/{path}" for cluster in loaded.fleet.clusters for path in cluster.extra_resources]
+    window = verdict_window(loaded.fleet)
+    KnownTrees(cache).record(loaded.source.text.encode(), loaded.source.file, tree.files, hand_written, window, tree.entries)
