@@ -53,6 +53,20 @@ def test_diff_of_a_gpu_quota_raise_names_team_cluster_values_and_approval(repo: 
     assert "team nlp: nvidia.com/gpu quota on training-eastus 8 → 12 | platform-leads (large-gpu-allocation)" in done.stdout
 
 
+def test_one_diff_gives_the_gate_and_the_comment(repo: Path, cli_run: Run, tmp_path: Path) -> None:
+    """--markdown-file: the workflow's one diff writes the comment beside the github annotations and step outputs, each
+    exactly what its own run prints; a file that cannot be written is trouble (exit 2), never a half-written one."""
+    commit(repo, replace_once(EXAMPLE.read_text(), *RAISE_NLP), "nlp needs 12 GPUs")
+    comment = tmp_path / "comment.md"
+    both = cli_run("diff", "--base", "HEAD~1", "--format", "github", "--markdown-file", str(comment), cwd=repo)
+    github = cli_run("diff", "--base", "HEAD~1", "--format", "github", cwd=repo)
+    markdown = cli_run("diff", "--base", "HEAD~1", "--format", "markdown", cwd=repo)
+    assert (both.returncode, both.stdout) == (github.returncode, github.stdout) == (1, github.stdout)
+    assert comment.read_text() == markdown.stdout and markdown.stdout.startswith(MARKER)
+    nowhere = cli_run("diff", "--base", "HEAD~1", "--markdown-file", str(tmp_path / "no-such-folder" / "c.md"), cwd=repo)
+    assert nowhere.returncode == 2 and "c.md: cannot write" in nowhere.stderr and len(nowhere.stderr.strip().splitlines()) == 1
+
+
 def test_diff_across_several_commits_with_a_renamed_team_and_a_removed_cluster(repo: Path, cli_run: Run) -> None:
     text = EXAMPLE.read_text()
     commit(repo, text.replace("  - name: robotics", "  - name: robots").replace("team-robotics", "team-robots"), "rename robotics")

@@ -36,7 +36,7 @@ from node_dumps import evidence_of
 
 from fleetgen import workflows
 from fleetgen.cache import Cache
-from fleetgen.checks.load import load_fleet_text, typed_fleet_text
+from fleetgen.checks.load import load_fleet_text, passed_fleet_text, typed_fleet_text
 from fleetgen.compat import facts
 from fleetgen.compat.extra import merge_facts_text
 from fleetgen.errors import FindingsError, InputError, RefusedAsk, Severity
@@ -137,6 +137,8 @@ def test_fleet_yaml_mutated_anywhere_loads_or_is_refused_and_what_loads_renders(
     loaded = refused_cleanly(lambda: load_fleet_text(text.encode("utf-8", "surrogatepass")))
     typed = refused_cleanly(lambda: typed_fleet_text(text.encode("utf-8", "surrogatepass")))  # diff's load of a text known to pass
     assert loaded is None or (typed is not None and typed.fleet == loaded.fleet)
+    known = refused_cleanly(lambda: passed_fleet_text(text.encode("utf-8", "surrogatepass"), positions=False))  # the base of a diff
+    assert loaded is None or (known is not None and known.fleet == loaded.fleet)
     if loaded is not None:  # valid after the mutation: every renderer gets it, and the editor takes its text
         files = render_all(loaded)
         assert files and all(isinstance(v, bytes) for v in files.values())
@@ -966,6 +968,7 @@ READING_CALLS = {
 FUZZED: dict[str, str] = {
     "fleetgen.checks.load:load_fleet_text": "test_fleet_yaml_mutated_anywhere_loads_or_is_refused_and_what_loads_renders",
     "fleetgen.checks.load:typed_fleet_text": "test_fleet_yaml_mutated_anywhere_loads_or_is_refused_and_what_loads_renders",
+    "fleetgen.checks.load:passed_fleet_text": "test_fleet_yaml_mutated_anywhere_loads_or_is_refused_and_what_loads_renders",
     "fleetgen.source.edit:__init__": "test_fleet_yaml_mutated_anywhere_loads_or_is_refused_and_what_loads_renders",
     "fleetgen.source.reader:read_fleet": "test_fleet_yaml_in_any_encoding_is_read_or_refused_in_one_line",
     "fleetgen.source.reader:read_fleet_bytes": "test_fleet_yaml_in_any_encoding_is_read_or_refused_in_one_line",
@@ -1034,7 +1037,7 @@ NOT_UNTRUSTED: dict[str, str] = {
     "fleetgen.output.tree:_write_new": "opens a file to write it",
     "fleetgen.output.tree:_flush_folder": "opens a folder to flush it",
     "fleetgen.output.tree:write_new_files": "writes files",
-    "fleetgen.workflows.__init__:write_github_output": "appends to $GITHUB_OUTPUT",
+    "fleetgen.workflows.pull_request:write_github_output": "appends to $GITHUB_OUTPUT",
     "fleetgen.compat.chart_kinds:chart_kinds": "chart_kinds.yaml shipped inside fleetgen",
     "fleetgen.compat.cuda_images:cuda_images": "cuda_images.yaml shipped inside fleetgen",
     "fleetgen.compat.dcgm_exporter:exporter_facts": "dcgm_exporter.yaml shipped inside fleetgen",

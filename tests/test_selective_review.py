@@ -14,10 +14,10 @@ from unittest import mock
 import pytest
 import yaml
 from conftest import EXAMPLE, examples
-from generated_fleets import fleet_text, pull_requests
+from generated_fleets import fleet_text, fleets, pull_requests
 from hypothesis import HealthCheck, assume, given
 
-from fleetgen.checks.load import load_fleet_text
+from fleetgen.checks.load import load_fleet_text, passed_fleet_text
 from fleetgen.errors import FindingsError
 from fleetgen.model import Fleet
 from fleetgen.output.emit import dump_documents
@@ -115,3 +115,20 @@ def test_one_placement_of_a_team_reaches_that_cluster_alone() -> None:
     team["quota"]["pods"] += 1  # the team's own quota: every cluster it is on
     again = Rendered(load_fleet_text(yaml.safe_dump(fleet, sort_keys=False).encode()).fleet)
     assert [c.name for i, c in enumerate(again.fleet.clusters) if not again.same_as(base, i)] == sorted(team["clusters"])
+
+
+@examples(20, suppress_health_check=[HealthCheck.too_slow])
+@given(fleets())
+def test_a_text_known_to_pass_types_to_the_same_fleet_without_positions_or_checks(fleet: dict[str, Any]) -> None:
+    """A side of a diff whose text the cache knows passed is typed without the secret scan and the checks across the
+    model, and the base without positions: the same data and the same Fleet as the full load."""
+    raw = fleet_text(fleet).encode()
+    try:
+        full = load_fleet_text(raw)
+    except FindingsError:
+        assume(False)
+        return
+    for positions in (True, False):
+        known = passed_fleet_text(raw, "fleet.yaml", positions=positions)
+        assert known.fleet == full.fleet and known.source.data == full.source.data and known.source.text == full.source.text
+        assert (known.source.values == full.source.values) is positions

@@ -48,7 +48,7 @@ def test_this_repositorys_workflow_is_the_one_init_writes() -> None:
     steps = yaml.safe_load(workflow_text("fleetgen==0.1.0"))["jobs"]["fleet"]["steps"]
     runs = "\n".join(s.get("run", "") for s in steps)
     assert "fleetgen validate --format github" in runs and "fleetgen check" in runs
-    assert "--format markdown > fleetgen-diff.md" in runs and "--format github" in runs
+    assert "--format github --markdown-file fleetgen-diff.md" in runs  # one diff: the gate's annotations and the comment
     comment = next(s for s in steps if s.get("name") == "Comment on the pull request")
     assert "<!-- fleetgen-diff -->" in comment["with"]["script"]  # one comment, updated in place
     # after the comment, the job fails while the diff refuses a change (the gate step's `refused` output)

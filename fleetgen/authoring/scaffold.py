@@ -40,6 +40,7 @@ if (mine) {
 
 _MERGE_BASE = 'base=$(git merge-base "origin/${{ github.base_ref }}" HEAD)'
 _PULL_REQUEST = "github.event_name == 'pull_request'"
+_COMMENT_FILE = "--markdown-file fleetgen-diff.md"  # the comment step posts it
 BASE_BRANCH = "main"  # the branch the clusters follow; `fleetgen init` makes it the first commit's
 
 # fleetgen's cache (fleetgen/cache.py) kept between runs with actions/cache: a pull request restores what the last
@@ -97,15 +98,11 @@ def workflow(install: str) -> dict[str, Any]:
                     {"name": "Validate fleet.yaml and everything it renders", "run": "fleetgen validate --format github"},
                     {"name": "The committed tree is a fresh render", "run": "fleetgen check"},
                     {
-                        "name": "Diff against the merge base",
-                        "if": _PULL_REQUEST,
-                        "run": f'{_MERGE_BASE}\nfleetgen diff --base "$base" --format markdown > fleetgen-diff.md || test $? -eq 1\n',
-                    },
-                    {
-                        "name": "Approval gate",
+                        # one diff gives the annotations and step outputs of the gate and the comment's markdown
+                        "name": "Diff against the merge base and the approval gate",
                         "id": "gate",
                         "if": _PULL_REQUEST,
-                        "run": f'{_MERGE_BASE}\nfleetgen diff --base "$base" --format github || test $? -eq 1\n',
+                        "run": f'{_MERGE_BASE}\nfleetgen diff --base "$base" --format github {_COMMENT_FILE} || test $? -eq 1\n',
                     },
                     {
                         "name": "Comment on the pull request",

@@ -52,6 +52,13 @@ def typed_fleet_text(raw: bytes, file: str = "fleet.yaml") -> LoadedFleet:
     return LoadedFleet(source, _typed(source))
 
 
+def passed_fleet_text(raw: bytes, file: str = "fleet.yaml", *, positions: bool = True) -> LoadedFleet:
+    """fleet.yaml typed, for a caller that knows this very text passed every check (the cache kept its verdict): no
+    secret scan and no checks across the model, which it passed; without `positions` when nothing will be placed in it."""
+    source = parse_fleet(raw, file, positions=positions)
+    return LoadedFleet(source, _typed(source, scan=False))
+
+
 def checked_fleet(typed: LoadedFleet) -> LoadedFleet:
     """A typed fleet checked across the model: what load_fleet_text gives for the same text."""
     return _checked(typed.source, typed.fleet)
@@ -69,11 +76,11 @@ def _checked(source: Source, fleet: Fleet) -> LoadedFleet:
     return LoadedFleet(source, fleet, tuple(findings), data.facts)
 
 
-def _typed(source: Source) -> Fleet:
+def _typed(source: Source, *, scan: bool = True) -> Fleet:
     if not isinstance(source.data, dict):
         # fix: Write fleet.yaml as a YAML mapping (apiVersion, kind, metadata, ...)
         raise FindingsError([Finding((), "fleet.yaml must be a mapping of fields", location=Location(source.file, 1, 1))])
-    secrets = [source.place(f) for f in secret_findings(source.data)]
+    secrets = [source.place(f) for f in secret_findings(source.data)] if scan else []
     if secrets:  # before anything else: a secret must not reach a rendered file or an error message
         raise FindingsError(_sorted(secrets))
     try:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from fleetgen.cli.common import cluster_dumps_option, console, fleet_argument, reports_errors
 from fleetgen.errors import DifferencesFound
 from fleetgen.output.findings import FORMATS, escape_github
+
+if TYPE_CHECKING:
+    from fleetgen.workflows.pull_request import Review
 
 AGAINST = ("committed", "fleet.yaml")  # drift's --against: the tree Git holds, or a fresh render of fleet.yaml
 
@@ -19,37 +23,53 @@ AGAINST = ("committed", "fleet.yaml")  # drift's --against: the tree Git holds, 
 @click.option("--head", "head_ref", default=None, help="Git revision of the new state (default: FLEET as it is on disk).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "github"]), default="text", show_default=True)
 @cluster_dumps_option("to show quotas lowered below current use")
+@click.option(
+    "--markdown-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the markdown diff (the pull-request comment) to this file: one run gives a workflow both formats.",
+)
 @reports_errors
-def diff(fleet: Path, base_ref: str, head_ref: str | None, fmt: str, live: tuple[str, ...]) -> None:
+def diff(fleet: Path, base_ref: str, head_ref: str | None, fmt: str, live: tuple[str, ...], markdown_file: Path | None) -> None:
     """What a change to FLEET does to each cluster, and the approvals it needs (exit 1 when it changes anything)."""
-    from fleetgen import workflows
-    from fleetgen.report.explain import diff_sources
     from fleetgen.review import change_path
-    from fleetgen.review.output import diff_json, diff_markdown, diff_text, github_annotations
+    from fleetgen.review.output import diff_json, diff_text, github_annotations
+    from fleetgen.workflows import pull_request
 
     shell = console()
-    result = workflows.review(fleet, base_ref, head_ref, live)
+    result = pull_request.review(fleet, base_ref, head_ref, live)
+    if markdown_file is not None:
+        from fleetgen.output.tree import replace_file
+
+        replace_file(markdown_file, _markdown(result, fleet).encode("utf-8"))
     if fmt == "json":
         shell.out(diff_json(result.diff, result.impacts))
     elif fmt == "markdown":
-        head = result.head
-        lines = diff_sources(head.rendered, head.loaded.source, fleet.name)
-        shell.out(diff_markdown(result.diff, result.impacts, source=lines), nl=False)
+        shell.out(_markdown(result, fleet), nl=False)
     elif fmt == "github":
         source = result.head.loaded.source
         annotations = github_annotations(result.diff, lambda change: source.locate(change_path(change, result.head.fleet)))
         if annotations:
             shell.out(annotations)
-        outputs = workflows.github_outputs(result.diff)
-        target = workflows.github_output_target()
+        outputs = pull_request.github_outputs(result.diff)
+        target = pull_request.github_output_target()
         if target:
-            workflows.write_github_output(outputs, target)
+            pull_request.write_github_output(outputs, target)
         else:
             shell.out("\n".join(f"{k}={v}" for k, v in outputs.items()))
     else:
         shell.out(diff_text(result.diff, result.impacts))
     if not result.diff.empty:
         raise DifferencesFound()
+
+
+def _markdown(result: Review, fleet: Path) -> str:
+    """The pull-request comment: the diff in markdown, each change linked to its fleet.yaml line."""
+    from fleetgen.report.explain import diff_sources
+    from fleetgen.review.output import diff_markdown
+
+    head = result.head
+    return diff_markdown(result.diff, result.impacts, source=diff_sources(head.rendered, head.loaded.source, fleet.name))
 
 
 @click.command(

@@ -233,16 +233,17 @@ def _teams(base: Fleet, head: Fleet) -> Iterator[Change]:
         else:
             gpus = max((quota_gpus(head, team, c) for c in team.clusters), default=Fraction(0))
             yield Change("team-added", f"team {team.name} added on {_clusters_text(team.clusters)}", team=team.name, gpus=gpus)
+    changed = {c for c in {*base.cluster_named, *head.cluster_named} if base.cluster_named.get(c) != head.cluster_named.get(c)}
     for team in head.teams:
-        if team.name in old and not _untouched(base, old[team.name], head, team):
+        if team.name in old and not _untouched(old[team.name], team, changed):
             yield from _team(base, old[team.name], head, team)
 
 
-def _untouched(base: Fleet, a: Team, head: Fleet, b: Team) -> bool:
+def _untouched(a: Team, b: Team, changed_clusters: set[str]) -> bool:
     """Whether `_team` has nothing to say of a team: its entry is the same on both sides, and so is every cluster it is
     placed on (all `_team` reads besides the entry: a cluster's pools, for GPU-equivalents, and its queues). A one-team
     pull request on a fleet of hundreds of teams then compares that team alone."""
-    return a == b and all(base.cluster_named.get(c) == head.cluster_named.get(c) for c in b.clusters)
+    return a == b and not any(c in changed_clusters for c in b.clusters)
 
 
 def _clusters_text(clusters: dict[str, Any]) -> str:

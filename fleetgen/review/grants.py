@@ -33,11 +33,17 @@ def monthly_cost(fleet: Fleet, team: Team) -> float:
     return sum((team.quota_on(c).requests.gpu or 0) * (cluster_gpu_hour(fleet, c) or 0.0) * HOURS_PER_MONTH for c in team.clusters)
 
 
-def grant_changes(base: Fleet, head: Fleet) -> Iterator[Change]:
-    before = {t.name: t for t in base.teams}
+def _cost_centres(head: Fleet) -> dict[str, float]:
+    """What each cost centre's teams' GPU quotas cost a month."""
     centres: dict[str, float] = {}
     for team in head.teams:
         centres[team.cost_center] = centres.get(team.cost_center, 0.0) + monthly_cost(head, team)
+    return centres
+
+
+def grant_changes(base: Fleet, head: Fleet) -> Iterator[Change]:
+    before = {t.name: t for t in base.teams}
+    centres: dict[str, float] | None = None  # priced on the first grant that changed: most pull requests change none
     today = utc_today()
     for team in head.teams:
         old = before.get(team.name)
@@ -50,6 +56,7 @@ def grant_changes(base: Fleet, head: Fleet) -> Iterator[Change]:
                 if old is not None and (old.quota_on(cluster).requests.gpu or 0) == gpus:
                     continue  # the same grant
             days = (placement.until - today).days + 1
+            centres = _cost_centres(head) if centres is None else centres
             price = cluster_gpu_hour(head, cluster)
             cost = None if price is None else gpus * price * HOURS_PER_MONTH
             shown = "unpriced" if cost is None else f"{cost:,.0f} {head.pricing.currency} a month"

@@ -93,9 +93,9 @@ def read_bytes(path: str | FsPath, limits: Limits, what: str) -> bytes:
     return raw
 
 
-def parse_fleet(raw: bytes, file: str) -> Source:
-    """The one document of a fleet file, with positions; FindingsError (exit 1) for any problem."""
-    sources = parse_documents(raw, file, FLEET_LIMITS, single=True)
+def parse_fleet(raw: bytes, file: str, *, positions: bool = True) -> Source:
+    """The one document of a fleet file, with positions unless told not to; FindingsError (exit 1) for any problem."""
+    sources = parse_documents(raw, file, FLEET_LIMITS, positions=positions, single=True)
     if not sources:
         # fix: Write the fleet into the file (fleetgen init writes a start)
         raise FindingsError([Finding((), "the file is empty", location=Location(file, 1, 1))])

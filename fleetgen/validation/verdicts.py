@@ -47,7 +47,15 @@ class FleetVerdicts:
     def passed(self, loaded: LoadedFleet) -> bool:
         """Whether the text passed, in a run whose verdict still holds now (checks/verdict_window.py, fleetgen/clock.py)."""
         inputs = self._inputs(loaded)
-        entry = self.cache.get(_PASSED, inputs) if inputs is not None else None
+        return inputs is not None and self._passed(inputs)
+
+    def passed_text(self, text: bytes) -> bool:
+        """`passed` before the text is typed: a text whose fleet names its own facts file is never kept, so one the cache
+        knows names none."""
+        return self._passed(hashlib.sha256(text).hexdigest())
+
+    def _passed(self, inputs: str) -> bool:
+        entry = self.cache.get(_PASSED, inputs)
         if entry is None or not entry.startswith(b"passed "):
             return False
         window = VerdictWindow.from_text(entry[len(b"passed ") :].decode("utf-8", "replace"))
