@@ -1021,7 +1021,7 @@ NOT_UNTRUSTED: dict[str, str] = {
     "fleetgen.compat.gpu_operator:operator_facts": "gpu_operator.yaml shipped inside fleetgen",
     "fleetgen.compat.partitioning:partitioning_facts": "partitioning.yaml shipped inside fleetgen",
     "fleetgen.validation.api_rules:load_rules": "the API rules shipped inside fleetgen",
-    "fleetgen.validation.rendered_objects:__init__": "the schemas shipped inside fleetgen",
+    "fleetgen.validation.rendered_objects:_crd": "the CRD schemas shipped inside fleetgen",
     "fleetgen.validation.rendered_objects:_bundle": "a copy of a shipped schema, made with json.dumps",
     "fleetgen.validation.rendered_objects:_core_schema": "the Kubernetes schemas shipped inside fleetgen",
     "fleetgen.model.json_schema:_schema": "the JSON Schema fleetgen generates from its own model",

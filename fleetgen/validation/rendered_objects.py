@@ -74,11 +74,9 @@ class Schemas:
     """Every schema fleetgen validates against, compiled on first use and kept."""
 
     def __init__(self, crds: dict[GroupVersionKind, dict[str, Any]] | None = None):
-        self._crds: dict[GroupVersionKind, dict[str, Any] | None] = {}
-        for entry in _SHIPPED.iterdir():
-            if entry.name.endswith(".json"):
-                self._crds[parse_shipped_name(entry.name)] = json.loads(entry.read_text(encoding="utf-8"))
-        self._crds.update(crds or {})
+        # fleetgen's own CRD schemas (0.7 MB of JSON) are read when a kind first needs one; a --crd CRD wins.
+        self._shipped = {parse_shipped_name(e.name): e for e in _SHIPPED.iterdir() if e.name.endswith(".json")}
+        self._crds: dict[GroupVersionKind, dict[str, Any] | None] = dict(crds or {})
         # Names the schema set beyond fleetgen's own files (which verdicts.py's salt covers): the --crd CRDs.
         self.digest = hashlib.sha256(repr(sorted((crds or {}).items())).encode()).hexdigest()
         # A CEL rule fleetgen cannot evaluate is warned about once a run, at the first object that
@@ -97,10 +95,10 @@ class Schemas:
         return list(self._minors)
 
     def lookup(self, api_version: str, kind: str, kubernetes: Version) -> Lookup:
-        if (api_version, kind) in self._crds:
+        if self._is_custom((api_version, kind)):
             key: tuple[Any, ...] = ("crd", api_version, kind)
             if key not in self._compiled:
-                schema = self._crds[(api_version, kind)]
+                schema = self._crd((api_version, kind))
                 self._compiled[key] = self._with_server_rules(schema, kind, CelRules(schema) if schema is not None else None)
             return self._compiled[key]
         minor = self.schema_minor(kubernetes)
@@ -133,21 +131,35 @@ class Schemas:
 
     def transition_rules_of(self, api_version: str, kind: str) -> list[Rule]:
         """The transition rules of one kind: a custom resource's, from its compiled lookup when there is one."""
-        if (api_version, kind) not in self._crds:
+        if not self._is_custom((api_version, kind)):
             return []  # core kinds carry no CEL rules
         compiled = self._compiled.get(("crd", api_version, kind))
         if compiled is not None:
             return compiled.server.transition if compiled.server is not None else []
-        schema = self._crds[(api_version, kind)]
+        schema = self._crd((api_version, kind))
         return CelRules(schema).transition if schema is not None else []
 
     def transition_rules(self) -> list[str]:
         """The CRDs' transition rules (reading `oldSelf`): the server checks them on update only, so offline never."""
         out = []
-        for (api_version, kind), schema in sorted(self._crds.items()):
-            for rule in CelRules(schema).transition if schema is not None else []:
+        for (api_version, kind), schema in sorted(self.custom_resources().items()):
+            for rule in CelRules(schema).transition:
                 out.append(f"{api_version} {kind} {rule.where}: {rule.label}")
         return out
+
+    def custom_resources(self) -> dict[GroupVersionKind, dict[str, Any]]:
+        """Every custom resource's schema (fleetgen's own, then the --crd ones), each read now if not yet."""
+        kinds = sorted({*self._shipped, *self._crds})
+        return {kind: schema for kind in kinds if (schema := self._crd(kind)) is not None}
+
+    def _is_custom(self, kind: GroupVersionKind) -> bool:
+        return kind in self._crds or kind in self._shipped
+
+    def _crd(self, kind: GroupVersionKind) -> dict[str, Any] | None:
+        """A custom resource's schema: the --crd one, else fleetgen's own, read on first use."""
+        if kind not in self._crds:
+            self._crds[kind] = json.loads(self._shipped[kind].read_text(encoding="utf-8"))
+        return self._crds[kind]
 
     def _core_schema(self, minor: Minor, api_version: str, kind: str) -> dict[str, Any] | None:
         group, _, version = api_version.rpartition("/")
