@@ -203,6 +203,17 @@ def test_a_worker_without_the_queues_gpu_model() -> None:
     )
 
 
+def test_a_worker_without_a_queue_of_the_model_is_refused_at_the_worker_not_a_crash() -> None:
+    """A worker whose queues hand out no pool of the queue's model (here: none at all) would never admit what is
+    dispatched to it; the team a manager queue places there has no queue to feed either (it crashed before)."""
+    text = replace_once(TEXT, "  - name: training-westus2\n", "  - name: training-westus2\n    queues: []\n")
+    [found] = _errors(text, "no queue with pools")
+    assert found == (
+        f"{_at(text, 'name: fleet-a100', 'training-westus2,')}: multiKueue.queues[1].workers[0]: training-westus2 has no queue "
+        "with pools of GPU model A100 (its queues: none): nothing dispatched there could be admitted"
+    )
+
+
 def test_a_select_that_matches_nothing() -> None:
     text = replace_once(TEXT, H100_QUEUE, "    - {name: fleet-h100, gpuModel: H100, select: {regions: [westus2]}}\n")
     [found] = _errors(text, "matches")

@@ -100,6 +100,13 @@ def _worker_problems(at: FieldPath, name: str, gpu_model: str, mk: MultiKueue, c
         models = sorted({p.gpu_model for p in clusters[name].node_pools if p.gpu_model})
         # fix: Drop the worker from the queue, or add a node pool of that model to it
         yield Finding(at, f"{name} has no node pool of GPU model {gpu_model} (its models: {', '.join(models) or 'none'})")
+    elif worker_queue_for(clusters[name], gpu_model) is None:
+        queues = ", ".join(q.name for q in clusters[name].queues) or "none"
+        # fix: Give the worker a queue with that model's pools among its flavors (clusters[].queues), or drop the worker
+        yield Finding(
+            at,
+            f"{name} has no queue with pools of GPU model {gpu_model} (its queues: {queues}): nothing dispatched there could be admitted",
+        )
 
 
 def check_teams_on_workers(fleet: Fleet) -> Iterator[Finding]:

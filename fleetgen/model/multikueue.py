@@ -188,8 +188,10 @@ def on_workers(multi_kueue: MultiKueue, clusters: tuple[Cluster, ...], teams: tu
             cluster = by_name.get(worker)
             if cluster is None:  # an unknown worker: reported at the queue, not as the team's
                 continue
-            queue = worker_queue_for(cluster, model)
-            placements[worker] = Placement(queue=queue or cluster.queues[0].name)  # named: fleetgen's choice, not the team's
+            queue = worker_queue_for(cluster, model) or next((q.name for q in cluster.queues), None)
+            if queue is None:  # a worker without queues: reported at the queue's workers, nothing to place the team in
+                continue
+            placements[worker] = Placement(queue=queue)  # named: fleetgen's choice, not the team's
         out.append(team.model_copy(update={"clusters": placements}))
     return tuple(out)
 
