@@ -87,17 +87,17 @@ def test_wildcards_names_and_urls_grant_what_rbac_matches() -> None:
     anyname = {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}
     assert _fields("Role", _role(anyname), _role(named, anyname)) == []  # every name is granted already
     assert _fields("Role", _role(named), _role(anyname)) == [
+        ('rules[""/configmaps/get]', ABSENT, "granted"),
         ('rules[""/configmaps/get resourceName=a]', "granted", ABSENT),
         ('rules[""/configmaps/get resourceName=b]', "granted", ABSENT),
-        ('rules[""/configmaps/get]', ABSENT, "granted"),
     ]
     scale = {"apiGroups": ["apps"], "resources": ["*/scale"], "verbs": ["patch"]}
     covered = {"apiGroups": ["apps"], "resources": ["deployments/scale", "statefulsets/scale"], "verbs": ["patch"]}
     assert _fields("ClusterRole", {"rules": [scale]}, {"rules": [covered, scale]}) == []
     urls = {"nonResourceURLs": ["/healthz", "/metrics"], "verbs": ["get"]}
     assert _fields("ClusterRole", {"rules": [urls]}, {"rules": [{"nonResourceURLs": ["/healthz/*", "/metrics"], "verbs": ["get"]}]}) == [
-        ("rules[get /healthz/*]", ABSENT, "granted"),
         ("rules[get /healthz]", "granted", ABSENT),
+        ("rules[get /healthz/*]", ABSENT, "granted"),
     ]
     prefix = {"nonResourceURLs": ["/apis/*"], "verbs": ["get"]}
     assert _fields("ClusterRole", {"rules": [prefix]}, {"rules": [prefix, {"nonResourceURLs": ["/apis/apps"], "verbs": ["get"]}]}) == []

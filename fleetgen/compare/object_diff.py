@@ -112,7 +112,12 @@ def object_diff(old: dict[str, Any], new: dict[str, Any], kind: str = "") -> lis
             t2 = ABSENT if "removed" in report else item.t2
             parts = item.path(output_format="list")
             changes.append(FieldChange(_path(parts), t1, t2, tuple(parts)))
-    return sorted(changes, key=lambda c: c.path)
+    return sorted(changes, key=_path_order)
+
+
+def _path_order(change: FieldChange) -> tuple[tuple[int, int, str], ...]:
+    """Paths in document order: a list's items by position (rules[8] before rules[10]), keys by name."""
+    return tuple((0, part, "") if isinstance(part, int) else (1, 0, str(part)) for part in change.parts)
 
 
 def diff_objects(old: dict[ObjectKey, dict[str, Any]], new: dict[ObjectKey, dict[str, Any]]) -> list[ObjectChange]:

@@ -56,7 +56,8 @@ class ApprovalCondition(Spec):
     removed_cluster: Bool = False
     """A cluster removed from the fleet."""
     production_versions: Bool = False
-    """Any version (Kubernetes, driver, CUDA, cuDNN, containerd) of a production cluster."""
+    """Any version of a production cluster: Kubernetes, driver, CUDA, cuDNN, containerd, and the release of an add-on it
+    runs (GPU Operator, Kueue, Volcano, JupyterHub...)."""
     priority_classes: Bool = False
     """A priority class added, removed or changed."""
     grant_longer_than_days: Int | None = Field(default=None, ge=1)

@@ -47,14 +47,18 @@ class FleetDiff:
         return not self.clusters and not self.changes
 
 
+def all_changes(base: Fleet, head: Fleet, facts: tuple[bytes | None, bytes | None] = (None, None)) -> list[Change]:
+    """Every change of fleet.yaml from `base` to `head`, as the summary lists it and the approval gate judges it."""
+    return [*policy_changes(base, head), *fleet_changes(base, head, facts), *multikueue_changes(base, head), *grant_changes(base, head)]
+
+
 def diff_fleets(
     base_render: Rendered, head_render: Rendered, base_name: str, head_name: str, facts: tuple[bytes | None, bytes | None] = (None, None)
 ) -> FleetDiff:
     """Summary, approvals (by the base's rules, so a change cannot relax its own gate) and per-cluster objects;
     `facts`: each side's own facts file (compatibility.factsFile), whose edits are changes too."""
     base, head = base_render.fleet, head_render.fleet
-    changes = policy_changes(base, head) + fleet_changes(base, head, facts)
-    changes += [*multikueue_changes(base, head), *grant_changes(base, head)]
+    changes = all_changes(base, head, facts)
     approvals = required_approvals(base, changes)
     old_index = {c.name: i for i, c in enumerate(base.clusters)}
     new_index = {c.name: i for i, c in enumerate(head.clusters)}

@@ -12,7 +12,9 @@ from typing import Any
 
 from fleetgen.model import COMPONENTS, Cluster, Fleet, Queue, Quota, Team
 from fleetgen.model.partitioning import slice_resource
+from fleetgen.model.platform import ADD_ONS
 from fleetgen.model.sharing import FlavorResources
+from fleetgen.render.platform import add_ons
 from fleetgen.review.capacity_changes import (
     cluster_capacity,
     facts_changes,
@@ -25,8 +27,17 @@ from fleetgen.review.capacity_changes import (
 )
 from fleetgen.review.change import Change as Change  # re-exported: the gate and the outputs import it from here
 from fleetgen.review.change import ChangeKind as ChangeKind
+from fleetgen.review.field_changes import cluster_field_changes, fleet_field_changes, team_field_changes
 from fleetgen.review.pool_driver_changes import pool_drivers
 
+ADD_ON_TITLES = {
+    "prometheusOperatorCrds": "Prometheus Operator CRDs",
+    "externalSecrets": "External Secrets Operator",
+    "kueue": "Kueue",
+    "gpuOperator": "GPU Operator",
+    "volcano": "Volcano",
+    "jupyterhub": "JupyterHub",
+}
 QUOTA_FIELDS = (
     ("requests", "gpu", "nvidia.com/gpu quota"),
     ("requests", "cpu", "cpu request quota"),
@@ -47,6 +58,7 @@ def fleet_changes(base: Fleet, head: Fleet, facts: tuple[bytes | None, bytes | N
         *_clusters(base, head),
         *_teams(base, head),
         *_overrides(base, head),
+        *fleet_field_changes(base, head),
     ]
 
 
@@ -127,10 +139,7 @@ def _cluster(base: Fleet, a: Cluster, head: Fleet, b: Cluster) -> Iterator[Chang
     yield from _attribute_changes("cluster", f"cluster {b.name}:", a, b, attrs, cluster=b.name, production=production)
     versions = (base.version_sets[a.version_set], head.version_sets[b.version_set])
     yield from _attribute_changes("versions", f"cluster {b.name}:", *versions, COMPONENTS, cluster=b.name, production=production)
-    was, now = base.platform_of(a).gpu_operator.version, head.platform_of(b).gpu_operator.version  # moves with the driver
-    if was != now:
-        text = f"cluster {b.name}: GPU Operator {was} -> {now}"
-        yield Change("versions", text, cluster=b.name, field="gpuOperator", old=was, new=now, production=production)
+    yield from _add_on_releases(base, a, head, b, production)
     yield from pool_drivers(base, a, head, b, production)
     yield from pool_changes(base, a, head, b, production)
     queues_a, queues_b = {q.name: q for q in a.queues}, {q.name: q for q in b.queues}
@@ -141,6 +150,19 @@ def _cluster(base: Fleet, a: Cluster, head: Fleet, b: Cluster) -> Iterator[Chang
             if state == "changed":
                 yield from _sharing(head, b, queues_a[queue], queues_b[queue], production)
     yield from _volcano(a, b, production)
+    yield from cluster_field_changes(a, b, production)
+
+
+def _add_on_releases(base: Fleet, a: Cluster, head: Fleet, b: Cluster, production: bool) -> Iterator[Change]:
+    """Each release of an add-on the cluster runs (on either side) that moves: a version change of the cluster, which
+    the productionVersions rule gates as it does the driver. The GPU Operator's moves with the version set's driver."""
+    old, new = base.platform_of(a), head.platform_of(b)
+    running = {name for fleet, cluster in ((base, a), (head, b)) for name, _, _ in add_ons(fleet, fleet.clusters.index(cluster))}
+    for name, attr in ADD_ONS:
+        was, now = getattr(old, attr).version, getattr(new, attr).version
+        if was != now and name in running:
+            text = f"cluster {b.name}: {ADD_ON_TITLES[name]} {was} -> {now}"
+            yield Change("versions", text, cluster=b.name, field=name, old=was, new=now, production=production)
 
 
 def _sharing(fleet: Fleet, cluster: Cluster, a: Queue, b: Queue, production: bool) -> Iterator[Change]:
@@ -254,6 +276,7 @@ def _clusters_text(clusters: dict[str, Any]) -> str:
 def _team(base: Fleet, a: Team, head: Fleet, b: Team) -> Iterator[Change]:
     attrs = ("group", "cost_center", "project", "allowed_ingress_namespaces")  # what the team may use: policy_changes.py
     yield from _attribute_changes("team", f"team {b.name}:", a, b, attrs, team=b.name)
+    yield from team_field_changes(a, b)
     for cluster in [c for c in a.clusters if c not in b.clusters]:
         yield Change(
             "placement-removed",
