@@ -142,3 +142,19 @@ def test_failing_findings_are_counted_too_and_a_few_repeats_are_listed() -> None
     ]
     assert len(format_findings(many + few, "text", every=True).splitlines()) == 11
     assert len(format_findings(many + few, "github").splitlines()) == 11
+
+
+def test_the_counted_kinds_are_summed_up_in_the_order_they_first_appear() -> None:
+    """The same findings print the same text on every run: the one-line summaries follow the findings' order, not
+    the order a set of messages happens to take under the run's string hashing."""
+    from fleetgen.errors import Finding, Location
+    from fleetgen.output.findings import format_findings
+
+    kinds = ["quota", "limit", "queue", "flavor", "cohort", "volume", "registry"]
+    findings = [
+        Finding(("teams", n), f"{kind} {n} is wrong", location=Location("fleet.yaml", 10 * k + n, 3))
+        for k, kind in enumerate(kinds)
+        for n in range(1, 6)
+    ]
+    summaries = [line for line in format_findings(findings, "text").splitlines() if "of this kind" in line]
+    assert [line.split(": ")[1].split()[0] for line in summaries] == kinds

@@ -45,7 +45,7 @@ def _grouped_text(findings: list[Finding]) -> str:
             lines.append(_as_text(f))
         if shape in collapsed and count == SHOWN:
             lines.append(f"  ... and {len(groups[shape]) - SHOWN:,} more like this; --all to list")
-    for shape in collapsed:
+    for shape in [s for s in groups if s in collapsed]:  # in the order each shape first appears: the same every run
         first = groups[shape][0]
         kind = "warnings" if first.severity is Severity.WARNING else "errors"
         where = f"{first.location}: {first.dotted_path}" if first.location else first.dotted_path
