@@ -157,10 +157,14 @@ def _add_on_releases(base: Fleet, a: Cluster, head: Fleet, b: Cluster, productio
     """Each release of an add-on the cluster runs (on either side) that moves: a version change of the cluster, which
     the productionVersions rule gates as it does the driver. The GPU Operator's moves with the version set's driver."""
     old, new = base.platform_of(a), head.platform_of(b)
-    running = {name for fleet, cluster in ((base, a), (head, b)) for name, _, _ in add_ons(fleet, fleet.clusters.index(cluster))}
-    for name, attr in ADD_ONS:
-        was, now = getattr(old, attr).version, getattr(new, attr).version
-        if was != now and name in running:
+    moved = [(name, getattr(old, attr).version, getattr(new, attr).version) for name, attr in ADD_ONS]
+    moved = [(name, was, now) for name, was, now in moved if was != now]
+    if not moved:
+        return  # the common case, on every cluster of every diff: no need to work out what the cluster runs
+    sides = ((base, a), (head, b))
+    running = {name for fleet, cluster in sides for name, _, _ in add_ons(fleet, [c.name for c in fleet.clusters].index(cluster.name))}
+    for name, was, now in moved:
+        if name in running:
             text = f"cluster {b.name}: {ADD_ON_TITLES[name]} {was} -> {now}"
             yield Change("versions", text, cluster=b.name, field=name, old=was, new=now, production=production)
 
