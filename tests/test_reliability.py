@@ -239,7 +239,15 @@ YAML_SPECIAL = st.sampled_from(
      " a\nb", "\n a", "a \nb", "'q'", '"d"', "\x85", "\u2028x", "\t", "é", "{}", "[]", "*a", "&a", "!t", "%x", "@", "`", "...", "---",
      "x" * 130]
 )  # fmt: skip
-STRINGS = YAML_SPECIAL | st.text(max_size=8) | st.builds(str.__add__, YAML_SPECIAL, st.text(max_size=4))
+# Names, paths and versions, which the writer puts down plain unless the resolver reads them as a number, flag or null.
+PLAIN_LOOKING = st.text(alphabet="0123456789_./=+@,: -abeEfFlLnNoOsStTuUxXyY#", min_size=1, max_size=8)
+STRINGS = (
+    YAML_SPECIAL
+    | st.text(max_size=8)
+    | PLAIN_LOOKING
+    | st.builds(str.__add__, YAML_SPECIAL, st.text(max_size=4))
+    | st.builds(str.__add__, PLAIN_LOOKING, st.sampled_from(["", "x" * 126, "x" * 127, "x" * 128]))
+)
 NESTED = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | STRINGS,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4),
