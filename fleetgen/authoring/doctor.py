@@ -12,6 +12,7 @@ files to the platform owners.
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -35,6 +36,7 @@ class Protections:
     code_owned: tuple[tuple[str, str], ...]  # (path, its owners as CODEOWNERS gives them)
     problems: tuple[str, ...]
     git_secret: tuple[str, ...] = ()  # how to create the Secret the engine reads the private repository with
+    advice: tuple[str, ...] = ()  # where the files make CI slower than it needs to be; the gate holds
 
 
 def approver_groups(fleet: Fleet) -> list[str]:
@@ -51,18 +53,26 @@ def _read(path: Path) -> str | None:
         return f"# unreadable: {exc}"
 
 
-def _workflow_problems(text: str | None) -> list[str]:
+def _examine_workflow(text: str | None, branch: str) -> tuple[list[str], list[str]]:
+    """The workflow's problems (the gate is open or never reports) and advice (it holds, at more cost than needed)."""
     where = WORKFLOW_PATH
     if text is None:
-        return [f"{where}: missing: no check runs on a pull request, so none can be required (fleetgen init writes it)"]
+        return [f"{where}: missing: no check runs on a pull request, so none can be required (fleetgen init writes it)"], []
     try:
         workflow: Any = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        return [f"{where}: not YAML ({str(exc).splitlines()[0]})"]
+        return [f"{where}: not YAML ({str(exc).splitlines()[0]})"], []
     if not isinstance(workflow, dict):
-        return [f"{where}: not a workflow"]
+        return [f"{where}: not a workflow"], []
     # PyYAML reads the bare key `on` as True (YAML 1.1); GitHub reads it as "on".
     trigger = workflow.get("on", workflow.get(True))
+    listed = workflow.get("jobs")
+    jobs: dict[str, Any] = listed if isinstance(listed, dict) else {}
+    return _workflow_problems(trigger, jobs), _workflow_advice(trigger, jobs, branch)
+
+
+def _workflow_problems(trigger: Any, jobs: dict[str, Any]) -> list[str]:
+    where = WORKFLOW_PATH
     pull_request = trigger.get("pull_request") if isinstance(trigger, dict) else None
     problems = []
     if not (isinstance(trigger, (dict, list)) and "pull_request" in trigger) and trigger != "pull_request":
@@ -72,10 +82,13 @@ def _workflow_problems(text: str | None) -> list[str]:
             f"{where}: on.pull_request filters paths: a pull request outside them never reports the required checks, "
             "which then stay pending and block its merge; run on every pull request"
         )
-    listed = workflow.get("jobs")
-    jobs: dict[str, Any] = listed if isinstance(listed, dict) else {}
     problems += [f"{where}: no job {name!r}, which branch protection requires" for name in REQUIRED_CHECKS if name not in jobs]
     problems += _pin_problems(jobs)
+    if not any("outputs.refused" in str(step.get("if", "")) for step in _steps(jobs)):
+        problems.append(
+            f"{where}: no step fails the fleet job when diff refuses the pull request (steps.gate.outputs.refused): "
+            "a change diff refuses passes the check (fleetgen init writes the step)"
+        )
     approval = jobs.get("approval")
     environment = approval.get("environment") if isinstance(approval, dict) else None
     if not (isinstance(environment, str) and environment.startswith(ENVIRONMENT_PREFIX) and "matrix.group" in environment):
@@ -86,15 +99,59 @@ def _workflow_problems(text: str | None) -> list[str]:
     return problems
 
 
-def _pin_problems(jobs: dict[str, Any]) -> list[str]:
-    """The pin the install step hands pip, in the form init writes it (pip refuses `git+/path`, a path, not a URL)."""
+def _workflow_advice(trigger: Any, jobs: dict[str, Any], branch: str) -> list[str]:
+    """Where the workflow makes every run start cold: the gate holds, but each check and diff redoes the base's work."""
+    where = WORKFLOW_PATH
+    advice = []
+    steps = _steps(jobs)
+    keeps_cache = any(str(step.get("uses", "")).startswith("actions/cache") for step in steps) and any(
+        "fleetgen.cache" in str(step.get("run", "")) for step in steps
+    )
+    if not keeps_cache:
+        advice.append(
+            f"{where}: fleetgen's cache is not kept between runs (no actions/cache step with the folder and key "
+            "`python -m fleetgen.cache` prints): every check and diff starts cold (fleetgen init writes the steps)"
+        )
+    if not _runs_on_push_to(trigger, branch):
+        advice.append(
+            f"{where}: does not run on a push to {branch}: a pull request finds no cache its base branch's run left, "
+            "so its check and diff judge the base revision afresh"
+        )
+    return advice
+
+
+def _runs_on_push_to(trigger: Any, branch: str) -> bool:
+    """Whether `on:` runs the workflow on a push to `branch`, as GitHub reads its filters (glob patterns read with
+    fnmatch, close to GitHub's): `branches` must match it, `branches-ignore` must not, and a `tags` filter alone
+    runs on tags only."""
+    if trigger == "push" or (isinstance(trigger, list) and "push" in trigger):
+        return True
+    if not isinstance(trigger, dict) or "push" not in trigger:
+        return False
+    push = trigger["push"]
+    if not isinstance(push, dict):
+        return True  # `push:` with no filter: every branch
+
+    def matches(patterns: list[Any]) -> bool:
+        return any(isinstance(pattern, str) and fnmatch.fnmatchcase(branch, pattern) for pattern in patterns)
+
+    if isinstance(push.get("branches"), list):
+        return matches(push["branches"])
+    if isinstance(push.get("branches-ignore"), list):
+        return not matches(push["branches-ignore"])
+    return "tags" not in push and "tags-ignore" not in push
+
+
+def _steps(jobs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The fleet job's steps that are mappings."""
     fleet = jobs.get("fleet")
     steps = fleet.get("steps") if isinstance(fleet, dict) else None
-    pins = [
-        step["env"]["FLEETGEN"]
-        for step in steps or ()
-        if isinstance(step, dict) and isinstance(step.get("env"), dict) and "FLEETGEN" in step["env"]
-    ]
+    return [step for step in steps if isinstance(step, dict)] if isinstance(steps, list) else []
+
+
+def _pin_problems(jobs: dict[str, Any]) -> list[str]:
+    """The pin the install step hands pip, in the form init writes it (pip refuses `git+/path`, a path, not a URL)."""
+    pins = [step["env"]["FLEETGEN"] for step in _steps(jobs) if isinstance(step.get("env"), dict) and "FLEETGEN" in step["env"]]
     return [f"{WORKFLOW_PATH}: FLEETGEN {problem}" for pin in pins if pin != "." and (problem := pin_problem(str(pin)))]
 
 
@@ -137,13 +194,15 @@ def _facts_path(fleet: Fleet, fleet_file: str) -> str | None:
 def examine(folder: Path, fleet: Fleet, fleet_file: str = "fleet.yaml") -> Protections:
     """What the repository at `folder` assumes of GitHub, for its fleet (read from `fleet_file`, a path from `folder`)."""
     owned, owner_problems = _codeowners(folder, fleet, fleet_file)
+    workflow_problems, workflow_advice = _examine_workflow(_read(folder / WORKFLOW_PATH), fleet.gitops.branch)
     return Protections(
         branch=fleet.gitops.branch,
         required_checks=REQUIRED_CHECKS,
         environments=tuple((f"{ENVIRONMENT_PREFIX}{group}", group) for group in approver_groups(fleet)),
         code_owned=tuple(owned),
-        problems=tuple(_workflow_problems(_read(folder / WORKFLOW_PATH)) + owner_problems),
+        problems=tuple(workflow_problems + owner_problems),
         git_secret=tuple(git_secret_lines(fleet)),
+        advice=tuple(workflow_advice),
     )
 
 
@@ -160,6 +219,8 @@ def report_lines(found: Protections) -> list[str]:
         *(f"  - {path}: {owners}" for path, owners in found.code_owned),
         *found.git_secret,
     ]
+    if found.advice:
+        lines += ["Advice on the files (the gate holds without it):", *(f"  {advice}" for advice in found.advice)]
     if found.problems:
         lines += ["Problems in the files:", *(f"  {problem}" for problem in found.problems)]
     return lines
