@@ -53,7 +53,7 @@ def messages(vs: VersionSet, field: str, gpus: frozenset[str] = frozenset()) -> 
 
 
 def ids(rows: tuple[object, ...] | list[object]) -> list[str]:
-    return [" ".join(str(v) for k, v in row if k not in ("source", "url", "provisional")) for row in rows]  # type: ignore[attr-defined]
+    return [" ".join(str(v) for k, v in row._asdict().items() if k not in ("source", "url", "provisional")) for row in rows]
 
 
 @pytest.mark.parametrize("row", DATA.cuda_driver, ids=ids(DATA.cuda_driver))
@@ -132,7 +132,7 @@ def test_containerd_lowest_patch_for_kubernetes(row: ContainerdKubernetes) -> No
 
 
 def _end_of_life(vs: VersionSet, as_of: datetime.date) -> list[tuple[str, Severity]]:
-    data = DATA.model_copy(update={"as_of": as_of})
+    data = DATA._replace(as_of=as_of)
     return [(p.field, p.severity) for p in version_set_problems(vs, data=data) if "end of life" in p.message]
 
 

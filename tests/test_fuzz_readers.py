@@ -1017,9 +1017,7 @@ RENDERERS_OUTSIDE_RENDER_FILES = {  # reached by no fleet's render, only by `job
     for name in ("golden_paths", "job_pod", "job_target", "serving", "slice_asks", "job_dispatch")
 }
 NOT_UNTRUSTED: dict[str, str] = {
-    "fleetgen.compat.facts:facts": "the facts.yaml shipped inside fleetgen",
-    "fleetgen.compat.gpu_operator:operator_facts": "gpu_operator.yaml shipped inside fleetgen",
-    "fleetgen.compat.partitioning:partitioning_facts": "partitioning.yaml shipped inside fleetgen",
+    "fleetgen.compat.shipped:shipped_data": "the compatibility data files shipped inside fleetgen",
     "fleetgen.validation.api_rules:load_rules": "the API rules shipped inside fleetgen",
     "fleetgen.validation.rendered_objects:_crd": "the CRD schemas shipped inside fleetgen",
     "fleetgen.validation.rendered_objects:_bundle": "a copy of a shipped schema, made with json.dumps",
@@ -1038,10 +1036,6 @@ NOT_UNTRUSTED: dict[str, str] = {
     "fleetgen.output.tree:_flush_folder": "opens a folder to flush it",
     "fleetgen.output.tree:write_new_files": "writes files",
     "fleetgen.workflows.pull_request:write_github_output": "appends to $GITHUB_OUTPUT",
-    "fleetgen.compat.chart_kinds:chart_kinds": "chart_kinds.yaml shipped inside fleetgen",
-    "fleetgen.compat.cuda_images:cuda_images": "cuda_images.yaml shipped inside fleetgen",
-    "fleetgen.compat.dcgm_exporter:exporter_facts": "dcgm_exporter.yaml shipped inside fleetgen",
-    "fleetgen.compat.vm_sizes:known_sizes": "vm_sizes.yaml shipped inside fleetgen",
     "fleetgen.validation.quantity_fields:_schema": "the CRD schemas shipped inside fleetgen and kubernetes-validate's core ones",
     "fleetgen.validation.quantity_fields:_core_definitions": "kubernetes-validate's _definitions.json, installed with fleetgen",
     "fleetgen.cli.team:team_devcontainer": "reads a file only to compare it with what it writes",

@@ -54,6 +54,9 @@ ONLY_SOME_COMMANDS = (
     "ruamel",  # the commands that edit fleet.yaml in place
 )
 NOT_FOR_VALIDATE = (*ONLY_SOME_COMMANDS, "fleetgen.review", "fleetgen.compare")  # the pull-request diff
+# Where the pydantic classes a fleet without a facts file of its own needs are defined: the fleet model only. The data
+# files fleetgen ships are read into plain rows (compat/shipped.py); their schemas are built for a fleet's facts file.
+PYDANTIC_CLASSES_FROM = ("fleetgen.model", "pydantic")
 
 
 @dataclass(frozen=True)
@@ -62,9 +65,10 @@ class Imports:
 
     parents: dict[str, str | None]
     loaded: frozenset[str]  # what was in sys.modules at the end: the report also lists imports that failed
+    models: frozenset[str] = frozenset()  # the module of each pydantic class the run built
 
     @classmethod
-    def parse(cls, report: str, loaded: frozenset[str]) -> Imports:
+    def parse(cls, report: str, loaded: frozenset[str], models: frozenset[str] = frozenset()) -> Imports:
         """`-X importtime` lists a module after the modules its import loaded, indented one step deeper."""
         parents: dict[str, str | None] = {}
         waiting: dict[int, list[str]] = {}  # by depth: modules whose importer comes later in the report
@@ -78,7 +82,7 @@ class Imports:
                 parents[child] = name
             waiting.setdefault(depth, []).append(name)
             parents.setdefault(name, None)
-        return cls(parents, loaded)
+        return cls(parents, loaded, models)
 
     def chain(self, module: str) -> list[str]:
         """The imports that led to `module`, outermost first."""
@@ -101,7 +105,9 @@ def _run(*args: str, env: dict[str, str] | None = None, tmp_path: Path, cwd: Pat
     record = tmp_path / "modules.json"
     driver = (
         "import atexit, json, sys; sys.argv[0] = 'fleetgen'; "
-        f"atexit.register(lambda: open({str(record)!r}, 'w').write(json.dumps(sorted(sys.modules)))); "
+        "models = lambda: sorted({c.__module__ for c in _subclasses(sys.modules['pydantic'].BaseModel)}) if 'pydantic' in sys.modules else []; "
+        "_subclasses = lambda c: [c, *(s for d in c.__subclasses__() for s in _subclasses(d))]; "
+        f"atexit.register(lambda: open({str(record)!r}, 'w').write(json.dumps([sorted(sys.modules), models()]))); "
         "from fleetgen.cli import main; main()"
     )
     environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), **(env or {})}
@@ -110,7 +116,8 @@ def _run(*args: str, env: dict[str, str] | None = None, tmp_path: Path, cwd: Pat
         [sys.executable, "-X", "importtime", "-c", driver, *args], cwd=cwd, env=environment, capture_output=True, text=True, timeout=120
     )
     assert done.returncode in (0, 1), f"fleetgen {' '.join(args)}: exit {done.returncode}: {done.stderr[-2000:]}"
-    return Imports.parse(done.stderr, frozenset(json.loads(record.read_text())))
+    modules, models = json.loads(record.read_text())
+    return Imports.parse(done.stderr, frozenset(modules), frozenset(models))
 
 
 def _refused(imports: Imports, over: list[str]) -> str:
@@ -157,6 +164,9 @@ def test_the_pre_commit_commands_load_only_what_they_use(command: str, refused: 
     assert not over, f"`fleetgen {command}` loads modules only other commands need; import them where those commands run:\n" + (
         _refused(imports, over)
     )
+    assert "fleetgen.model.fleet" in imports.models  # the classes were read: the fleet model is among them
+    built = sorted(m for m in imports.models if not _within(m, PYDANTIC_CLASSES_FROM))
+    assert not built, f"`fleetgen {command}` builds pydantic classes outside the fleet model (each costs about a millisecond): {built}"
 
 
 @pytest.mark.parametrize(

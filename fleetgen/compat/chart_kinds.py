@@ -15,11 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cache
-from importlib import resources
+from typing import NamedTuple
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
-
+from fleetgen.compat.shipped import row, rows, shipped_data
 from fleetgen.errors import Finding, Severity
 from fleetgen.model import Fleet
 from fleetgen.model.fleet import add_on_needed
@@ -28,30 +26,27 @@ from fleetgen.model.platform import ADD_ONS, AddOn
 GroupKind = tuple[str, str]
 
 
-class Kind(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class Kind(NamedTuple):
     group: str  # "" for the core group
-    kind: str = Field(min_length=1)
+    kind: str
 
 
-class ChartKinds(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class ChartKinds(NamedTuple):
     chart: str
     version: str
     kinds: tuple[Kind, ...]
-    derived: str = Field(min_length=1)
+    derived: str
     """How the row was made: `helm template` of a vendored folder, or where a row by hand comes from."""
 
 
-class ChartKindsFile(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class ChartKindsFile(NamedTuple):
     charts: tuple[ChartKinds, ...]
 
 
 @cache
 def chart_kinds() -> ChartKindsFile:
-    text = (resources.files("fleetgen.compat") / "chart_kinds.yaml").read_text(encoding="utf-8")
-    return ChartKindsFile.model_validate(yaml.load(text, Loader=yaml.CSafeLoader))
+    charts = shipped_data("chart_kinds.yaml")["charts"]
+    return ChartKindsFile(tuple(row(ChartKinds, chart, kinds=rows(Kind, chart["kinds"])) for chart in charts))
 
 
 def kinds_of(chart: str, version: str) -> tuple[list[GroupKind], bool]:

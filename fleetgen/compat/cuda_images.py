@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
+from typing import NamedTuple
 
-import yaml
-
-from fleetgen.model.spec import Spec
+from fleetgen.compat.shipped import rows, shipped_data
 from fleetgen.model.types import Version
 
 
-class CudaImage(Spec):
+class CudaImage(NamedTuple):
     cuda: Version
     image: str
     source: str
@@ -19,14 +17,13 @@ class CudaImage(Spec):
     provisional: str = ""
 
 
-class CudaImages(Spec):
+class CudaImages(NamedTuple):
     images: tuple[CudaImage, ...]
 
 
 @cache
 def cuda_images() -> CudaImages:
-    text = (resources.files("fleetgen.compat") / "cuda_images.yaml").read_text(encoding="utf-8")
-    return CudaImages.model_validate(yaml.load(text, Loader=yaml.CSafeLoader))
+    return CudaImages(rows(CudaImage, shipped_data("cuda_images.yaml")["images"]))
 
 
 def cuda_image(cuda: Version) -> CudaImage | None:

@@ -10,28 +10,21 @@ A series without a row takes the newest row before it: the operator only ever mo
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
-
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from typing import NamedTuple
 
 from fleetgen.compat.gpu_operator import series_of
+from fleetgen.compat.shipped import rows, shipped_data
 from fleetgen.model import Cluster, Fleet
 from fleetgen.model.types import Version
 
 OLDEST_LABEL = "Hostname"  # what the exporter wrote before 4.8.3, and what a cluster without the operator is taken to run
 
 
-class _Row(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, arbitrary_types_allowed=True)
-    source: str = Field(min_length=1)
-    url: str = Field(pattern=r"^https://\S+$")
-
-
-class Bundle(_Row):
-    series: str = Field(pattern=r"^\d+\.\d+$")
-    exporter: str = Field(pattern=r"^\d+\.\d+\.\d+-\d+\.\d+\.\d+$")  # <DCGM>-<exporter>
+class Bundle(NamedTuple):
+    series: str  # the GPU Operator's YY.MM
+    exporter: str  # <DCGM>-<exporter>
+    source: str
+    url: str
     provisional: bool = False
 
     @property
@@ -39,22 +32,23 @@ class Bundle(_Row):
         return Version(self.exporter.split("-", 1)[1])
 
 
-class Generation(_Row):
+class Generation(NamedTuple):
     since: Version
-    host_label: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    host_label: str
+    source: str
+    url: str
     known: bool = True  # False: fleetgen does not know this generation's metric names yet
 
 
-class ExporterFacts(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class ExporterFacts(NamedTuple):
     bundles: tuple[Bundle, ...]
     generations: tuple[Generation, ...]
 
 
 @cache
 def exporter_facts() -> ExporterFacts:
-    text = (resources.files("fleetgen.compat") / "dcgm_exporter.yaml").read_text(encoding="utf-8")
-    return ExporterFacts.model_validate(yaml.load(text, Loader=yaml.CSafeLoader))
+    written = shipped_data("dcgm_exporter.yaml")
+    return ExporterFacts(rows(Bundle, written["bundles"]), rows(Generation, written["generations"]))
 
 
 def _key(series: str) -> tuple[int, ...]:

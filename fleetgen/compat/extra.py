@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from fleetgen.compat.facts import ExtraFacts, Facts, facts, merge
+from fleetgen.compat.facts import Facts, facts, merge
 from fleetgen.errors import Finding, FindingsError, InputError, Location, Severity
 from fleetgen.model import Fleet
 from fleetgen.source.reader import Source, parse_fleet, read_fleet_bytes
@@ -49,12 +49,14 @@ def merge_facts_text(raw: bytes, file: str, shipped: Facts) -> FleetFacts:
     if not isinstance(extra_source.data, dict):
         # fix: Write the facts file as a mapping of tables (kubernetesReleases, drivers, ...)
         raise FindingsError([Finding((), "a facts file must be a mapping of tables", location=Location(file, 1, 1))])
+    from fleetgen.compat.facts_file import ExtraFacts  # the schema's classes are built only for a fleet that names a file
+
     try:
         extra = ExtraFacts.model_validate(extra_source.data)
     except ValidationError as exc:
         problems = [_placed(extra_source, error) for error in exc.errors()]
         raise FindingsError(sorted(problems, key=lambda f: (f.location or Location(file, 0, 0), f.dotted_path))) from None
-    merged, overrides = merge(shipped, extra)
+    merged, overrides = merge(shipped, extra.plain_tables(), extra.as_of)
     # fix: Check the row against its source when you upgrade fleetgen, and drop it once fleetgen's own row holds
     warnings = tuple(
         extra_source.place(

@@ -3,90 +3,113 @@
 Every row names its source (a title and a URL); a row not confirmed in its source's own text says what is
 unconfirmed in `provisional`. A fleet's extra facts file has the same format: its rows add to the shipped ones,
 or replace the shipped row with the same key (`row_key`), and each replacement is reported.
+
+The rows are plain named tuples read without pydantic (shipped.py); the file's schema, which validates a
+fleet's own facts file and, in the tests, this one, is facts_file.py.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
-
+from fleetgen.compat.shipped import camel, row, rows, shipped_data
 from fleetgen.model.types import Version
 
 
-class Row(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, arbitrary_types_allowed=True)
-    source: str = Field(min_length=1, pattern=r"\S")
-    """Title of the page the fact comes from."""
-    url: str = Field(pattern=r"^https?://\S+$")
-    """Where that page is."""
-    provisional: str = ""
-    """What the source's own text did not confirm; empty for a confirmed row."""
-
-
-class CudaDriver(Row):
+class CudaDriver(NamedTuple):
     cuda: Version
     min_driver: Version
+    source: str  # the title of the page the fact comes from
+    url: str  # where that page is
+    provisional: str = ""  # what the source's own text did not confirm; empty for a confirmed row
 
 
-class CudaMinorCompat(Row):
-    cuda_major: int = Field(ge=1)
+class CudaMinorCompat(NamedTuple):
+    cuda_major: int
     min_driver: Version
+    source: str
+    url: str
+    provisional: str = ""
 
 
-class CudnnCuda(Row):
+class CudnnCuda(NamedTuple):
     cudnn: Version
     cuda_min: Version
     cuda_max: Version
-
-    @model_validator(mode="after")
-    def _ordered(self) -> CudnnCuda:
-        if self.cuda_max < self.cuda_min:
-            raise ValueError(f"cudaMax {self.cuda_max} is below cudaMin {self.cuda_min}")
-        return self
+    source: str
+    url: str
+    provisional: str = ""
 
 
-class GpuModel(Row):
-    gpu: str = Field(min_length=1)
+class GpuModel(NamedTuple):
+    gpu: str
     compute_capability: Version
     min_cuda: Version
     min_driver: Version
+    source: str
+    url: str
+    provisional: str = ""
 
 
-class ContainerdKubernetes(Row):
+class ContainerdKubernetes(NamedTuple):
     kubernetes: Version
     containerd: Version
+    source: str
+    url: str
+    provisional: str = ""
 
 
-class ContainerdRelease(Row):
+class ContainerdRelease(NamedTuple):
     containerd: Version  # a release line such as 1.7
     end_of_life: datetime.date
+    source: str
+    url: str
+    provisional: str = ""
 
 
-class KubernetesRelease(Row):
+class KubernetesRelease(NamedTuple):
     kubernetes: Version
     end_of_life: datetime.date
+    source: str
+    url: str
+    provisional: str = ""
     patch: Version | None = None
     """A released patch of this minor (upstream's final one once the minor is out of support): the version an
     upgrade that crosses the minor passes through. A minor without one cannot be crossed by a plan."""
 
 
-class RemovedApi(Row):
+class RemovedApi(NamedTuple):
     api_version: str
     kind: str  # "*": every kind of that apiVersion
     removed_in: Version
     replacement: str
+    source: str
+    url: str
+    provisional: str = ""
 
 
-class _Tables(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel)
+Row = CudaDriver | CudaMinorCompat | CudnnCuda | GpuModel | ContainerdKubernetes | ContainerdRelease | KubernetesRelease | RemovedApi
+
+# Each table's rows, in the order of the file.
+ROW_TYPES: dict[str, type[Row]] = {
+    "cuda_driver": CudaDriver,
+    "cuda_minor_compat": CudaMinorCompat,
+    "cudnn_cuda": CudnnCuda,
+    "gpu_models": GpuModel,
+    "containerd_kubernetes": ContainerdKubernetes,
+    "containerd_releases": ContainerdRelease,
+    "kubernetes_releases": KubernetesRelease,
+    "removed_apis": RemovedApi,
+}
+TABLES = tuple(ROW_TYPES)
+
+
+class Facts(NamedTuple):
+    as_of: datetime.date  # end-of-life rules compare against this date, never the clock
     cuda_driver: tuple[CudaDriver, ...] = ()
     cuda_minor_compat: tuple[CudaMinorCompat, ...] = ()
     cudnn_cuda: tuple[CudnnCuda, ...] = ()
@@ -98,16 +121,6 @@ class _Tables(BaseModel):
 
     def rows(self) -> list[Row]:
         return [row for table in TABLES for row in getattr(self, table)]
-
-
-class Facts(_Tables):
-    as_of: datetime.date  # end-of-life rules compare against this date, never the clock
-
-
-class ExtraFacts(_Tables):
-    """A fleet's own facts file: any of the tables, each row with its source; asOf only if it is later."""
-
-    as_of: datetime.date | None = None
 
 
 def _minor(version: Version) -> tuple[int, int]:
@@ -125,7 +138,6 @@ ROW_KEYS: dict[str, Callable[[Any], Hashable]] = {
     "kubernetes_releases": lambda r: _minor(r.kubernetes),
     "removed_apis": lambda r: (r.api_version, r.kind),
 }
-TABLES = tuple(ROW_KEYS)
 
 
 @dataclass(frozen=True)
@@ -137,24 +149,28 @@ class Override:
     replaced: Row
 
 
-def merge(shipped: Facts, extra: ExtraFacts) -> tuple[Facts, list[Override]]:
-    """The shipped facts with the extra rows added or replacing the shipped row of the same key."""
+def merge(shipped: Facts, extra: Mapping[str, tuple[Row, ...]], as_of: datetime.date | None) -> tuple[Facts, list[Override]]:
+    """The shipped facts with the extra rows (by table) added or replacing the shipped row of the same key; the later asOf."""
     tables: dict[str, Any] = {}
     overrides: list[Override] = []
     for table, key in ROW_KEYS.items():
-        rows: dict[Hashable, Row] = {key(r): r for r in getattr(shipped, table)}
-        for index, row in enumerate(getattr(extra, table)):
-            replaced = rows.get(key(row))
+        by_key: dict[Hashable, Row] = {key(r): r for r in getattr(shipped, table)}
+        for index, added in enumerate(extra.get(table, ())):
+            replaced = by_key.get(key(added))
             if replaced is not None:
-                overrides.append(Override(to_camel(table), index, replaced))
-            rows[key(row)] = row
-        tables[table] = tuple(rows.values())
-    as_of = max(shipped.as_of, extra.as_of) if extra.as_of else shipped.as_of
-    return shipped.model_copy(update={**tables, "as_of": as_of}), overrides
+                overrides.append(Override(camel(table), index, replaced))
+            by_key[key(added)] = added
+        tables[table] = tuple(by_key.values())
+    return shipped._replace(**tables, as_of=max(shipped.as_of, as_of) if as_of else shipped.as_of), overrides
+
+
+def read_facts(written: Mapping[str, Any]) -> Facts:
+    """Facts from a facts file's mapping as YAML read it (the shipped file: the tests validate it)."""
+    tables = {table: rows(cls, written.get(camel(table), ())) for table, cls in ROW_TYPES.items()}
+    return row(Facts, {"asOf": written["asOf"]}, **tables)
 
 
 @cache
 def facts() -> Facts:
     """The facts fleetgen ships (facts.yaml)."""
-    text = (resources.files("fleetgen.compat") / "facts.yaml").read_text(encoding="utf-8")
-    return Facts.model_validate(yaml.load(text, Loader=yaml.CSafeLoader))  # libyaml: 10x the pure-Python loader, same result
+    return read_facts(shipped_data("facts.yaml"))

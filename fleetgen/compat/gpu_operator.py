@@ -9,40 +9,34 @@ with its driver when the release does not list the target (upgrade/operator.py).
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
+from typing import NamedTuple
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
-
+from fleetgen.compat.shipped import rows, shipped_data
 from fleetgen.errors import Finding, Severity
 from fleetgen.model import Cluster, Fleet
 from fleetgen.model.types import Version
 
 
-class OperatorRelease(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, arbitrary_types_allowed=True)
-    series: str = Field(pattern=r"^\d+\.\d+$")
+class OperatorRelease(NamedTuple):
+    series: str
     """The release series (YY.MM) the row covers."""
     documents: str
     """The release whose component matrix the row copies."""
     default: Version
-    drivers: tuple[Version, ...] = Field(min_length=1)
+    drivers: tuple[Version, ...]
+    source: str
+    url: str
     driver_crd: bool = False
     """The release manages drivers with NVIDIADriver resources (one per node pool) when the chart asks it to."""
-    source: str = Field(min_length=1)
-    url: str = Field(pattern=r"^https://\S+$")
 
 
-class OperatorFacts(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class OperatorFacts(NamedTuple):
     releases: tuple[OperatorRelease, ...]
 
 
 @cache
 def operator_facts() -> OperatorFacts:
-    text = (resources.files("fleetgen.compat") / "gpu_operator.yaml").read_text(encoding="utf-8")
-    return OperatorFacts.model_validate(yaml.load(text, Loader=yaml.CSafeLoader))
+    return OperatorFacts(rows(OperatorRelease, shipped_data("gpu_operator.yaml")["releases"]))
 
 
 def series_of(chart_version: str) -> str:

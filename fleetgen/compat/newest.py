@@ -11,6 +11,7 @@ is not full support), and the result breaks no rule of rules.py: no error, no wa
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from fleetgen.compat.facts import Facts, facts
 from fleetgen.compat.gpu_operator import OperatorFacts, operator_release
@@ -55,7 +56,8 @@ def newest_supported(
     release = operator_release(gpu_operator, operators)
     if release is None:
         raise ValueError(f"no driver facts for GPU Operator {gpu_operator}")
-    confirmed = data.model_copy(update={table: tuple(r for r in getattr(data, table) if not r.provisional) for table in _TABLES})
+    tables: dict[str, Any] = {table: tuple(r for r in getattr(data, table) if not r.provisional) for table in _TABLES}
+    confirmed = data._replace(**tables)
     for candidate in _candidates(confirmed, release.drivers):
         if not version_set_problems(candidate, gpu_models, confirmed):
             return candidate

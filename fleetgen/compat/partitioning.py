@@ -14,12 +14,9 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 from functools import cache
-from importlib import resources
+from typing import NamedTuple
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
-
+from fleetgen.compat.shipped import row, rows, shipped_data
 from fleetgen.model import GPU_RESOURCE, NodePool
 from fleetgen.model.partitioning import SHARED, slice_resource
 from fleetgen.model.sharing import FlavorResources, pool_total
@@ -27,22 +24,18 @@ from fleetgen.model.sharing import FlavorResources, pool_total
 _PROFILE = re.compile(r"^([1-7])g\.([1-9][0-9]*)gb(\+me)?$")
 
 
-class _Row(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel)
-    source: str = Field(min_length=1, pattern=r"\S")
-    url: str = Field(pattern=r"^https://\S+$")
-    provisional: str = ""
-
-
-class MigGpu(_Row):
+class MigGpu(NamedTuple):
     """One GPU model at one memory size, with the MIG profiles NVIDIA lists for it."""
 
     gpu: str
-    memory: int = Field(ge=1)
-    slices: int = Field(ge=1, le=7)
-    memory_slices: int = Field(ge=1, le=8)
+    memory: int  # GB, as NVIDIA names the product
+    slices: int  # compute slices per GPU
+    memory_slices: int  # the memory is cut in as many
     profiles: dict[str, int]
     balanced: dict[str, int]
+    source: str
+    url: str
+    provisional: str = ""
 
     @property
     def name(self) -> str:
@@ -55,21 +48,29 @@ class MigGpu(_Row):
         return max(1, round(int(match[2]) * self.memory_slices / self.memory))
 
 
-class NoMig(_Row):
+class NoMig(NamedTuple):
     gpu: str
+    source: str
+    url: str
+    provisional: str = ""
 
 
-class TimeSlicingLimit(_Row):
+class TimeSlicingLimit(NamedTuple):
     lacks: str
     says: str
+    source: str
+    url: str
+    provisional: str = ""
 
 
-class Since(_Row):
-    series: str = Field(pattern=r"^\d+\.\d+$")
+class Since(NamedTuple):
+    series: str  # a GPU Operator release series, YY.MM
+    source: str
+    url: str
+    provisional: str = ""
 
 
-class PartitioningFacts(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel)
+class PartitioningFacts(NamedTuple):
     mig_gpus: tuple[MigGpu, ...]
     no_mig: tuple[NoMig, ...]
     time_slicing: tuple[TimeSlicingLimit, ...]
@@ -79,8 +80,14 @@ class PartitioningFacts(BaseModel):
 
 @cache
 def partitioning_facts() -> PartitioningFacts:
-    text = (resources.files("fleetgen.compat") / "partitioning.yaml").read_text(encoding="utf-8")
-    return PartitioningFacts.model_validate(yaml.load(text, Loader=yaml.CSafeLoader))
+    written = shipped_data("partitioning.yaml")
+    return PartitioningFacts(
+        mig_gpus=rows(MigGpu, written["migGpus"]),
+        no_mig=rows(NoMig, written["noMig"]),
+        time_slicing=rows(TimeSlicingLimit, written["timeSlicing"]),
+        mig_config_from_values=row(Since, written["migConfigFromValues"]),
+        exporter_virtual_gpus=row(Since, written["exporterVirtualGpus"]),
+    )
 
 
 def compute_slices(profile: str) -> int:

@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
+from typing import NamedTuple
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from fleetgen.compat.shipped import rows, shipped_data
 
 
-class VmSize(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class VmSize(NamedTuple):
     size: str
     family: str
-    vcpus: int = Field(ge=1)
-    gpus: int = Field(ge=0)
-    source: str = Field(min_length=1, pattern=r"\S")
-    url: str = Field(pattern=r"^https://\S+$")
-
-
-class _Sizes(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    sizes: tuple[VmSize, ...]
+    vcpus: int
+    gpus: int
+    source: str
+    url: str
 
 
 def family_key(name: str) -> str:
@@ -32,9 +25,7 @@ def family_key(name: str) -> str:
 @cache
 def known_sizes() -> dict[str, VmSize]:
     """VM size (lower case) -> its row."""
-    text = (resources.files("fleetgen.compat") / "vm_sizes.yaml").read_text(encoding="utf-8")
-    rows = _Sizes.model_validate(yaml.load(text, Loader=yaml.CSafeLoader)).sizes
-    return {row.size.lower(): row for row in rows}
+    return {row.size.lower(): row for row in rows(VmSize, shipped_data("vm_sizes.yaml")["sizes"])}
 
 
 def vm_size(name: str) -> VmSize | None:
