@@ -15,8 +15,10 @@ gives every module and the module whose import loaded it.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import pkgutil
 import shutil
 import subprocess
 import sys
@@ -204,3 +206,21 @@ def test_the_budget_names_the_chain_that_pulled_a_module_in() -> None:
     assert imports.chain("pydantic_core") == ["fleetgen.cli", "fleetgen.model", "pydantic", "pydantic_core"]
     assert imports.chain("click") == ["fleetgen.cli", "click"]
     assert sorted(imports.by_fleetgen()) == ["click", "fleetgen.cli", "fleetgen.model", "pydantic", "pydantic_core"]
+
+
+def test_the_model_hands_pydantic_annotation_objects() -> None:
+    """A module that defines models keeps `from __future__ import annotations` out: with it pydantic compiles and
+    evaluates every field's annotation string at each start (fleetgen/model/__init__.py)."""
+    import __future__
+
+    from pydantic import BaseModel
+
+    import fleetgen.model
+
+    stringly = []
+    for info in pkgutil.iter_modules(fleetgen.model.__path__, "fleetgen.model."):
+        module = importlib.import_module(info.name)
+        models = [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, BaseModel) and v.__module__ == info.name]
+        if models and getattr(module, "annotations", None) is __future__.annotations:
+            stringly.append(info.name)
+    assert not stringly, f"these modules define models with string annotations: {stringly}"

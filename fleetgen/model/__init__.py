@@ -1,4 +1,9 @@
-"""The fleet.yaml model: frozen pydantic models, one module per section of the file."""
+"""The fleet.yaml model: frozen pydantic models, one module per section of the file.
+
+The modules that define models do not import `annotations` from `__future__`: with it, every field's annotation is a
+string that pydantic compiles and evaluates on each start; without it, pydantic reads the objects themselves. A forward
+reference is quoted where it is needed.
+"""
 
 from fleetgen.model.approvals import ApprovalCondition, ApprovalRule
 from fleetgen.model.cluster import Cluster, VersionSet

@@ -1,7 +1,5 @@
 """fleet.yaml's alerts: the GPU alerts every cluster gets, and the changes a cluster or team makes to them."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field

@@ -1,7 +1,5 @@
 """The approval gate's rules: which changes to fleet.yaml need whose approval."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
@@ -31,7 +29,7 @@ class Budget(Spec):
     """The budget a month, in pricing.currency."""
 
     @model_validator(mode="after")
-    def _one_owner(self) -> Budget:
+    def _one_owner(self) -> "Budget":
         if (self.team is None) == (self.cost_center is None):
             raise ValueError("a budget belongs to one team or one costCenter: set exactly one")
         return self
@@ -68,7 +66,7 @@ class ApprovalCondition(Spec):
     """A time-bound grant that takes its team's (or cost centre's) GPU quotas above a monthly budget: within it, no approval."""
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> ApprovalCondition:
+    def _exactly_one(self) -> "ApprovalCondition":
         chosen = [name for name, value in self if value not in (None, False)]
         if len(chosen) != 1:
             # fix: Keep exactly one condition in the rule (split it into rules of one condition each)

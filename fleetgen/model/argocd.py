@@ -1,7 +1,5 @@
 """How an Argo CD fleet is laid out (`gitops.argocd`): one hub Argo CD or one inside each cluster."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import model_validator
@@ -25,7 +23,7 @@ class ArgoCd(Spec):
     are never synced."""
 
     @model_validator(mode="after")
-    def _progressive_needs_hub(self) -> ArgoCd:
+    def _progressive_needs_hub(self) -> "ArgoCd":
         if self.progressive_sync and self.mode != "hub":
             # fix: Set gitops.argocd.mode: hub, or drop progressiveSync
             raise ValueError("progressiveSync needs mode hub: only the hub's ApplicationSet can roll the clusters out in waves")

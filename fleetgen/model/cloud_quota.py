@@ -4,8 +4,6 @@ The first layer of the quota stack ("Azure subscription: regional vCPU quotas"):
 grow to `maxNodes` if its VM family's vCPU quota in the cluster's region holds every pool of that family.
 """
 
-from __future__ import annotations
-
 from typing import Annotated
 
 from pydantic import Field

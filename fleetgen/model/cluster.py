@@ -1,7 +1,5 @@
 """A cluster of the fleet: where it runs, its row of the compatibility matrix, its node pools and queues."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field

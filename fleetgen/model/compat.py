@@ -1,7 +1,5 @@
 """fleet.yaml's `compatibility` section: where a fleet keeps compatibility facts of its own."""
 
-from __future__ import annotations
-
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 

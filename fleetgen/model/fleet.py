@@ -6,8 +6,6 @@ Cross-references, capacity and other checks that span models live in fleetgen.ch
 every problem is collected and reported at once with its position.
 """
 
-from __future__ import annotations
-
 from functools import cached_property
 from typing import Annotated, Literal
 
@@ -209,7 +207,7 @@ class Fleet(Spec):
         return secrets
 
     @model_validator(mode="after")
-    def _manager_teams_are_on_workers(self) -> Fleet:
+    def _manager_teams_are_on_workers(self) -> "Fleet":
         # A team submitting to a manager queue needs its namespace and LocalQueue on every worker of that queue:
         # fleetgen places it there itself, so the two sides cannot fall out of step.
         if self.multi_kueue is not None:

@@ -13,8 +13,6 @@ secret store writes. Each engine reads fixed keys of that Secret:
   same three GitHub App keys. Argo CD finds it by its label and URL: nothing rendered names it.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Literal
 

@@ -7,8 +7,6 @@ chosen by a selector over the clusters that have pools of the queue's model. Fac
 sources: fleetgen/compat/multikueue.yaml.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -55,7 +53,7 @@ class Kubeconfig(Spec):
     """A kubeconfig file on the manager's Kueue pod (Kueue's locationType Path): development only, under /etc/multikueue/kubeconfigs/."""
 
     @model_validator(mode="after")
-    def _secret_or_path(self) -> Kubeconfig:
+    def _secret_or_path(self) -> "Kubeconfig":
         if self.path is not None and (self.secret is not None or self.external_secret is not None):
             raise ValueError("path is a file on the manager, not a Secret: set either path or secret/externalSecret")
         return self
@@ -89,13 +87,13 @@ class ManagerQueue(Spec):
     MultiKueueManagerQuotaAutomation gate, which fleetgen turns on); Manual: fleetgen writes that sum itself."""
 
     @model_validator(mode="after")
-    def _workers_or_select(self) -> ManagerQueue:
+    def _workers_or_select(self) -> "ManagerQueue":
         if (self.workers is None) == (self.select is None):
             # fix: Keep either workers or select on the queue
             raise ValueError("name the workers or a select, exactly one of them")
         return self
 
-    def worker_names(self, clusters: Iterable[Cluster], manager: str) -> tuple[str, ...]:
+    def worker_names(self, clusters: "Iterable[Cluster]", manager: str) -> tuple[str, ...]:
         """The queue's workers: as listed, or the selector's matches (never the manager) in fleet order."""
         if self.workers is not None:
             return self.workers
@@ -133,7 +131,7 @@ class MultiKueue(Spec):
     """Per worker cluster, what differs from the defaults (its kubeconfig Secret)."""
 
     @model_validator(mode="after")
-    def _external_needs_a_name(self) -> MultiKueue:
+    def _external_needs_a_name(self) -> "MultiKueue":
         if (self.dispatcher == "External") != (self.external_dispatcher is not None):
             # fix: Set externalDispatcher only with dispatcher: External
             raise ValueError("externalDispatcher names the controller of dispatcher External, and is set only then")
@@ -146,13 +144,13 @@ class MultiKueue(Spec):
         return self.workers.get(name, Worker())
 
 
-def queue_workers(multi_kueue: MultiKueue, clusters: Iterable[Cluster]) -> dict[str, tuple[str, ...]]:
+def queue_workers(multi_kueue: MultiKueue, clusters: "Iterable[Cluster]") -> dict[str, tuple[str, ...]]:
     """Manager queue name -> its workers, in dispatch order."""
     listed = tuple(clusters)
     return {q.name: q.worker_names(listed, multi_kueue.manager) for q in multi_kueue.queues}
 
 
-def worker_queue_for(cluster: Cluster, gpu_model: str) -> str | None:
+def worker_queue_for(cluster: "Cluster", gpu_model: str) -> str | None:
     """The first ClusterQueue of a worker that hands out pools of `gpu_model`, if any."""
     models = {p.name: p.gpu_model for p in cluster.node_pools}
     for queue in cluster.queues:
@@ -162,7 +160,7 @@ def worker_queue_for(cluster: Cluster, gpu_model: str) -> str | None:
     return None
 
 
-def implied_workers(multi_kueue: MultiKueue, clusters: tuple[Cluster, ...], team: Team) -> tuple[str, ...]:
+def implied_workers(multi_kueue: MultiKueue, clusters: "tuple[Cluster, ...]", team: Team) -> tuple[str, ...]:
     """The workers a team on the manager is on because its queue there dispatches to them (the ones it does not list)."""
     manager = next((c for c in clusters if c.name == multi_kueue.manager), None)
     if manager is None or manager.name not in team.clusters:
@@ -171,7 +169,7 @@ def implied_workers(multi_kueue: MultiKueue, clusters: tuple[Cluster, ...], team
     return tuple(w for w in workers if w not in team.clusters and w != manager.name)
 
 
-def on_workers(multi_kueue: MultiKueue, clusters: tuple[Cluster, ...], teams: tuple[Team, ...]) -> tuple[Team, ...]:
+def on_workers(multi_kueue: MultiKueue, clusters: "tuple[Cluster, ...]", teams: tuple[Team, ...]) -> tuple[Team, ...]:
     """The teams, each on the workers of its manager queue too: at its default quota, its LocalQueue feeding the
     worker's first queue with pools of the queue's GPU model (a team that lists a worker keeps its own values there)."""
     by_name = {c.name: c for c in clusters}

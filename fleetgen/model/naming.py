@@ -5,8 +5,6 @@ that adopts fleetgen keeps the names its repository already uses. The defaults a
 names. `{team}` stands for the team's name, `{namespace}` for its namespace (team-<name>).
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from pydantic.alias_generators import to_camel

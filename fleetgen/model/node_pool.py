@@ -1,7 +1,5 @@
 """A GPU node pool: the nodes one VM size brings, what they offer, and how they scale and are bought."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field, WithJsonSchema

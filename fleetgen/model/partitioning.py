@@ -6,8 +6,6 @@ fleetgen.compat.partitioning; the checks that span pools and teams live in
 fleetgen.checks.partitioning. Here is only what fleet.yaml says.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints

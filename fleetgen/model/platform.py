@@ -5,8 +5,6 @@ and only the fields it writes replace the fleet's. The GPU Operator's driver ver
 here: it is the cluster's version set's `driver`, so the compatibility matrix is what runs.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Annotated, Any, Literal
 

@@ -1,7 +1,5 @@
 """How version upgrades roll out (soak, wave size, windows, freezes), and the upgrade in progress."""
 
-from __future__ import annotations
-
 import datetime
 import re
 from typing import Annotated, Any, Literal, get_args

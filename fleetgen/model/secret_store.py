@@ -11,8 +11,6 @@ kubeconfig of each MultiKueue worker on the manager. One fleet-wide choice says 
   with the key in the Secret `secretName` of flux-system (Kustomization `spec.decryption`). Flux only.
 """
 
-from __future__ import annotations
-
 from pydantic import Field, model_validator
 
 from fleetgen.model.spec import Spec
@@ -46,7 +44,7 @@ class Secrets(Spec):
     """Flux decrypts SOPS-encrypted Secrets the repository holds (Flux only)."""
 
     @model_validator(mode="after")
-    def _one_source(self) -> Secrets:
+    def _one_source(self) -> "Secrets":
         if (self.external_secrets is None) == (self.sops is None):
             # fix: Keep one of externalSecrets or sops
             raise ValueError("set one of externalSecrets or sops: the Secrets of the whole fleet come from one place")

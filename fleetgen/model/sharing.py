@@ -7,8 +7,6 @@ one unit is, a replica or a MIG slice, is worked out in fleetgen.compat.partitio
 fleetgen.checks.sharing.
 """
 
-from __future__ import annotations
-
 from fractions import Fraction
 from typing import Annotated, Literal
 

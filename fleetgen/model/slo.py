@@ -6,8 +6,6 @@ or add tiers under `slo.tiers`. Error budgets are counted over a rolling 30 days
 workbook's burn-rate thresholds (14.4x, 6x, 3x, 1x) are worked out for: 99.9% leaves 43.2 minutes.
 """
 
-from __future__ import annotations
-
 import datetime
 import re
 import warnings

@@ -1,7 +1,5 @@
 """The base of every fleet.yaml model: frozen, camelCase in YAML, unknown fields rejected."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from functools import cache, cached_property
 from typing import Any, Self

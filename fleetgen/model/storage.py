@@ -1,7 +1,5 @@
 """Storage: the classes a cluster offers and the named volumes a team gets there."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints

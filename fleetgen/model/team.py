@@ -1,7 +1,5 @@
 """A team: who it is, who pays, its quotas on each cluster it runs on, and what it may use there."""
 
-from __future__ import annotations
-
 from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -50,7 +48,7 @@ class Quota(Spec):
     persistent_volume_claims: Int | None = Field(default=None, ge=0)
     """Number of PersistentVolumeClaims."""
 
-    def over(self, override: Quota) -> Quota:
+    def over(self, override: "Quota") -> "Quota":
         """This quota with every value that `override` sets replaced."""
 
         def merge(base: Resources, top: Resources) -> Resources:
@@ -123,14 +121,14 @@ class Team(Spec):
         """The quota on each cluster the team is on, placement values over the defaults; merged once, not per use."""
         return {name: self.quota.over(placement) if placement else self.quota for name, placement in self.clusters.items()}
 
-    def volumes_on(self, cluster: str) -> tuple[Volume, ...]:
+    def volumes_on(self, cluster: str) -> "tuple[Volume, ...]":
         placement = self.clusters.get(cluster)
         return placement.volumes if placement else ()
 
     def quota_on(self, cluster: str) -> Quota:
         return self.quotas.get(cluster, self.quota)
 
-    def queue_on(self, cluster: Cluster) -> str:
+    def queue_on(self, cluster: "Cluster") -> str:
         """The ClusterQueue the team's LocalQueue feeds on `cluster`: its placement's, else the cluster's first."""
         placement = self.clusters.get(cluster.name)
         return placement.queue if placement and placement.queue else cluster.queues[0].name

@@ -6,8 +6,6 @@ NodePort Service, only the priority classes that take GPUs from nobody, a Role t
 to administer), and a LimitRange so that pods without limits are admitted by the quota.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Protocol
