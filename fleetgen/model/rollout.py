@@ -4,11 +4,12 @@ import datetime
 import re
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BeforeValidator, Field, WithJsonSchema
+from pydantic import Field, WithJsonSchema
 
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Identifier, Int, unique_by
 from fleetgen.model.types import Date, DnsLabel, Line, Timestamp, Version, as_text
+from fleetgen.model.value_checks import Before
 
 # What an upgrade moves, in the order a cluster upgrades them: the matrix row (COMPONENTS, in every version
 # set), and the GPU Operator release that installs the driver, which moves with it.
@@ -46,7 +47,7 @@ _UP_TO_A_YEAR = (
 )
 Duration = Annotated[
     datetime.timedelta,
-    BeforeValidator(_as_duration),
+    Before(_as_duration),
     WithJsonSchema({"type": "string", "pattern": _UP_TO_A_YEAR}),
 ]
 ClockTime = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]

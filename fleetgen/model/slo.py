@@ -12,11 +12,12 @@ import warnings
 from fractions import Fraction
 from typing import Annotated
 
-from pydantic import AfterValidator, Field, WithJsonSchema
+from pydantic import Field, WithJsonSchema
 
 from fleetgen.model.spec import Spec
 from fleetgen.model.strict import Float, Identifier, unique_by
 from fleetgen.model.types import DnsLabel, Token
+from fleetgen.model.value_checks import After
 
 BUDGET_WINDOW = datetime.timedelta(days=30)
 _UNITS = {"ms": Fraction(1, 1000), "s": Fraction(1), "m": Fraction(60), "h": Fraction(3600)}
@@ -27,14 +28,14 @@ _LABEL = re.compile(r"[a-zA-Z][a-zA-Z0-9_]*|_([a-zA-Z0-9][a-zA-Z0-9_]*)?")  # na
 _LATENCY = re.compile(r"(\d{1,6})(ms|s|m|h)")
 
 
-def _matches(pattern: re.Pattern[str], what: str, max_length: int) -> AfterValidator:
+def _matches(pattern: re.Pattern[str], what: str, max_length: int) -> After:
     def check(value: str) -> str:
         if len(value) > max_length or not pattern.fullmatch(value):
             # fix: Write a value of the kind the message names
             raise ValueError(f"{value!r} is not {what}")
         return value
 
-    return AfterValidator(check)
+    return After(check)
 
 
 def _schema(pattern: re.Pattern[str], max_length: int) -> WithJsonSchema:
@@ -109,7 +110,7 @@ MetricName = Annotated[
 PromLabel = Annotated[
     str, _matches(_LABEL, "a Prometheus label name (letters, digits and '_', not starting with a digit or '__')", 100), _schema(_LABEL, 100)
 ]
-Regex = Annotated[Identifier, AfterValidator(_check_regex)]
+Regex = Annotated[Identifier, After(_check_regex)]
 
 
 def latency_seconds(latency: str) -> float:

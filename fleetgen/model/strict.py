@@ -10,12 +10,13 @@ from __future__ import annotations
 import unicodedata
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, GetJsonSchemaHandler, Strict, ValidationError, WithJsonSchema
+from pydantic import GetJsonSchemaHandler, Strict, ValidationError, WithJsonSchema
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 
 from fleetgen.model.types import as_text
+from fleetgen.model.value_checks import After, Before
 
 _NOT_IN_IDENTIFIERS = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # control, format, surrogate, line and paragraph separators
 
@@ -52,13 +53,13 @@ _IDENTIFIER_SCHEMA = {"type": "string", "pattern": f"^[^\\s{_REFUSED}]([^{_REFUS
 # stands for its text (a numeric group id).
 Identifier = Annotated[
     str,
-    BeforeValidator(as_text),
-    AfterValidator(_check_identifier),
+    Before(as_text),
+    After(_check_identifier),
     WithJsonSchema({"anyOf": [_IDENTIFIER_SCHEMA, {"type": "number"}]}),
 ]
 
 
-class _Unique(AfterValidator):
+class _Unique(After):
     """unique_by's validator; a list of plain items also says `uniqueItems` in the JSON Schema (items keyed by a
     field cannot: JSON Schema compares whole items)."""
 
@@ -71,7 +72,7 @@ class _Unique(AfterValidator):
         return json_schema
 
 
-def unique_by(field: str | None = None) -> AfterValidator:
+def unique_by(field: str | None = None) -> After:
     """A list whose items differ (by their `field` when given): Kubernetes reads such lists as maps keyed by it.
 
     Each repeat is an error at the repeat itself, `loc` (index[, field]), so the loader points at its line;

@@ -1,7 +1,5 @@
 """Constrained value types of fleet.yaml: Kubernetes names, labels, quantities and versions."""
 
-from __future__ import annotations
-
 import datetime
 import re
 from decimal import Decimal, localcontext
@@ -9,9 +7,10 @@ from fractions import Fraction
 from functools import total_ordering
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, GetCoreSchemaHandler, WithJsonSchema
+from pydantic import GetCoreSchemaHandler, WithJsonSchema
 from pydantic_core import core_schema
 
+from fleetgen.model.value_checks import After, Before
 from fleetgen.source.reader import SourceFloat, SourceInt
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -89,25 +88,25 @@ def _check_single_line(value: str) -> str:
     return value
 
 
-Text = Annotated[str, BeforeValidator(as_text), WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "number"}]})]
+Text = Annotated[str, Before(as_text), WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "number"}]})]
 Line = Annotated[
     str,
-    BeforeValidator(as_text),
-    AfterValidator(_check_single_line),
+    Before(as_text),
+    After(_check_single_line),
     WithJsonSchema({"anyOf": [{"type": "string", "pattern": SINGLE_LINE}, {"type": "number"}]}),
 ]
 # A machine-read string with a pattern of its own (a URL, a chart version, a duration): text only, never a number.
-Token = Annotated[str, AfterValidator(_check_single_line)]
+Token = Annotated[str, After(_check_single_line)]
 DnsLabel = Annotated[
     str,
-    BeforeValidator(as_name_text),
-    AfterValidator(_check_dns_label),
+    Before(as_name_text),
+    After(_check_dns_label),
     _name_or_number({"type": "string", "pattern": f"^{_DNS_LABEL.pattern}$", "maxLength": 63}, 63),
 ]
 DnsSubdomain = Annotated[
     str,
-    BeforeValidator(as_name_text),
-    AfterValidator(_check_dns_subdomain),
+    Before(as_name_text),
+    After(_check_dns_subdomain),
     _name_or_number({"type": "string", "pattern": f"^{_DNS_SUBDOMAIN.pattern}$", "maxLength": 253}, 253),
 ]
 NAME_PLACEHOLDERS = ("team", "namespace")
@@ -138,17 +137,17 @@ _T = "([a-z0-9]|\\{team\\}|\\{namespace\\})"
 _TEMPLATE_SCHEMA = f"^({_T}([-a-z0-9]|{_T})*{_T}|{_T})(\\.({_T}([-a-z0-9]|{_T})*{_T}|{_T}))*$"
 NameTemplate = Annotated[
     str,
-    BeforeValidator(as_name_text),
-    AfterValidator(_check_name_template),
+    Before(as_name_text),
+    After(_check_name_template),
     _name_or_number({"type": "string", "pattern": _TEMPLATE_SCHEMA, "maxLength": 190}, 190),
 ]
 # [prefix/]name: the prefix a DNS subdomain of at most 253 characters, the name at most 63.
 _LABEL_KEY_SCHEMA = f"^((?=[^/]{{1,253}}/){_DNS_SUBDOMAIN.pattern}/)?[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?$"
-LabelKey = Annotated[str, AfterValidator(_check_label_key), WithJsonSchema({"type": "string", "pattern": _LABEL_KEY_SCHEMA})]
+LabelKey = Annotated[str, After(_check_label_key), WithJsonSchema({"type": "string", "pattern": _LABEL_KEY_SCHEMA})]
 LabelValue = Annotated[
     str,
-    BeforeValidator(as_name_text),
-    AfterValidator(_check_label_value),
+    Before(as_name_text),
+    After(_check_label_value),
     _name_or_number({"type": "string", "pattern": f"^({_LABEL_NAME.pattern})?$", "maxLength": 63}, 63),
 ]
 
@@ -172,7 +171,7 @@ def _check_hand_written(value: str) -> str:
 _RENDERED_NAMES = "|".join(name.replace(".", r"\.") for name in RENDERED_IN_CLUSTER)  # as a JSON Schema (ECMA) pattern
 HandWrittenPath = Annotated[
     str,
-    AfterValidator(_check_hand_written),
+    After(_check_hand_written),
     WithJsonSchema(
         {
             "type": "string",
@@ -246,7 +245,7 @@ class Quantity:
         self.value = value
 
     @classmethod
-    def parse(cls, raw: Any) -> Quantity:
+    def parse(cls, raw: Any) -> "Quantity":
         if isinstance(raw, Quantity):
             return raw
         raw = as_text(raw)
@@ -257,13 +256,13 @@ class Quantity:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Quantity) and self.value == other.value
 
-    def __lt__(self, other: Quantity) -> bool:
+    def __lt__(self, other: "Quantity") -> bool:
         return self.value < other.value
 
     def __hash__(self) -> int:
         return hash(self.value)
 
-    def __mul__(self, factor: int) -> Quantity:
+    def __mul__(self, factor: int) -> "Quantity":
         """The quantity times a whole number, written in this quantity's own suffix where it has one."""
         match = _QUANTITY.fullmatch(self.text)
         assert match is not None
@@ -289,7 +288,7 @@ class Quantity:
         return f"Quantity({self.text!r})"
 
     @classmethod
-    def size(cls, raw: Any) -> Quantity:  # fix: Write a quantity such as 64, 500m or 256Gi
+    def size(cls, raw: Any) -> "Quantity":  # fix: Write a quantity such as 64, 500m or 256Gi
         """A quantity that is a size, count or quota: never negative (what the model holds)."""
         if isinstance(raw, bool):
             raise ValueError("must be a Kubernetes quantity such as 64, 500m or 256Gi, not a boolean")
@@ -327,7 +326,7 @@ class Version:
         self.parts = tuple(int(p) for p in pieces)
 
     @classmethod
-    def parse(cls, raw: Any) -> Version:
+    def parse(cls, raw: Any) -> "Version":
         if isinstance(raw, Version):
             return raw
         raw = as_text(raw)
@@ -351,7 +350,7 @@ class Version:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Version) and self.key == other.key
 
-    def __lt__(self, other: Version) -> bool:
+    def __lt__(self, other: "Version") -> bool:
         return self.key < other.key
 
     def __hash__(self) -> int:
@@ -381,7 +380,7 @@ _DATE = f"^{_DAY}$"
 _TIMESTAMP = f"^{_DAY}[Tt ]([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{{1,6}})?)?([Zz]|[+-]([01]\\d|2[0-3]):?[0-5]\\d)?$"
 
 
-def _written(pattern: str, what: str) -> BeforeValidator:
+def _written(pattern: str, what: str) -> Before:
     def check(value: Any) -> Any:
         if isinstance(value, (datetime.date, datetime.datetime)):
             return value
@@ -389,7 +388,7 @@ def _written(pattern: str, what: str) -> BeforeValidator:
             raise ValueError(f"must be {what}")  # fix: Write a value of the kind the message names
         return value
 
-    return BeforeValidator(check)
+    return Before(check)
 
 
 Date = Annotated[datetime.date, _written(_DATE, "a date such as 2026-12-20"), WithJsonSchema({"type": "string", "pattern": _DATE})]
