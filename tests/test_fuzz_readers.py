@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import datetime
+import hashlib
 import json
 import shutil
 import subprocess
@@ -36,6 +37,7 @@ from node_dumps import evidence_of
 
 from fleetgen import workflows
 from fleetgen.cache import Cache
+from fleetgen.checks.kept_values import KeptValues
 from fleetgen.checks.load import load_fleet_text, passed_fleet_text, typed_fleet_text
 from fleetgen.compat import facts
 from fleetgen.compat.extra import merge_facts_text
@@ -49,6 +51,7 @@ from fleetgen.output.tree import JOURNAL, LEDGER
 from fleetgen.render.rendered import Rendered
 from fleetgen.source.edit import RoundTrip
 from fleetgen.source.git_revision import read_at
+from fleetgen.source.plain_values import values_from_json
 from fleetgen.source.reader import parse_fleet, read_fleet
 from fleetgen.upgrade.status import live_nodes
 from fleetgen.validation.crd_schemas import read_crds
@@ -660,6 +663,10 @@ def test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds(tmp_path_fact
     assert KnownReports(store).get(fleet, False, Severity.ERROR, datetime.date(2026, 1, 1)) is None
     assert KnownTrees(store).files(entry, "fleet.yaml") is None
     assert known_render(fleet, None, False, Severity.ERROR, print) is None
+    values = values_from_json(entry)  # a fleet text's values (checks/kept_values.py): plain values, or None
+    assert values is None or json.loads(json.dumps(values)) is not None
+    store.put("fleet-values", hashlib.sha256(entry).hexdigest(), entry)  # under the very text it names: not its own digest
+    assert KeptValues(store).source(entry, "fleet.yaml") is None
 
 
 # -- the import tree ---------------------------------------------------------------------------
@@ -992,6 +999,7 @@ FUZZED: dict[str, str] = {
     "fleetgen.validation.known_reports:from_bytes": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
     "fleetgen.validation.known_reports:get": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
     "fleetgen.validation.known_reports:known_render": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
+    "fleetgen.source.plain_values:values_from_json": "test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds",
     "fleetgen.importer.addons:_argo": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
     "fleetgen.importer.build:_build": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
     "fleetgen.importer.build:_ask_for_origins": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
@@ -1017,6 +1025,7 @@ RENDERERS_OUTSIDE_RENDER_FILES = {  # reached by no fleet's render, only by `job
     for name in ("golden_paths", "job_pod", "job_target", "serving", "slice_asks", "job_dispatch")
 }
 NOT_UNTRUSTED: dict[str, str] = {
+    "fleetgen.source.reader:_positions": "parse_fleet (fuzzed above) again, of a text the cache kept values of: it parsed and passed",
     "fleetgen.compat.shipped:shipped_data": "the compatibility data files shipped inside fleetgen",
     "fleetgen.validation.api_rules:load_rules": "the API rules shipped inside fleetgen",
     "fleetgen.validation.rendered_objects:_crd": "the CRD schemas shipped inside fleetgen",

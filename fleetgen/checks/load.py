@@ -55,7 +55,11 @@ def typed_fleet_text(raw: bytes, file: str = "fleet.yaml") -> LoadedFleet:
 def passed_fleet_text(raw: bytes, file: str = "fleet.yaml", *, positions: bool = True) -> LoadedFleet:
     """fleet.yaml typed, for a caller that knows this very text passed every check (the cache kept its verdict): no
     secret scan and no checks across the model, which it passed; without `positions` when nothing will be placed in it."""
-    source = parse_fleet(raw, file, positions=positions)
+    return passed_fleet(parse_fleet(raw, file, positions=positions))
+
+
+def passed_fleet(source: Source) -> LoadedFleet:
+    """`passed_fleet_text` of a text already parsed (or whose values the cache kept, checks/kept_values.py)."""
     return LoadedFleet(source, _typed(source, scan=False))
 
 

@@ -25,15 +25,34 @@ MAX_DEPTH = 64  # fleet.yaml nests about 8 deep
 FLEET_LIMITS = Limits(MAX_BYTES, MAX_VALUES, MAX_DEPTH)
 
 
+Positions = tuple[dict[FieldPath, Location], dict[FieldPath, Location]]  # where each value stands, where each key
+
+
 @dataclass
 class Source:
-    """A parsed fleet.yaml: its values and the position of each value and mapping key."""
+    """A parsed fleet.yaml: its values and the position of each value and mapping key.
+
+    `positions` None: the values came from elsewhere than this parse (the cache keeps what a text that passed parses
+    to, checks/kept_values.py), and the positions are read from the text the first time anything asks for them."""
 
     file: str
     data: Any
     text: str
-    values: dict[FieldPath, Location] = field(default_factory=dict)
-    keys: dict[FieldPath, Location] = field(default_factory=dict)
+    positions: Positions | None = field(default_factory=lambda: ({}, {}), repr=False)
+
+    @property
+    def values(self) -> dict[FieldPath, Location]:
+        return self._positions()[0]
+
+    @property
+    def keys(self) -> dict[FieldPath, Location]:
+        return self._positions()[1]
+
+    def _positions(self) -> Positions:
+        if self.positions is None:
+            again = parse_fleet(self.text.encode("utf-8"), self.file)
+            self.positions = (again.values, again.keys)
+        return self.positions
 
     def locate(self, path: FieldPath, *, key: bool = False) -> Location:
         """Position of `path`, or of its nearest ancestor that exists (a missing field's parent).
@@ -154,7 +173,7 @@ def _documents(
             builder = Builder(
                 file,
                 limits,
-                (source.values, source.keys) if positions else None,
+                source.positions if positions else None,
                 aliases=aliases,
                 restore=restore,
                 alias_base=stream_aliases,

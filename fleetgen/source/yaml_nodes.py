@@ -294,20 +294,29 @@ class Builder:
         if tag == _TAG + "bool":
             return text.lower() == "true"
         if tag == _TAG + "int":
-            digits = text.replace("_", "")
-            prefix = digits.lstrip("+-")[:2].lower()
             try:
-                number = int(digits, {"0x": 16, "0o": 8}.get(prefix, 10))
+                return integer(text)
             except ValueError:
                 self.fail(path, node, f"{text!r} is not an integer")
                 return None
-            return number if text == str(number) else SourceInt(number, text)
         if tag == _TAG + "float":
-            lowered = text.lower().lstrip("+")
-            if lowered in (".inf", "-.inf", ".nan"):
-                value = {".inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}[lowered]
-            else:
-                value = float(text.replace("_", ""))
-            return SourceFloat(value, text)
+            return real(text)
         self.fail(path, node, f"unsupported YAML tag {self.text(tag)}")
         return None
+
+
+def integer(text: str) -> int:
+    """The value of a scalar the resolver reads as an integer: its digits' int, else a SourceInt with its text.
+    ValueError for a text that is none."""
+    digits = text.replace("_", "")
+    prefix = digits.lstrip("+-")[:2].lower()
+    number = int(digits, {"0x": 16, "0o": 8}.get(prefix, 10))
+    return number if text == str(number) else SourceInt(number, text)
+
+
+def real(text: str) -> SourceFloat:
+    """The value of a scalar the resolver reads as a float, with its text. ValueError for a text that is none."""
+    lowered = text.lower().lstrip("+")
+    if lowered in (".inf", "-.inf", ".nan"):
+        return SourceFloat({".inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}[lowered], text)
+    return SourceFloat(float(text.replace("_", "")), text)

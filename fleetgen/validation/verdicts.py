@@ -24,6 +24,7 @@ import json
 from dataclasses import dataclass
 
 from fleetgen.cache import Cache
+from fleetgen.checks.kept_values import KeptValues
 from fleetgen.checks.load import LoadedFleet
 from fleetgen.checks.verdict_window import verdict_window
 from fleetgen.clock import VerdictWindow
@@ -62,10 +63,12 @@ class FleetVerdicts:
         return window is not None and window.holds()
 
     def record(self, loaded: LoadedFleet) -> None:
-        """Remember that `loaded` passed with the default options (the caller knows it did), for as long as that holds."""
+        """Remember that `loaded` passed with the default options (the caller knows it did), for as long as that holds,
+        and what its text parses to, for a reader of a text that passed (checks/kept_values.py)."""
         inputs = self._inputs(loaded)
         if inputs is not None and not self.passed(loaded):
             self.cache.put(_PASSED, inputs, b"passed " + verdict_window(loaded.fleet).to_text().encode("utf-8"))
+            KeptValues(self.cache).keep(loaded.source)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 The base revision lends the head every cluster whose inputs did not change (render/rendered.py), and a revision the
 cache knows passed (validation/verdicts.py, inside its window of time) is neither checked again nor scanned for
-secrets; the base, in which nothing is placed, is then read without positions.
+secrets; its values are taken from what the command that passed it kept (checks/kept_values.py) instead of parsing it,
+or, without such an entry, the base, in which nothing is placed, is parsed without positions.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fleetgen.cache import Cache
-from fleetgen.checks.load import checked_fleet, passed_fleet_text, typed_fleet_text
+from fleetgen.checks.kept_values import KeptValues
+from fleetgen.checks.load import checked_fleet, passed_fleet, passed_fleet_text, typed_fleet_text
 from fleetgen.errors import FindingsError, InputError, Severity
 from fleetgen.model.fleet import cluster_index
 from fleetgen.render.rendered import Rendered
@@ -34,10 +36,13 @@ def _revision(raw: bytes, name: str, cache: Cache, lender: Rendered | None = Non
 
     A text the cache knows passed is not checked again, not even across the model or for secrets: a diff prints no
     warnings, and on a large fleet those checks cost what typing it does (a CI job's `check` has judged the head
-    already). Without `positions` (the base: nothing is placed in it), such a text is read without them."""
+    already). Its values are taken from the cache when it kept them (checks/kept_values.py), its positions then read
+    only if something is placed in it; else without `positions` (the base: nothing is placed in it), such a text is
+    parsed without them."""
     try:
         if FleetVerdicts(cache).passed_text(raw):
-            known = passed_fleet_text(raw, name, positions=positions)
+            kept = KeptValues(cache).source(raw, name)
+            known = passed_fleet(kept) if kept is not None else passed_fleet_text(raw, name, positions=positions)
             return Checked(known, Rendered(known.fleet, lender=lender), [], cache)
         return _judged(checked_fleet(typed_fleet_text(raw, name)), cache, lender=lender)
     except FindingsError as exc:
