@@ -54,6 +54,8 @@ ONLY_SOME_COMMANDS = (
     "numpy",  # forecast
     "deepdiff",  # diff
     "ruamel",  # the commands that edit fleet.yaml in place
+    "concurrent.futures",  # render, writing a large tree on a few threads
+    "html",  # report --format html
 )
 NOT_FOR_VALIDATE = (*ONLY_SOME_COMMANDS, "fleetgen.review", "fleetgen.compare")  # the pull-request diff
 # Where the pydantic classes a fleet without a facts file of its own needs are defined: the fleet model only. The data

@@ -22,7 +22,6 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -308,6 +307,8 @@ def _each(work: Callable[[_Item], object], items: list[_Item]) -> None:
     if share >= len(items):
         _in_turn(work, items)
         return
+    from concurrent.futures import ThreadPoolExecutor  # with the logging it imports, only for a large write
+
     with ThreadPoolExecutor(_THREADS) as pool:
         shares = [pool.submit(_in_turn, work, items[start : start + share]) for start in range(0, len(items), share)]
         for done in shares:

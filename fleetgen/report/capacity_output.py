@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import json
 
 from fleetgen.checks.capacity import HOURS_PER_MONTH
@@ -242,6 +241,8 @@ def report_json(report: Report) -> str:
 
 def _capacity_chart(report: Report) -> str:
     """Horizontal bars: each cluster's GPUs, committed quota drawn over them."""
+    import html  # with its table of entities, for the HTML report only (validate writes FLEET.md)
+
     widest = max((max(c.gpu_units, c.committed) for c in report.clusters), default=1) or 1
     row, left, width = 34, 190, 520
     label = "GPU capacity and committed quota per cluster"
@@ -262,6 +263,8 @@ def _capacity_chart(report: Report) -> str:
 
 
 def report_html(report: Report) -> str:
+    import html  # with its table of entities, for the HTML report only (validate writes FLEET.md)
+
     def table(head: list[str], rows: list[list[str]]) -> str:
         cells = "".join(f"<th>{html.escape(h)}</th>" for h in head)
         body = "".join("<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in rows)
