@@ -10,7 +10,7 @@ team's GPUs on a cluster cost the average price per GPU-hour of the pools its qu
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from fleetgen.checks.capacity import HOURS_PER_MONTH, node_hour_price, pool_capacity, pool_monthly_cost
 from fleetgen.checks.entitlement import entitlements_on, queue_gpus
@@ -32,8 +32,7 @@ COMPONENT_TITLES = {
 }
 
 
-@dataclass(frozen=True)
-class ClusterCapacity:
+class ClusterCapacity(NamedTuple):
     name: str
     environment: str
     gpus: int  # physical GPUs at maxNodes, whatever they are cut into
@@ -52,16 +51,14 @@ class ClusterCapacity:
         return self.gpu_units - self.committed
 
 
-@dataclass(frozen=True)
-class Holding:
+class Holding(NamedTuple):
     cluster: str
     gpus: int  # held: kept for the team, and charged
     monthly_cost: float | None
     may_borrow: int = 0  # beyond what it holds, through its queue's cohort, within its quota
 
 
-@dataclass(frozen=True)
-class TeamCost:
+class TeamCost(NamedTuple):
     team: str
     cost_center: str
     holdings: tuple[Holding, ...]
@@ -76,8 +73,7 @@ class TeamCost:
         return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
 
 
-@dataclass(frozen=True)
-class SliceShare:
+class SliceShare(NamedTuple):
     """A queue's slices of one kind in one flavor (nvidia.com/mig-1g.10gb, nvidia.com/gpu.shared), as FlavorShare's GPUs."""
 
     resource: str
@@ -86,8 +82,7 @@ class SliceShare:
     lend: int | None
 
 
-@dataclass(frozen=True)
-class FlavorShare:
+class FlavorShare(NamedTuple):
     """A queue's GPUs of one flavor, counted as Kueue counts nvidia.com/gpu (a time-sliced pool's replicas; 0 on a pool
     whose GPUs become slices): what it owns, may borrow from its cohort (None: no cohort) and lends at most; then its slices."""
 
@@ -112,8 +107,7 @@ class FlavorShare:
         return out
 
 
-@dataclass(frozen=True)
-class QueueShare:
+class QueueShare(NamedTuple):
     cluster: str
     queue: str
     teams: tuple[str, ...]
@@ -136,8 +130,7 @@ class QueueShare:
         return out
 
 
-@dataclass(frozen=True)
-class VolcanoShare:
+class VolcanoShare(NamedTuple):
     cluster: str
     queue: str
     team: str
@@ -146,8 +139,7 @@ class VolcanoShare:
     capability: int | None
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(NamedTuple):
     fleet: str
     currency: str
     clusters: tuple[ClusterCapacity, ...]

@@ -4,8 +4,7 @@ queue's model, summed over the workers)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from fleetgen.compat.partitioning import pool_yield
 from fleetgen.model import Fleet
@@ -13,8 +12,7 @@ from fleetgen.model.multikueue import queue_workers
 from fleetgen.model.sharing import GPU
 
 
-@dataclass(frozen=True)
-class FleetQueue:
+class FleetQueue(NamedTuple):
     manager: str
     queue: str
     gpu_model: str

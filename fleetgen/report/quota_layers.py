@@ -10,8 +10,7 @@ whose LocalQueues feed each queue against what that queue owns and may borrow.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from fleetgen.checks.cloud_quota import quota_uses
 from fleetgen.checks.entitlement import queue_gpus
@@ -28,8 +27,7 @@ HEAD = [
 ]
 
 
-@dataclass(frozen=True)
-class ClusterLayers:
+class ClusterLayers(NamedTuple):
     cluster: str
     cloud: tuple[tuple[str, int, int | None], ...]  # (account/region/family, vCPUs its pools can use, quota)
     pool_gpus: int
