@@ -8,7 +8,7 @@ builds no model, so the shortcuts that read a kept verdict (check's ledger, vali
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
 def utc_today() -> datetime.date:
@@ -19,8 +19,7 @@ def utc_moment() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
 
 
-@dataclass(frozen=True)
-class VerdictWindow:
+class VerdictWindow(NamedTuple):
     """From `since` (None: any moment) through the day `through` (None: no last day), both in UTC."""
 
     since: datetime.datetime | None

@@ -12,8 +12,8 @@ quota there plus what it may borrow from its cohort.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
 from fleetgen.checks.sharing import lendable
 from fleetgen.compat.partitioning import nominal
@@ -25,8 +25,7 @@ SYSTEM_RESERVE: dict[str, Fraction] = {"cpu": Fraction(1), "memory": Fraction(4 
 """CPU and memory kept on every node for system DaemonSets; documented in docs/reference/jobs.md."""
 
 
-@dataclass(frozen=True)
-class PodSize:
+class PodSize(NamedTuple):
     """One pod's requests (equal to its limits): GPUs, CPU in cores, memory in bytes."""
 
     gpus: int  # of `resource`: whole GPUs, or MIG slices or shared GPUs (jobs/slice_asks.py)

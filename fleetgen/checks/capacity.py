@@ -11,9 +11,8 @@ approval rules, and the capacity report all count here, so they cannot disagree.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from fleetgen.compat.partitioning import nominal, per_gpu, pool_yield, share_of_gpu
 from fleetgen.errors import FieldPath, Finding
@@ -35,8 +34,7 @@ def pool_kind(pool: NodePool) -> PoolKind:
     return "time-sliced" if pool.partitioning.time_slicing is not None else "whole"
 
 
-@dataclass(frozen=True)
-class PoolCapacity:
+class PoolCapacity(NamedTuple):
     """One pool at its largest: physical GPUs, and what Kubernetes counts of them."""
 
     pool: str
@@ -101,8 +99,7 @@ def requests_equivalents(cluster: Cluster | None, requests: Requests) -> Fractio
     return sum((count * unit_equivalent(cluster, resource) for resource, count in units.items() if count), Fraction(0))
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(NamedTuple):
     """Part of a pool a ClusterQueue or Cohort guarantees (its nominal quota) of one resource."""
 
     owner: str  # "queue gpu-cluster-queue", "cohort training"

@@ -10,7 +10,7 @@ quota increases take days, so the operations chapter files them at 60%.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from fleetgen.compat.vm_sizes import family_key, vm_size
 from fleetgen.errors import FieldPath, Finding, Severity
@@ -22,8 +22,7 @@ SPOT = "spot vCPUs"
 PLAN, WARN = 60, 80  # percent of a quota
 
 
-@dataclass(frozen=True)
-class QuotaUse:
+class QuotaUse(NamedTuple):
     """What the pools of one account, region and VM family (or its spot vCPUs) can grow to, against its quota."""
 
     account: str

@@ -10,7 +10,7 @@ every entry here under "Deprecated", and under "Breaking" in the release that re
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from fleetgen.errors import FieldPath, Finding, Severity
 from fleetgen.model import Fleet
@@ -18,8 +18,7 @@ from fleetgen.model import Fleet
 Place = tuple[FieldPath, str]  # the field, and what is deprecated there
 
 
-@dataclass(frozen=True)
-class Deprecation:
+class Deprecation(NamedTuple):
     name: str
     deprecated_in: str  # the fleetgen release that first warns
     refused_in: str  # the release that will refuse it

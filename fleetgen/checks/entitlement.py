@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
+from typing import NamedTuple
 
 from fleetgen.checks.admission import queue_room
 from fleetgen.errors import Finding, Severity
@@ -38,8 +39,7 @@ class QueueGpus:
         return sum(q for _, q in self.quotas)
 
 
-@dataclass(frozen=True)
-class Entitlement:
+class Entitlement(NamedTuple):
     """What team `team` can run on `cluster`, in GPUs."""
 
     team: str

@@ -6,9 +6,8 @@ The file is read with the same positioned reader as fleet.yaml, so a bad row is 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path as FsPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -18,8 +17,7 @@ from fleetgen.model import Fleet
 from fleetgen.source.reader import Source, parse_fleet, read_fleet_bytes
 
 
-@dataclass(frozen=True)
-class FleetFacts:
+class FleetFacts(NamedTuple):
     """The facts a fleet is checked against, and the warnings about rows of its own that replace shipped ones."""
 
     facts: Facts

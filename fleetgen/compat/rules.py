@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from fleetgen.compat.cuda_images import cuda_image, cuda_images
 from fleetgen.compat.facts import Facts, facts
@@ -16,8 +16,7 @@ from fleetgen.errors import Finding, Severity
 from fleetgen.model import Fleet, Version, VersionSet
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """A rule a version set breaks: which of its fields, why, and how bad."""
 
     field: str

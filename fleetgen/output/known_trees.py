@@ -25,8 +25,8 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from fleetgen.cache import Cache
 from fleetgen.clock import VerdictWindow
@@ -37,8 +37,7 @@ from fleetgen.output.tree import LEDGER, Tree, TreeChanges, digest, ledger_bytes
 _KIND = "tree-ledger"
 
 
-@dataclass(frozen=True)
-class KnownTree:
+class KnownTree(NamedTuple):
     """What the render of one fleet text is: its ledger, the hand-written files (tree paths) it needs, and the
     cache entries that hold its files (none when they were not kept)."""
 

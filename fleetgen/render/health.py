@@ -20,7 +20,7 @@ runs the Lua with the object as `obj` and reads {status, message}: Healthy, Degr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 KUEUE_VERSION = "kueue.x-k8s.io/v1beta2"
 
@@ -75,8 +75,7 @@ return hs
 """
 
 
-@dataclass(frozen=True)
-class Health:
+class Health(NamedTuple):
     """How both engines judge one kind: its CEL expressions (Flux) and its Lua script (Argo CD)."""
 
     api_version: str

@@ -10,8 +10,7 @@ the result with `cluster_objects`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from fleetgen.errors import FieldPath
 from fleetgen.model import Cluster, Fleet, Queue, Quota, Team
@@ -45,15 +44,13 @@ KUSTOMIZE_API = "kustomize.config.k8s.io/v1beta1"
 DEFAULT_QUEUE = Queue().name
 
 
-@dataclass(frozen=True)
-class OutputFile:
+class OutputFile(NamedTuple):
     path: str  # relative, '/'-separated
     manifests: tuple[Manifest, ...]
     markdown: str | None = None  # a document for people (FLEET.md) instead of objects
 
 
-@dataclass(frozen=True)
-class TeamContext:
+class TeamContext(NamedTuple):
     """What a team's objects depend on besides the team: its quota and queue on one cluster."""
 
     quota: Quota
@@ -164,8 +161,7 @@ def cluster_labels(cluster: Cluster) -> dict[str, str]:
     return {"environment": cluster.environment}
 
 
-@dataclass(frozen=True)
-class TeamOnCluster:
+class TeamOnCluster(NamedTuple):
     """A placed team's objects on one cluster: each part of TEAM_PARTS, in that order, and its own files (team_local)."""
 
     t: int
@@ -174,8 +170,7 @@ class TeamOnCluster:
     own: list[tuple[str, list[Manifest]]]
 
 
-@dataclass(frozen=True)
-class ClusterBuild:
+class ClusterBuild(NamedTuple):
     """What cluster `index` gets, each object built once: its teams' parts and own files, and its own files
     (LOCAL_FILES). The cluster's objects (`cluster_objects`) and its folder's plan (`cluster_plan`) are both made
     from it, so a run that validates the objects and then writes the folder builds them once."""

@@ -23,8 +23,7 @@ its nearest written parent. This module only records; it knows no positions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
@@ -36,8 +35,7 @@ from fleetgen.render.manifest import ObjectKey
 Pointer = tuple[str | int, ...]  # a field inside a rendered object: ("spec", "hard", "pods")
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(NamedTuple):
     kind: str  # default, derived, team, override, fleet
     paths: tuple[FieldPath, ...] = ()
     note: str = ""

@@ -11,8 +11,7 @@ the tier's threshold: slow answers do not spend the availability budget, so they
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from fleetgen.errors import FieldPath
 from fleetgen.model import Fleet, Team
@@ -28,8 +27,7 @@ LATENCY_WINDOW = "5m"
 LATENCY_FOR = "15m"
 
 
-@dataclass(frozen=True)
-class BurnAlert:
+class BurnAlert(NamedTuple):
     alert: str
     factor: float  # times the rate that spends the budget exactly over the budget window
     long: str

@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 import jsonschema_rs
 import yaml
@@ -26,8 +25,7 @@ from fleetgen.validation.cel_rules import CelRules
 _DATA = resources.files("fleetgen.validation") / "api_rules.yaml"
 
 
-@dataclass(frozen=True)
-class Part:
+class Part(NamedTuple):
     """One value check of one rule: the field, the schema a value must match, and the server's message."""
 
     field: str

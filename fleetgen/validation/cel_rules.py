@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from fleetgen.validation.cel_engine import engine as cel
 from fleetgen.validation.cel_library import KUBERNETES_FUNCTIONS, missing_functions
@@ -32,8 +32,7 @@ _SELF_FIELD = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)")
 _SELF_WHOLE = re.compile(r"\bself\b(?!\.[A-Za-z_])")
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """One compiled rule, or why it cannot be evaluated offline."""
 
     text: str

@@ -16,9 +16,8 @@ import datetime
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from fleetgen.cache import Cache
 from fleetgen.errors import Finding, Severity
@@ -29,8 +28,7 @@ if TYPE_CHECKING:
 _KIND = "validate-report"
 
 
-@dataclass(frozen=True)
-class KnownReport:
+class KnownReport(NamedTuple):
     """A passing validation's findings, and the fleet's numbers of clusters and teams (validate's closing line)."""
 
     findings: tuple[Finding, ...]
@@ -94,8 +92,7 @@ def known_report(fleet: Path, strict: bool, fail_on: Severity) -> KnownReport | 
     return KnownReports(Cache.for_user()).get(fleet, strict, fail_on, utc_date())
 
 
-@dataclass(frozen=True)
-class KnownRender:
+class KnownRender(NamedTuple):
     """What `render` of a text judged valid today did: the report kept, and the tree written from the kept files."""
 
     report: KnownReport

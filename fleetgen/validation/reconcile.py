@@ -12,9 +12,8 @@ chart source a HelmRelease names must be there too. Findings point at fleet.yaml
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass
 from posixpath import join, normpath, relpath
-from typing import Any
+from typing import Any, NamedTuple
 
 from fleetgen.errors import Finding
 from fleetgen.model import Fleet
@@ -75,8 +74,7 @@ def _synced_paths(fleet: Fleet, objects: list[dict[str, Any]]) -> Iterator[tuple
             yield f"Argo CD Application {name}", spec["source"].get("path", "")
 
 
-@dataclass(frozen=True)
-class _Folder:
+class _Folder(NamedTuple):
     """One folder of the tree as kustomize would read it: the folders it includes and its missing entries."""
 
     found: bool  # has a kustomization.yaml

@@ -18,10 +18,9 @@ import importlib.util
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jsonschema_rs
 
@@ -60,8 +59,7 @@ _STRICT_DIR = re.compile(r"v(\d+)\.(\d+)\.\d+-local-strict")
 _DEFS = "#/$defs/"
 
 
-@dataclass(frozen=True)
-class Lookup:
+class Lookup(NamedTuple):
     """The compiled validator for an object, or why there is none."""
 
     validator: Any | None

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from fleetgen.cache import Cache
 from fleetgen.checks.kept_values import KeptValues
@@ -71,8 +71,7 @@ class FleetVerdicts:
             KeptValues(self.cache).keep(loaded.source)
 
 
-@dataclass(frozen=True)
-class ClusterVerdict:
+class ClusterVerdict(NamedTuple):
     """What validating one cluster's objects found: its problems, and the (apiVersion, kind) pairs it rendered."""
 
     findings: tuple[tuple[FieldPath, str, Severity], ...]
