@@ -30,7 +30,7 @@ import pytest
 import yaml
 from conftest import EXAMPLE, REPO, assert_quick, git
 from gitops_dumps import cluster_dump
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mutations import TRAPS, encoded, mutated
 from node_dumps import evidence_of
@@ -374,15 +374,25 @@ def test_a_faithful_dump_mutated_anywhere_drifts_or_is_refused_in_one_line(fleet
         live_nodes(loaded.fleet, {"dev-eastus": objects}, loaded.facts)  # what `upgrade status` and `verify` read of them
 
 
+def kubectl_printed(code: int, stdout: str, stderr: str, **run_options: Any) -> subprocess.CompletedProcess[Any]:
+    """What subprocess.run gives for kubectl's output: its bytes, any of them (a lone surrogate in `stdout` or `stderr`
+    stands for bytes that are not UTF-8), decoded strictly as subprocess.run decodes them when asked for text."""
+    out, err = stdout.encode("utf-8", "surrogatepass"), stderr.encode("utf-8", "surrogatepass")
+    if run_options.get("text") or run_options.get("encoding") or run_options.get("universal_newlines"):
+        return subprocess.CompletedProcess(["kubectl"], code, out.decode(), err.decode())
+    return subprocess.CompletedProcess(["kubectl"], code, out, err)
+
+
 @SLOW_ENOUGH
+@example(stdout="kind: List\nitems: []\n# \udcff", code=0, stderr="")  # not UTF-8: a traceback once
+@example(stdout="", code=1, stderr="error: \udcff")
 @given(
     stdout=st.one_of(st.deferred(lambda: mutated(faithful_dump()).map(dumped)), st.text(max_size=200)),
     code=st.sampled_from([0, 1, 255]),
     stderr=st.text(max_size=300),
 )
 def test_what_kubectl_prints_is_read_or_refused_in_one_line(monkeypatch: pytest.MonkeyPatch, stdout: str, code: int, stderr: str) -> None:
-    printed = subprocess.CompletedProcess(["kubectl"], code, stdout, stderr)
-    monkeypatch.setattr(state.subprocess, "run", lambda *args, **kwargs: printed)
+    monkeypatch.setattr(state.subprocess, "run", lambda *args, **kwargs: kubectl_printed(code, stdout, stderr, **kwargs))
     monkeypatch.setattr(state, "kubectl", lambda flag: "kubectl")
     objects = refused_cleanly(lambda: state.live_from_context("dev", ["node", "resourcequota"]))
     assert objects is None or code == 0
@@ -404,6 +414,8 @@ KUBECTL_STDERR = st.one_of(
 
 
 @SLOW_ENOUGH
+@example(stdout="kind: List\nitems: []\n# \udcff", code=0, stderr="", fails=None)  # not UTF-8: a traceback once
+@example(stdout="", code=1, stderr="error: \udcff", fails=None)
 @given(
     stdout=st.one_of(st.deferred(lambda: mutated(faithful_dump()).map(dumped)), st.text(max_size=200), st.sampled_from(TRAPS)),
     code=st.sampled_from([0, 1, 255]),
@@ -417,10 +429,10 @@ def test_what_kubectl_prints_kind_by_kind_is_read_or_refused_in_one_line(
     from fleetgen.live import cluster_reader
     from fleetgen.render.manifest import ObjectKey
 
-    def run(*args: Any, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    def run(*args: Any, **kwargs: Any) -> subprocess.CompletedProcess[Any]:
         if fails is not None:
             raise fails
-        return subprocess.CompletedProcess(["kubectl"], code, stdout, stderr)
+        return kubectl_printed(code, stdout, stderr, **kwargs)
 
     monkeypatch.setattr(cluster_reader.subprocess, "run", run)
     monkeypatch.setattr(cluster_reader, "kubectl", lambda flag: "kubectl")

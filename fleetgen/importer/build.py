@@ -18,7 +18,7 @@ import yaml
 
 from fleetgen.errors import FindingsError, InputError
 from fleetgen.live.dumps import LIVE_LIMITS, object_problems
-from fleetgen.live.kubectl import kubectl
+from fleetgen.live.kubectl import kubectl, last_line
 from fleetgen.source.reader import parse_documents
 
 ORIGIN = "config.kubernetes.io/origin"
@@ -60,16 +60,16 @@ def _build(tool: str, copy: Path, name: str) -> list[Built]:
     folder = copy / "clusters" / name
     _ask_for_origins(folder)
     try:
-        done = subprocess.run([tool, "kustomize", str(folder)], capture_output=True, text=True, timeout=300, check=False)
+        done = subprocess.run([tool, "kustomize", str(folder)], capture_output=True, timeout=300, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise InputError(f"clusters/{name}: kubectl kustomize: {exc}") from None
     if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1].replace(str(copy) + "/", "")
+        last = last_line(done.stderr).replace(str(copy) + "/", "")
         raise InputError(f"clusters/{name}: kubectl kustomize failed: {last}")
     # What kustomize prints is the repository's content: read it like a live dump, with fleetgen's reader and its
     # limits, and every object checked where it is read (metadata, and the fields of each kind fleetgen reads).
     try:
-        documents = [d.data for d in parse_documents(done.stdout.encode("utf-8", "surrogateescape"), name, LIVE_LIMITS, positions=False)]
+        documents = [d.data for d in parse_documents(done.stdout, name, LIVE_LIMITS, positions=False)]
     except FindingsError as exc:
         raise InputError(f"clusters/{name}: kubectl kustomize printed what fleetgen cannot read: {exc.findings[0].message}") from None
     built = [_with_file(doc, name) for doc in documents if doc]

@@ -19,7 +19,7 @@ from typing import Any
 from fleetgen.compare.object_diff import ObjectChange
 from fleetgen.errors import InputError
 from fleetgen.live.dumps import live_objects
-from fleetgen.live.kubectl import kubectl
+from fleetgen.live.kubectl import kubectl, last_line
 from fleetgen.live.state import Drift, key_of
 from fleetgen.render.manifest import MANAGED_BY, ObjectKey
 
@@ -71,14 +71,14 @@ def _read_kind(tool: str, context: str, resource: str, selector: str | None, tim
     if selector:
         command += ["--selector", selector]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout + 15, check=False)
+        done = subprocess.run(command, capture_output=True, timeout=timeout + 15, check=False)
     except subprocess.TimeoutExpired:
         return [], True, f"timed out after {timeout}s"
     except OSError as exc:
         raise InputError(f"kubectl --context {context}: {exc}") from None
     if done.returncode == 0:
-        return live_objects(done.stdout.encode("utf-8", "surrogateescape"), f"kubectl --context {context} get {resource}"), True, ""
-    last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return live_objects(done.stdout, f"kubectl --context {context} get {resource}"), True, ""
+    last = last_line(done.stderr)
     if any(mark in last for mark in NOT_SERVED):
         return [], False, ""
     if any(mark in last for mark in FORBIDDEN):
@@ -127,12 +127,12 @@ def _read_one(tool: str, context: str, resource: str, key: ObjectKey, timeout: i
     if key.namespace:
         command += ["--namespace", key.namespace]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout + 15, check=False)
+        done = subprocess.run(command, capture_output=True, timeout=timeout + 15, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return []  # stays missing: the labelled list already said what could be read
     if done.returncode != 0 or not done.stdout.strip():
         return []
-    return live_objects(done.stdout.encode("utf-8", "surrogateescape"), f"kubectl --context {context} get {resource} {key.name}")
+    return live_objects(done.stdout, f"kubectl --context {context} get {resource} {key.name}")
 
 
 def judged(drift: Drift, read: ClusterRead, expected: dict[ObjectKey, dict[str, Any]]) -> Drift:

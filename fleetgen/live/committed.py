@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from fleetgen.errors import InputError
-from fleetgen.live.kubectl import kubectl
+from fleetgen.live.kubectl import kubectl, last_line
 from fleetgen.live.shapes import of_kind
 from fleetgen.model import Fleet
 from fleetgen.output.emit import GENERATED_MARKS
@@ -253,11 +253,11 @@ def synced_folders(tree: Path, cluster_folder: str) -> list[str]:
 def _build(tree: Path, folder: str) -> list[dict[str, Any]]:
     tool = kubectl("drift (it builds the committed tree with `kubectl kustomize`)")
     try:
-        done = subprocess.run([tool, "kustomize", str(tree / folder)], capture_output=True, text=True, timeout=300, check=False)
+        done = subprocess.run([tool, "kustomize", str(tree / folder)], capture_output=True, timeout=300, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise InputError(f"{folder}: kubectl kustomize: {exc}") from None
     if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1].replace(str(tree) + "/", "")
+        last = last_line(done.stderr).replace(str(tree) + "/", "")
         raise InputError(f"{folder} (committed): kubectl kustomize failed: {last}")
     try:
         return [d for d in yaml.load_all(done.stdout, Loader=yaml.CSafeLoader) if isinstance(d, dict)]

