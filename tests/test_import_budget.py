@@ -75,10 +75,16 @@ class Imports:
     loaded: frozenset[str]  # what was in sys.modules at the end: the report also lists imports that failed
     models: frozenset[str] = frozenset()  # the module of each pydantic class the run built
     dataclasses: frozenset[str] = frozenset()  # each dataclass fleetgen's loaded modules define
+    plugin_scan: bool = False  # pydantic looked for plugins among the installed distributions' entry points
 
     @classmethod
     def parse(
-        cls, report: str, loaded: frozenset[str], models: frozenset[str] = frozenset(), dataclasses: frozenset[str] = frozenset()
+        cls,
+        report: str,
+        loaded: frozenset[str],
+        models: frozenset[str] = frozenset(),
+        dataclasses: frozenset[str] = frozenset(),
+        plugin_scan: bool = False,
     ) -> Imports:
         """`-X importtime` lists a module after the modules its import loaded, indented one step deeper."""
         parents: dict[str, str | None] = {}
@@ -93,7 +99,7 @@ class Imports:
                 parents[child] = name
             waiting.setdefault(depth, []).append(name)
             parents.setdefault(name, None)
-        return cls(parents, loaded, models, dataclasses)
+        return cls(parents, loaded, models, dataclasses, plugin_scan)
 
     def chain(self, module: str) -> list[str]:
         """The imports that led to `module`, outermost first."""
@@ -120,17 +126,20 @@ def _run(*args: str, env: dict[str, str] | None = None, tmp_path: Path, cwd: Pat
         "_subclasses = lambda c: [c, *(s for d in c.__subclasses__() for s in _subclasses(d))]; "
         "dataclasses = lambda: sorted(f'{n}.{k}' for n, m in list(sys.modules.items()) if n.startswith('fleetgen') "
         "for k, v in vars(m).items() if isinstance(v, type) and v.__module__ == n and '__dataclass_fields__' in vars(v)); "
-        f"atexit.register(lambda: open({str(record)!r}, 'w').write(json.dumps([sorted(sys.modules), models(), dataclasses()]))); "
+        # pydantic keeps the plugins it found in _loader._plugins, None until it has looked
+        "scanned = lambda: getattr(sys.modules.get('pydantic.plugin._loader'), '_plugins', None) is not None; "
+        f"atexit.register(lambda: open({str(record)!r}, 'w').write(json.dumps([sorted(sys.modules), models(), dataclasses(), scanned()]))); "
         "from fleetgen.cli import main; main()"
     )
     environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), **(env or {})}
     environment.pop("PYTHONPROFILEIMPORTTIME", None)
+    environment.pop("PYDANTIC_DISABLE_PLUGINS", None)
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", driver, *args], cwd=cwd, env=environment, capture_output=True, text=True, timeout=120
     )
     assert done.returncode in (0, 1), f"fleetgen {' '.join(args)}: exit {done.returncode}: {done.stderr[-2000:]}"
-    modules, models, dataclasses = json.loads(record.read_text())
-    return Imports.parse(done.stderr, frozenset(modules), frozenset(models), frozenset(dataclasses))
+    modules, models, dataclasses, scanned = json.loads(record.read_text())
+    return Imports.parse(done.stderr, frozenset(modules), frozenset(models), frozenset(dataclasses), scanned)
 
 
 def _refused(imports: Imports, over: list[str]) -> str:
@@ -180,6 +189,9 @@ def test_the_pre_commit_commands_load_only_what_they_use(command: str, refused: 
     assert "fleetgen.model.fleet" in imports.models  # the classes were read: the fleet model is among them
     built = sorted(m for m in imports.models if not _within(m, PYDANTIC_CLASSES_FROM))
     assert not built, f"`fleetgen {command}` builds pydantic classes outside the fleet model (each costs about a millisecond): {built}"
+    assert "pydantic.plugin._loader" in imports.loaded and not imports.plugin_scan, (
+        f"`fleetgen {command}` reads every installed distribution's entry points for pydantic plugins"
+    )
     if command == "validate":
         assert "fleetgen.errors.Finding" in imports.dataclasses  # the classes were read
         assert len(imports.dataclasses) <= DATACLASSES_FOR_VALIDATE, (
