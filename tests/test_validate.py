@@ -23,9 +23,10 @@ from fleetgen.model.json_schema import fleet_json_schema
 from fleetgen.output.generated_paths import SCHEMA_PATH
 from fleetgen.render import Manifest, cluster_objects
 from fleetgen.render.rendered import Rendered
+from fleetgen.validation.core_definitions import CoreDefinitions
 from fleetgen.validation.crd_schemas import parse_shipped_name, read_crds, shipped_name, strict, without_descriptions
 from fleetgen.validation.policy_lints import lint_cluster
-from fleetgen.validation.rendered_objects import Schemas, validate_rendered
+from fleetgen.validation.rendered_objects import _CORE, Schemas, _bundle, validate_rendered
 
 Run = Callable[..., CompletedProcess[str]]
 FLEET = load_fleet(EXAMPLE).fleet
@@ -58,6 +59,45 @@ def test_core_objects_are_validated_strictly(schemas: Schemas) -> None:
     assert validator is not None and validator.is_valid(namespace)
     assert not validator.is_valid({**namespace, "spec": {"finalizers": ["x"], "colour": "red"}})
     assert not validator.is_valid({**namespace, "metadata": {**namespace["metadata"], "labels": {"team": 5}}})
+
+
+def _refs(node: Any) -> set[str]:
+    if isinstance(node, list):
+        return set().union(*map(_refs, node)) if node else set()
+    if isinstance(node, dict):
+        own = {node["$ref"]} if isinstance(node.get("$ref"), str) else set()
+        return own.union(*(_refs(v) for k, v in node.items() if k != "$ref"))
+    return set()
+
+
+@pytest.mark.parametrize("minor", [0, -1], ids=["oldest", "newest"])
+def test_each_core_schema_bundles_the_definitions_json_loads_reads_and_leaves_them_as_read(schemas: Schemas, minor: int) -> None:
+    major, number = schemas.minors[minor]
+    folder = _CORE / f"v{major}.{number}.0-local-strict"
+    whole = json.loads((folder / "_definitions.json").read_text(encoding="utf-8"))["$defs"]
+    definitions = CoreDefinitions(folder / "_definitions.json")
+    assert set(definitions._spans) == set(whole)  # the layout names every definition: none needs the whole file parsed
+    for path in sorted(folder.glob("*.json")):
+        if path.name == "_definitions.json":
+            continue
+        bundle = _bundle(json.loads(path.read_text(encoding="utf-8")), definitions)
+        refs = _refs(bundle)
+        assert all(ref.startswith("#/$defs/") for ref in refs), path.name
+        reached = {ref.removeprefix("#/$defs/") for ref in refs}
+        assert bundle["$defs"] == {name: whole[name] for name in reached}, path.name
+    assert {name: definitions[name] for name in whole} == whole  # no bundle changed a shared definition
+
+
+def test_definitions_laid_out_otherwise_are_read_whole(schemas: Schemas, tmp_path: Path) -> None:
+    major, number = schemas.minors[-1]
+    folder = _CORE / f"v{major}.{number}.0-local-strict"
+    whole = json.loads((folder / "_definitions.json").read_text(encoding="utf-8"))
+    compact = tmp_path / "_definitions.json"
+    compact.write_text(json.dumps(whole), encoding="utf-8")
+    definitions = CoreDefinitions(compact)
+    assert {name: definitions[name] for name in whole["$defs"]} == whole["$defs"]
+    with pytest.raises(KeyError):
+        definitions["io.k8s.api.core.v1.NoSuchKind"]
 
 
 def test_shipped_crd_schemas_are_the_upstream_ones() -> None:

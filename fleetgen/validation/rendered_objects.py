@@ -35,6 +35,7 @@ from fleetgen.render import Manifest
 from fleetgen.render.rendered import Rendered
 from fleetgen.validation.api_rules import ApiRuleBook, ServerChecks
 from fleetgen.validation.cel_rules import CelRules, Rule
+from fleetgen.validation.core_definitions import CoreDefinitions
 from fleetgen.validation.crd_schemas import GroupVersionKind, parse_shipped_name
 from fleetgen.validation.policy_lints import lint_cluster, lint_no_credential_in_secrets
 from fleetgen.validation.reconcile import reconcile_findings
@@ -82,7 +83,7 @@ class Schemas:
         # fleetgen's own CRDs have none (a test says so); a --crd CRD may.
         self.warns_once = any(CelRules(schema).unsupported for schema in (crds or {}).values() if schema is not None)
         self._minors = sorted((int(m.group(1)), int(m.group(2))) for d in _CORE.iterdir() if (m := _STRICT_DIR.fullmatch(d.name)))
-        self._definitions: dict[Minor, dict[str, Any]] = {}
+        self._definitions: dict[Minor, CoreDefinitions] = {}
         self._minor_of: dict[Minor, Minor] = {}
         self._compiled: dict[tuple[Any, ...], Lookup] = {}
         self._api_rules = ApiRuleBook()
@@ -168,14 +169,19 @@ class Schemas:
         except FileNotFoundError:
             return None
         if minor not in self._definitions:
-            self._definitions[minor] = json.loads((folder / "_definitions.json").read_text(encoding="utf-8"))["$defs"]
+            self._definitions[minor] = CoreDefinitions(folder / "_definitions.json")
         return _bundle(schema, self._definitions[minor])
 
 
-def _bundle(schema: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any]:
-    """The schema with the definitions it reaches under $defs and every $ref pointing there."""
+def _bundle(schema: dict[str, Any], definitions: CoreDefinitions) -> dict[str, Any]:
+    """The schema with the definitions it reaches under $defs and every $ref pointing there.
+
+    The definitions are shared with every other bundle of their Kubernetes version, not copied: their own
+    $refs already point under #/$defs/ (kubernetes-validate writes them so), and a $ref is rewritten only
+    where it points elsewhere, as the schema's own do (`/api/_definitions.json#/$defs/...`), into the one
+    form every bundle needs."""
     needed: dict[str, Any] = {}
-    pending = [schema]
+    pending: list[Any] = [schema]
     while pending:
         node = pending.pop()
         if isinstance(node, list):
@@ -184,9 +190,10 @@ def _bundle(schema: dict[str, Any], definitions: dict[str, Any]) -> dict[str, An
             ref = node.get("$ref")
             if isinstance(ref, str) and _DEFS in ref:
                 name = ref.split(_DEFS, 1)[1]
-                node["$ref"] = _DEFS + name
+                if ref != _DEFS + name:
+                    node["$ref"] = _DEFS + name
                 if name not in needed:
-                    needed[name] = json.loads(json.dumps(definitions[name]))  # a copy we may rewrite
+                    needed[name] = definitions[name]
                     pending.append(needed[name])
             pending.extend(v for k, v in node.items() if k != "$ref")
     return {**schema, "$defs": needed}
