@@ -64,7 +64,7 @@ PYDANTIC_CLASSES_FROM = ("fleetgen.model", "pydantic")
 # Defining a frozen dataclass compiles six generated methods: 0.5 to 0.9 ms each at import, against 0.1 to 0.2 ms
 # for a named tuple. A plain record fleetgen builds at every validate is a NamedTuple; these are the dataclasses
 # validate may still define (a cached_property needs an instance dict, a `count` field would hide tuple.count).
-DATACLASSES_FOR_VALIDATE = 20
+DATACLASSES_FOR_VALIDATE = 17
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from fleetgen.cache import Cache
 from fleetgen.checks.load import LoadedFleet, load_fleet, load_fleet_text
@@ -144,8 +144,7 @@ def validate(fleet: Path, options: CheckOptions = CheckOptions(), stage: Stage =
     return result
 
 
-@dataclass(frozen=True)
-class RenderResult:
+class RenderResult(NamedTuple):
     root: Path
     files: int
     changes: TreeChanges
@@ -189,8 +188,7 @@ def refuse_missing_hand_written(loaded: LoadedFleet, root: Path) -> None:
         raise FindingsError(missing)
 
 
-@dataclass(frozen=True)
-class Freshness:
+class Freshness(NamedTuple):
     root: Path
     files: int
     found: list[Discrepancy]
@@ -239,8 +237,7 @@ def migrate_fleet(fleet: Path, *, check_only: bool = False) -> Migration:
     return result
 
 
-@dataclass(frozen=True)
-class Explanation:
+class Explanation(NamedTuple):
     cluster: str
     key: ObjectKey
     fields: list[Explained]
