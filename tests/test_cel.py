@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from subprocess import CompletedProcess
 from typing import Any
@@ -17,7 +17,7 @@ from fleetgen.checks.load import load_fleet, load_fleet_text
 from fleetgen.errors import Severity
 from fleetgen.model import Version
 from fleetgen.render.rendered import Rendered
-from fleetgen.validation.cel_rules import CelRules
+from fleetgen.validation.cel_rules import CelRules, _build, _has_defaults
 from fleetgen.validation.crd_schemas import is_shipped
 from fleetgen.validation.rendered_objects import Schemas, object_problems, validate_rendered
 
@@ -265,6 +265,66 @@ def test_defaults_are_applied_before_the_rules(schemas: Schemas) -> None:
     }
     body = _body("kueue.x-k8s.io/v1beta2", "ClusterQueue", spec)
     assert list(object_problems(schemas.lookup("kueue.x-k8s.io/v1beta2", "ClusterQueue", K8S), body, strict=True)) == []
+
+
+def _whole_tree(schema: dict[str, Any]) -> CelRules:
+    """The schema's rules over a tree of every node, not only the nodes that lead to a rule."""
+    rules = CelRules(schema)
+    rules._root = _build(schema, "", whole=True)
+    rules._defaults = _has_defaults(rules._root)
+    return rules
+
+
+def _each_without_a_field(body: Any) -> Iterator[Any]:
+    """The body, then one copy for each field or list item in it, with that field left out (the item null)."""
+    yield body
+    stack: list[tuple[Any, ...]] = [()]
+    while stack:
+        path = stack.pop()
+        node = body
+        for step in path:
+            node = node[step]
+        steps = list(node) if isinstance(node, dict) else range(len(node)) if isinstance(node, list) else []
+        for step in steps:
+            changed = copy.deepcopy(body)
+            parent = changed
+            for at in path:
+                parent = parent[at]
+            if isinstance(parent, dict):
+                del parent[step]
+            else:
+                parent[step] = None
+            yield changed
+            stack.append((*path, step))
+
+
+@pytest.mark.parametrize("source", ["shipped", "upstream"])
+def test_rules_built_only_where_they_lead_answer_as_the_whole_schema_does(
+    source: str, crd_schemas: dict[tuple[str, str], dict[str, Any]]
+) -> None:
+    """CelRules leaves out the parts of a CRD with no rule at or below them, outside a node with rules: on every
+    corpus object and every custom resource of the example, each with any one field left out (so defaults apply),
+    it finds what a tree of the whole schema finds."""
+    known = Schemas().custom_resources() if source == "shipped" else {k: v for k, v in crd_schemas.items() if is_shipped(*k)}
+    bodies: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for api_version, kind, spec, _ in _cases():
+        bodies.setdefault((api_version, kind), []).append(_body(api_version, kind, spec))
+    rendered = Rendered(load_fleet(EXAMPLE).fleet)
+    for index in range(len(rendered.fleet.clusters)):
+        for manifest in rendered.objects(index):
+            bodies.setdefault((manifest.body["apiVersion"], manifest.body["kind"]), []).append(manifest.body)
+    compared = failing = 0
+    for kind, schema in sorted(known.items()):
+        pruned, whole = CelRules(schema), _whole_tree(schema)
+        assert [(r.where, r.text) for r in pruned.rules] == [(r.where, r.text) for r in whole.rules], kind
+        for body in bodies.get(kind, []):
+            for variant in _each_without_a_field(body):
+                found = list(pruned.check(variant))
+                assert found == list(whole.check(variant)), (kind, variant)
+                assert [r.text for r in pruned.skipped(variant)] == [r.text for r in whole.skipped(variant)]
+                compared += 1
+                failing += bool(found)
+    assert compared > 1000 and failing > 50  # rules failed as well as held
 
 
 def test_transition_rules_are_listed_not_evaluated(schemas: Schemas) -> None:
