@@ -5,8 +5,9 @@ An entry is stored under the SHA-256 of everything it was computed from: its kin
 installed distributions, so a change to the code, its data or a dependency misses instead of
 reading a stale answer. Entries live in `$XDG_CACHE_HOME/fleetgen` (default `~/.cache/fleetgen`),
 a folder no pull request can fill, so nothing read from it is checked for forgery; an entry that
-does not parse is a miss. The pull-request workflow keeps it between CI runs (actions/cache): a pull
-request restores what its own branch or its base branch left, and saves into its own scope only.
+does not parse is a miss. The workflow keeps it between the runs on pushes to the base branch
+(actions/cache); a pull request's run never restores it, since GitHub would first restore what an
+earlier run of that pull request saved, possibly after a workflow the pull request edited.
 Deleting the folder only costs time, and any trouble reading or writing is a miss or a skipped
 write: the cache is never a reason to fail.
 """

@@ -281,8 +281,8 @@ LINE = st.one_of(st.text(max_size=60), st.sampled_from(TRAPS), st.just("x" * 100
 def test_a_workflow_or_codeowners_mutated_anywhere_is_examined_by_doctor(
     tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
 ) -> None:
-    """`fleetgen doctor` (authoring.doctor's _read and _examine_workflow): the workflow mutated as YAML, CODEOWNERS
-    line by line, either in any encoding or missing; every problem and piece of advice is one line."""
+    """`fleetgen doctor` (authoring.doctor's _read and _workflow_problems): the workflow mutated as YAML, CODEOWNERS
+    line by line, either in any encoding or missing; every problem is one line."""
     from fleetgen.authoring.doctor import examine
 
     folder = tmp_path_factory.mktemp("doctor")
@@ -300,7 +300,7 @@ def test_a_workflow_or_codeowners_mutated_anywhere_is_examined_by_doctor(
         if data.draw(st.integers(0, 9)):  # else missing
             path.write_bytes(data.draw(encoded(text)))
     found = refused_cleanly(lambda: examine(folder, example_loaded().fleet))
-    assert found is not None and all(isinstance(p, str) and "\n" not in p for p in found.problems + found.advice)
+    assert found is not None and all(isinstance(p, str) and "\n" not in p for p in found.problems)
 
 
 # -- the facts file ----------------------------------------------------------------------------
@@ -1020,7 +1020,7 @@ FUZZED: dict[str, str] = {
     "fleetgen.importer.keep:_read_local": "test_an_import_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
     "fleetgen.importer.multikueue:_dispatcher": "test_a_multikueue_tree_mutated_anywhere_imports_or_is_refused_in_one_line",
     "fleetgen.authoring.doctor:_read": "test_a_workflow_or_codeowners_mutated_anywhere_is_examined_by_doctor",
-    "fleetgen.authoring.doctor:_examine_workflow": "test_a_workflow_or_codeowners_mutated_anywhere_is_examined_by_doctor",
+    "fleetgen.authoring.doctor:_workflow_problems": "test_a_workflow_or_codeowners_mutated_anywhere_is_examined_by_doctor",
     "fleetgen.review.capacity_changes:_tables": "test_a_facts_file_mutated_at_either_revision_is_compared_in_review",
     "fleetgen.live.cluster_reader:_read_kind": "test_what_kubectl_prints_kind_by_kind_is_read_or_refused_in_one_line",
     "fleetgen.live.cluster_reader:_read_one": "test_what_kubectl_prints_kind_by_kind_is_read_or_refused_in_one_line",

@@ -12,7 +12,6 @@ files to the platform owners.
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -36,7 +35,6 @@ class Protections:
     code_owned: tuple[tuple[str, str], ...]  # (path, its owners as CODEOWNERS gives them)
     problems: tuple[str, ...]
     git_secret: tuple[str, ...] = ()  # how to create the Secret the engine reads the private repository with
-    advice: tuple[str, ...] = ()  # where the files make CI slower than it needs to be; the gate holds
 
 
 def approver_groups(fleet: Fleet) -> list[str]:
@@ -53,26 +51,18 @@ def _read(path: Path) -> str | None:
         return f"# unreadable: {exc}"
 
 
-def _examine_workflow(text: str | None, branch: str) -> tuple[list[str], list[str]]:
-    """The workflow's problems (the gate is open or never reports) and advice (it holds, at more cost than needed)."""
+def _workflow_problems(text: str | None) -> list[str]:
     where = WORKFLOW_PATH
     if text is None:
-        return [f"{where}: missing: no check runs on a pull request, so none can be required (fleetgen init writes it)"], []
+        return [f"{where}: missing: no check runs on a pull request, so none can be required (fleetgen init writes it)"]
     try:
         workflow: Any = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        return [f"{where}: not YAML ({str(exc).splitlines()[0]})"], []
+        return [f"{where}: not YAML ({str(exc).splitlines()[0]})"]
     if not isinstance(workflow, dict):
-        return [f"{where}: not a workflow"], []
+        return [f"{where}: not a workflow"]
     # PyYAML reads the bare key `on` as True (YAML 1.1); GitHub reads it as "on".
     trigger = workflow.get("on", workflow.get(True))
-    listed = workflow.get("jobs")
-    jobs: dict[str, Any] = listed if isinstance(listed, dict) else {}
-    return _workflow_problems(trigger, jobs), _workflow_advice(trigger, jobs, branch)
-
-
-def _workflow_problems(trigger: Any, jobs: dict[str, Any]) -> list[str]:
-    where = WORKFLOW_PATH
     pull_request = trigger.get("pull_request") if isinstance(trigger, dict) else None
     problems = []
     if not (isinstance(trigger, (dict, list)) and "pull_request" in trigger) and trigger != "pull_request":
@@ -82,12 +72,20 @@ def _workflow_problems(trigger: Any, jobs: dict[str, Any]) -> list[str]:
             f"{where}: on.pull_request filters paths: a pull request outside them never reports the required checks, "
             "which then stay pending and block its merge; run on every pull request"
         )
+    listed = workflow.get("jobs")
+    jobs: dict[str, Any] = listed if isinstance(listed, dict) else {}
     problems += [f"{where}: no job {name!r}, which branch protection requires" for name in REQUIRED_CHECKS if name not in jobs]
     problems += _pin_problems(jobs)
-    if not any("outputs.refused" in str(step.get("if", "")) for step in _steps(jobs)):
+    steps = _steps(jobs)
+    if not any(_fails_on_refusal(step) for step in steps):
         problems.append(
-            f"{where}: no step fails the fleet job when diff refuses the pull request (steps.gate.outputs.refused): "
+            f"{where}: no step fails the fleet job when diff refuses the pull request (if: {_REFUSED}, then exit 1): "
             "a change diff refuses passes the check (fleetgen init writes the step)"
+        )
+    if any(_restores_on_pull_request(step) for step in steps):
+        problems.append(
+            f"{where}: the fleet job restores a cache on a pull request: an earlier run of the same pull request, with a "
+            "workflow it edited, can leave entries the check then trusts; restore only on push (fleetgen init writes the steps)"
         )
     approval = jobs.get("approval")
     environment = approval.get("environment") if isinstance(approval, dict) else None
@@ -99,47 +97,28 @@ def _workflow_problems(trigger: Any, jobs: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _workflow_advice(trigger: Any, jobs: dict[str, Any], branch: str) -> list[str]:
-    """Where the workflow makes every run start cold: the gate holds, but each check and diff redoes the base's work."""
-    where = WORKFLOW_PATH
-    advice = []
-    steps = _steps(jobs)
-    keeps_cache = any(str(step.get("uses", "")).startswith("actions/cache") for step in steps) and any(
-        "fleetgen.cache" in str(step.get("run", "")) for step in steps
-    )
-    if not keeps_cache:
-        advice.append(
-            f"{where}: fleetgen's cache is not kept between runs (no actions/cache step with the folder and key "
-            "`python -m fleetgen.cache` prints): every check and diff starts cold (fleetgen init writes the steps)"
-        )
-    if not _runs_on_push_to(trigger, branch):
-        advice.append(
-            f"{where}: does not run on a push to {branch}: a pull request finds no cache its base branch's run left, "
-            "so its check and diff judge the base revision afresh"
-        )
-    return advice
+_REFUSED = "steps.gate.outputs.refused == 'true'"
 
 
-def _runs_on_push_to(trigger: Any, branch: str) -> bool:
-    """Whether `on:` runs the workflow on a push to `branch`, as GitHub reads its filters (glob patterns read with
-    fnmatch, close to GitHub's): `branches` must match it, `branches-ignore` must not, and a `tags` filter alone
-    runs on tags only."""
-    if trigger == "push" or (isinstance(trigger, list) and "push" in trigger):
-        return True
-    if not isinstance(trigger, dict) or "push" not in trigger:
+def _fails_on_refusal(step: dict[str, Any]) -> bool:
+    """A step that runs exactly when diff refused the change and then fails the job (init's last step)."""
+    lines = [line.strip() for line in str(step.get("run", "")).splitlines()]
+    return _condition(step) == _REFUSED and "exit 1" in lines and not step.get("continue-on-error")
+
+
+def _restores_on_pull_request(step: dict[str, Any]) -> bool:
+    """A cache step (actions/cache or its restore half) whose condition does not keep it to push events: one of the
+    conditions it joins with `&&` (and no `||`) is the event being a push."""
+    uses = str(step.get("uses", ""))
+    if not (uses.startswith("actions/cache@") or uses.startswith("actions/cache/restore@")):
         return False
-    push = trigger["push"]
-    if not isinstance(push, dict):
-        return True  # `push:` with no filter: every branch
+    condition = _condition(step)
+    return "||" in condition or "github.event_name == 'push'" not in [part.strip() for part in condition.split("&&")]
 
-    def matches(patterns: list[Any]) -> bool:
-        return any(isinstance(pattern, str) and fnmatch.fnmatchcase(branch, pattern) for pattern in patterns)
 
-    if isinstance(push.get("branches"), list):
-        return matches(push["branches"])
-    if isinstance(push.get("branches-ignore"), list):
-        return not matches(push["branches-ignore"])
-    return "tags" not in push and "tags-ignore" not in push
+def _condition(step: dict[str, Any]) -> str:
+    """A step's `if`, without the `${{ }}` GitHub allows around it and with single spaces."""
+    return " ".join(str(step.get("if", "")).replace("${{", "").replace("}}", "").split())
 
 
 def _steps(jobs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -194,15 +173,13 @@ def _facts_path(fleet: Fleet, fleet_file: str) -> str | None:
 def examine(folder: Path, fleet: Fleet, fleet_file: str = "fleet.yaml") -> Protections:
     """What the repository at `folder` assumes of GitHub, for its fleet (read from `fleet_file`, a path from `folder`)."""
     owned, owner_problems = _codeowners(folder, fleet, fleet_file)
-    workflow_problems, workflow_advice = _examine_workflow(_read(folder / WORKFLOW_PATH), fleet.gitops.branch)
     return Protections(
         branch=fleet.gitops.branch,
         required_checks=REQUIRED_CHECKS,
         environments=tuple((f"{ENVIRONMENT_PREFIX}{group}", group) for group in approver_groups(fleet)),
         code_owned=tuple(owned),
-        problems=tuple(workflow_problems + owner_problems),
+        problems=tuple(_workflow_problems(_read(folder / WORKFLOW_PATH)) + owner_problems),
         git_secret=tuple(git_secret_lines(fleet)),
-        advice=tuple(workflow_advice),
     )
 
 
@@ -219,8 +196,6 @@ def report_lines(found: Protections) -> list[str]:
         *(f"  - {path}: {owners}" for path, owners in found.code_owned),
         *found.git_secret,
     ]
-    if found.advice:
-        lines += ["Advice on the files (the gate holds without it):", *(f"  {advice}" for advice in found.advice)]
     if found.problems:
         lines += ["Problems in the files:", *(f"  {problem}" for problem in found.problems)]
     return lines

@@ -43,18 +43,18 @@ _PULL_REQUEST = "github.event_name == 'pull_request'"
 _COMMENT_FILE = "--markdown-file fleetgen-diff.md"  # the comment step posts it
 BASE_BRANCH = "main"  # the branch the clusters follow; `fleetgen init` makes it the first commit's
 
-# fleetgen's cache (fleetgen/cache.py) kept between runs with actions/cache: a pull request restores what the last
-# run on its own branch left, else what the base branch's last run left (GitHub's restore order for restore-keys), so
-# its check and diff find the base revision's verdicts and emitted files. Every entry is keyed by the exact text and
-# options it was computed from, salted with fleetgen's code, and the key prefix names fleetgen's version and salt. A
-# run saves into its own ref's scope: a pull request's run never writes the base branch's, which only the base
-# branch's own runs fill. pull_request_target would save into the base branch's scope from a run that may have
-# checked out the pull request's code, so no run of that event saves.
+# fleetgen's cache (fleetgen/cache.py) kept between the runs on pushes to the base branch, with actions/cache. Only
+# those runs restore or save it: a pull request's run could restore what an earlier run of the same pull request saved
+# (GitHub restores a pull request's own scope first), and that run may have run a workflow the pull request edited, so
+# its entries (verdicts, the values a text parses to, emitted files) could make the check pass what it would refuse.
+# A pull request's job starts with an empty cache; within the job, check and diff reuse what validate kept.
+_PUSH = "github.event_name == 'push'"
 CACHE_STEPS = (
-    {"name": "fleetgen's cache folder and key", "id": "cache", "run": 'python -m fleetgen.cache >> "$GITHUB_OUTPUT"'},
+    {"name": "fleetgen's cache folder and key", "id": "cache", "if": _PUSH, "run": 'python -m fleetgen.cache >> "$GITHUB_OUTPUT"'},
     {
         "name": "Restore fleetgen's cache",
         "id": "restore",
+        "if": _PUSH,
         "uses": "actions/cache/restore@v5",
         "with": {
             "path": "${{ steps.cache.outputs.folder }}",
@@ -65,7 +65,7 @@ CACHE_STEPS = (
 )
 SAVE_CACHE = {
     "name": "Keep fleetgen's cache for later runs",
-    "if": "github.event_name != 'pull_request_target' && steps.restore.outputs.cache-hit != 'true'",
+    "if": f"{_PUSH} && steps.restore.outputs.cache-hit != 'true'",
     "uses": "actions/cache/save@v5",
     "with": {"path": "${{ steps.cache.outputs.folder }}", "key": "${{ steps.cache.outputs.key }}-${{ github.sha }}"},
 }
@@ -77,7 +77,7 @@ def workflow(install: str) -> dict[str, Any]:
         "name": "fleetgen",
         # Every pull request, no path filter: a required check a filter skips stays pending and blocks the merge, and the
         # fleet's facts file (compatibility.factsFile), any file of the repository, changes what validate accepts. A push
-        # to the base branch validates and checks what merged, and leaves fleetgen's cache for the pull requests after it.
+        # to the base branch validates and checks what merged, with the cache the base branch's previous run left.
         "on": {"pull_request": {}, "push": {"branches": [BASE_BRANCH]}},
         "permissions": {"contents": "read", "pull-requests": "write"},
         "concurrency": {"group": "fleetgen-${{ github.event.pull_request.number || github.ref }}", "cancel-in-progress": True},

@@ -1,8 +1,8 @@
 """Canonical YAML bytes for rendered files.
 
 PyYAML's emitter defines the bytes (libyaml's, 8x ruamel's on our objects); the block layout is written
-directly and PyYAML asked once for each distinct scalar (below). Its YAML
-1.1 resolver already quotes every string a 1.1 reader would take for something else (`on`, `yes`,
+directly, and PyYAML's emitter is asked once for each distinct scalar that is not a plain name (below). Its
+YAML 1.1 resolver already quotes every string a 1.1 reader would take for something else (`on`, `yes`,
 `0777`, `1.29`); we add the forms only YAML 1.2 readers turn into numbers (`0o17`, `1e3`), so a
 string stays a string for kustomize, kubectl and every editor alike. Keys keep the order the
 builders gave them (apiVersion, kind, metadata first); nothing is ever folded onto two lines.
@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 
 if TYPE_CHECKING:  # a name only: the writer (output/tree.py) and check's shortcut do not build the model
     from fleetgen.render.layout import OutputFile
 
-_BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
 _STR, _MAP, _SEQ, _INT, _BOOL, _NULL = (f"tag:yaml.org,2002:{name}" for name in ("str", "map", "seq", "int", "bool", "null"))
+
+
+# libyaml's dumper (the stubs type it apart from SafeDumper, whose methods it has): the simple-key length below is its own.
+_BaseDumper = cast("type[yaml.SafeDumper]", yaml.CSafeDumper)
 
 
 class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
@@ -117,9 +118,9 @@ def _dumped(documents: list[Any]) -> str:
 # took most of a render's emitting time. The layout of block mappings and sequences is fixed (two spaces
 # a level, a sequence in a mapping not indented, `{}` and `[]` for empty ones); how a scalar is written
 # depends on its text alone (a literal block's lines move in with its indentation), so PyYAML's emitter is
-# asked once for each distinct string. What the fixed layout does not cover (a long or non-string key, a
-# block that keeps its final line breaks, a document that is not a non-empty mapping or sequence) goes to
-# PyYAML whole. On the benchmark's files this writes the same bytes in a tenth of the time; properties in
+# asked once for each distinct string it may not write as it is (_PLAIN_SAFE). What the fixed layout does not
+# cover (a long or non-string key, a block that keeps its final line breaks, a document that is not a non-empty
+# mapping or sequence) goes to PyYAML whole. On the benchmark's files this writes the same bytes in a tenth of the time; properties in
 # tests/test_reliability.py hold the bytes equal to PyYAML's on generated objects.
 
 
