@@ -49,7 +49,8 @@ def test_every_wave_of_a_step_that_changes_gpu_nodes_holds_gpu_clusters_canary_f
         target = PER_POOL_TARGETS[GPU_TARGETS.index(target)]
     model = load_fleet_text(fleet_text(fleet).encode()).fleet
     try:
-        baked = any(model.platform_of(c).gpu_operator.driver_source == "node-image" for c in model.clusters)  # images carry the driver
+        # a node image for the GPU clusters whose images carry the driver (plan refuses one that no moving cluster needs)
+        baked = any(model.platform_of(c).gpu_operator.driver_source == "node-image" for c in model.clusters if c.name in gpu)
         plan = plan_upgrade(model, {k: Version(v) for k, v in target.items()}, node_image="ubuntu-2404-gpu-next" if baked else None)
     except PlanRefused as refused:
         messages = [f.message for f in refused.findings]
