@@ -11,16 +11,12 @@ uses inside its body. tests/test_import_budget.py fails when start-up pulls in m
 
 from __future__ import annotations
 
-import gc
-import os
-import sys
-
 import click
 
 from fleetgen import __version__
-from fleetgen.cli import adopt, doctor, explain, fleet, forecast, job, review, team, upgrade
+from fleetgen.cli import adopt, doctor, explain, fleet, forecast, job, process, review, team, upgrade
 from fleetgen.cli.common import Console
-from fleetgen.errors import EXIT_TROUBLE
+from fleetgen.errors import EXIT_OK, EXIT_TROUBLE
 
 
 @click.group(
@@ -42,18 +38,12 @@ for group in (fleet, doctor, explain, review, team, upgrade, adopt, job, forecas
 
 
 def main() -> None:
-    # One command builds a large tree of acyclic dicts and lists and exits. Reference counting frees
-    # all of it; the cyclic collector finds nothing to free, yet it rescans every live object again
-    # and again as the fleet grows. On the benchmark fleet it took 30-40% of load + validate + render,
-    # and more on the doubled fleet. Peak memory was the same with it off (benchmarks/bench.py).
-    gc.disable()
-    # Before it builds its first class, pydantic looks for plugins among the entry points of every
-    # installed distribution: 6 ms of each command with fleetgen's test and docs extras installed
-    # (160 distributions), for plugins (observability hooks) fleetgen's own models have no use for.
-    # A value the user set is kept.
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    process.start()
     try:
         cli(prog_name="fleetgen")
     except KeyboardInterrupt:
         click.echo("fleetgen: interrupted", err=True)
-        sys.exit(EXIT_TROUBLE)
+        process.finish(EXIT_TROUBLE)
+    except SystemExit as done:  # click ends every command so, in standalone mode
+        process.finish(done.code)
+    process.finish(EXIT_OK)
