@@ -17,13 +17,17 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from fleetgen.compat import chart_kinds, cuda_images, dcgm_exporter, facts_file, gpu_operator, partitioning, vm_sizes
 from fleetgen.compat.facts import facts, read_facts
-from fleetgen.compat.shipped import shipped_data
+from fleetgen.compat.shipped import plain_data, shipped_data
 from fleetgen.model.types import Version
+from tests.conftest import REPO
 
 
 class _Shipped(BaseModel):
@@ -180,3 +184,40 @@ def test_the_facts_schema_turns_rows_into_fleetgens_own() -> None:
 def test_a_date_written_as_text_or_as_a_date_reads_the_same() -> None:
     written = {"asOf": datetime.date(2026, 1, 2)}
     assert read_facts(written) == read_facts({"asOf": "2026-01-02"}) == facts_file.Facts.model_validate(written).plain()
+
+
+def _loaded(text: str) -> str:
+    """What PyYAML's libyaml loader reads, as a repr: True and 1, 1 and 1.0 are equal in Python but not the same value."""
+    return repr(yaml.load(text, Loader=yaml.CSafeLoader))
+
+
+@pytest.mark.parametrize("name", [*SHIPPED, "multikueue.yaml"])
+def test_a_shipped_file_reads_as_pyyamls_loader_reads_it(name: str) -> None:
+    text = (REPO / "fleetgen" / "compat" / name).read_text(encoding="utf-8")
+    assert repr(shipped_data(name)) == _loaded(text)
+
+
+_LOOK_ALIKES = st.sampled_from(["1", "0x1F", "yes", "~", "1.5e3", "2026-01-02", "<<"])  # strings a resolver could take for more
+_SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.dates() | st.text() | _LOOK_ALIKES
+_DATA = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_SCALARS, inner, max_size=4), max_leaves=20)
+
+
+@given(_DATA, st.booleans())
+def test_the_plain_reading_is_pyyamls_for_any_document(data: Any, flow: bool) -> None:
+    """Strings, mappings and lists are taken from libyaml's nodes, the rest built by PyYAML: together, its reading."""
+    text = yaml.dump(data, Dumper=yaml.CSafeDumper, default_flow_style=flow, allow_unicode=True)
+    assert repr(plain_data(text)) == _loaded(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "# nothing",
+        "base: &base {cpu: 1, gpu: two}\nderived:\n  <<: *base\n  gpu: 3\nlist: [*base, !!str 12, 2026-01-02, 1.5, ~]\n",
+        "true: bool key\n1: int key\n2026-01-02: date key\n",
+        "merged:\n  <<: [{a: 1}, {b: 2}]\n  c: 3\n",
+    ],
+)
+def test_the_plain_reading_keeps_aliases_merge_keys_tags_and_other_keys(text: str) -> None:
+    assert repr(plain_data(text)) == _loaded(text)
