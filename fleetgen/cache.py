@@ -54,8 +54,8 @@ def _installed() -> list[str]:
 def _package_files(folder: Path, prefix: str = "") -> list[tuple[str, bytes]]:
     """Every file under `folder` (a linked folder followed), by name. Each entry's type comes with the listing
     (os.scandir): asking each path with a stat call of its own took half the time of hashing the package.
-    Each file is read with open() on the listed path: Path.read_bytes took 4.3 ms for the package's 287
-    files where open() takes 1.8 ms."""
+    Each file is read whole with one os.read of the size fstat gives: open() builds a buffered file object
+    per file, 2.5 ms for the package's 287 files against 1.5 ms."""
     out = []
     with os.scandir(folder) as listing:
         entries = sorted(listing, key=lambda e: e.name)
@@ -65,9 +65,19 @@ def _package_files(folder: Path, prefix: str = "") -> list[tuple[str, bytes]]:
         if entry.is_dir():
             out += _package_files(Path(entry.path), f"{prefix}{entry.name}/")
         else:
-            with open(entry.path, "rb") as stream:
-                out.append((prefix + entry.name, stream.read()))
+            out.append((prefix + entry.name, _whole_file(entry.path)))
     return out
+
+
+def _whole_file(path: str) -> bytes:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        parts = [os.read(descriptor, os.fstat(descriptor).st_size + 1)]
+        while parts[-1]:  # a file that grew since fstat (or a size it does not report) is read to its end
+            parts.append(os.read(descriptor, 1 << 16))
+        return b"".join(parts)
+    finally:
+        os.close(descriptor)
 
 
 def user_cache_folder() -> Path | None:

@@ -20,7 +20,7 @@ import yaml
 from conftest import EXAMPLE, REPO, git, replace_once
 
 from fleetgen.authoring.scaffold import workflow
-from fleetgen.cache import code_salt
+from fleetgen.cache import _package_files, code_salt
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -99,3 +99,23 @@ def test_a_restored_cache_changes_how_long_a_pull_requests_job_takes_never_what_
     assert {"fleet-passed", "cluster-files", "cluster-verdict"} <= read  # the base's verdict, files and clusters' verdicts
     assert [code for code, _, _ in said["empty"]] == [0, 0, 1, 1, 1]
     assert "nvidia.com/gpu" in said["empty"][2][1]
+
+
+def test_the_salt_reads_each_file_of_the_package_whole_by_content(tmp_path: Path) -> None:
+    """What the salt hashes is each file's name and bytes (an empty file, one larger than a read's first guess, a folder
+    reached through a link), never __pycache__: a checkout elsewhere, with other file times, gets the same key."""
+    package = tmp_path / "package"
+    (package / "data").mkdir(parents=True)
+    (package / "__pycache__").mkdir()
+    (package / "__pycache__" / "m.cpython.pyc").write_bytes(b"compiled")
+    (package / "empty.py").write_bytes(b"")
+    (package / "data" / "large.json").write_bytes(bytes(range(256)) * 1500)
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "a.json").write_text("{}")
+    (package / "schemas").symlink_to("../schemas")
+    expected = [("data/large.json", bytes(range(256)) * 1500), ("empty.py", b""), ("schemas/a.json", b"{}")]
+    assert _package_files(package) == expected
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(package, elsewhere, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+    os.utime(elsewhere / "empty.py", (0, 0))
+    assert _package_files(elsewhere) == expected

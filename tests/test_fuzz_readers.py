@@ -1051,7 +1051,7 @@ NOT_UNTRUSTED: dict[str, str] = {
     "fleetgen.render.kueue_config:_yaml_of": "JSON fleetgen serialized itself a line before",
     "fleetgen.importer.infer:_role": "JSON the importer serialized itself to count equal rules",
     "fleetgen.importer.teams:_tenancy": "JSON the importer serialized itself to count equal rules",
-    "fleetgen.cache:_package_files": "fleetgen's own installed files, hashed for the cache key",
+    "fleetgen.cache:_whole_file": "fleetgen's own installed files, hashed for the cache key",
     "fleetgen.authoring.fleetgen_source:installed_source": "pip's record of how this fleetgen was installed",
     "fleetgen.cli.job:_write": "reads a file only to compare it with what it writes",
     "fleetgen.output.tree:_write_new": "opens a file to write it",
