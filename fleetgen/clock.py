@@ -5,8 +5,6 @@ the text, the options and fleetgen's code. A kept verdict carries its window and
 builds no model, so the shortcuts that read a kept verdict (check's ledger, validate's report) stay light.
 """
 
-from __future__ import annotations
-
 import datetime
 from typing import NamedTuple
 
@@ -36,7 +34,7 @@ class VerdictWindow(NamedTuple):
         return f"{self.since.isoformat() if self.since else '-'} {self.through.isoformat() if self.through else '-'}"
 
     @staticmethod
-    def from_text(text: str) -> VerdictWindow | None:
+    def from_text(text: str) -> "VerdictWindow | None":
         """The window `text` holds, or None for anything that is not exactly what `to_text` writes."""
         parts = text.split(" ")
         if len(parts) != 2:

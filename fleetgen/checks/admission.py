@@ -10,8 +10,6 @@ pool's nodes hold all its pods and the queue may admit the whole job in that one
 quota there plus what it may borrow from its cohort.
 """
 
-from __future__ import annotations
-
 from fractions import Fraction
 from typing import NamedTuple
 

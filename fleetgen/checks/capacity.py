@@ -8,8 +8,6 @@ over its layout's (1g.10gb of all-1g.10gb: 1/7). The quota-sum and flavor checks
 approval rules, and the capacity report all count here, so they cannot disagree.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator
 from fractions import Fraction
 from typing import Literal, NamedTuple

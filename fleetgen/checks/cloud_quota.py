@@ -7,8 +7,6 @@ is an error (the autoscaler would stop short of maxNodes), above 80% a warning, 
 quota increases take days, so the operations chapter files them at 60%.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator
 from typing import NamedTuple
 

@@ -7,8 +7,6 @@ Until the release that refuses it, the fleet renders as the previous release ren
 every entry here under "Deprecated", and under "Breaking" in the release that refuses it.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 

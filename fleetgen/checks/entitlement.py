@@ -9,8 +9,6 @@ that feed the queue) plus its Volcano guarantee, never more than its quota. What
 is the rest of its quota that its queue may borrow: borrowable GPUs are neither held nor charged.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction

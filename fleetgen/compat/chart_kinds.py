@@ -11,8 +11,6 @@ the versions of that chart it knows, and a warning: Argo CD refuses to sync a ki
 so a missing kind shows up as a failed sync naming it, never as more privilege.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator
 from functools import cache
 from typing import NamedTuple

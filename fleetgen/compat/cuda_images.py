@@ -1,7 +1,5 @@
 """NVIDIA's CUDA container image for each CUDA minor version (cuda_images.yaml, each row with its source)."""
 
-from __future__ import annotations
-
 from functools import cache
 from typing import NamedTuple
 

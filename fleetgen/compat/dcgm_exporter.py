@@ -7,8 +7,6 @@ planner says when an operator move crosses a rename.
 A series without a row takes the newest row before it: the operator only ever moves its bundled exporter forward.
 """
 
-from __future__ import annotations
-
 from functools import cache
 from typing import NamedTuple
 

@@ -4,8 +4,6 @@ The file is read with the same positioned reader as fleet.yaml, so a bad row is 
 `extra-facts.yaml:12:5: cudaDriver[0].url: ...`; a row that replaces a shipped one is a warning there.
 """
 
-from __future__ import annotations
-
 from pathlib import Path as FsPath
 from typing import Any, NamedTuple
 

@@ -8,8 +8,6 @@ The rows are plain named tuples read without pydantic (shipped.py); the file's s
 fleet's own facts file and, in the tests, this one, is facts_file.py.
 """
 
-from __future__ import annotations
-
 import datetime
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass

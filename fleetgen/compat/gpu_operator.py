@@ -6,8 +6,6 @@ the driver cannot be checked until the data is updated. The upgrade planner move
 with its driver when the release does not list the target (upgrade/operator.py).
 """
 
-from __future__ import annotations
-
 from functools import cache
 from typing import NamedTuple
 

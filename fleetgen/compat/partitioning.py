@@ -9,8 +9,6 @@ or slices it states bring their share of the pool's CPU and memory, each unit at
 Checks, render, report and `job new` ask these functions; none of them reads partitioning.yaml itself.
 """
 
-from __future__ import annotations
-
 import re
 from fractions import Fraction
 from functools import cache

@@ -4,8 +4,6 @@ Pure functions of the model and the facts: the validator and the upgrade planner
 the planner for every intermediate state of every cluster.
 """
 
-from __future__ import annotations
-
 from collections import Counter
 from collections.abc import Iterator
 from typing import NamedTuple

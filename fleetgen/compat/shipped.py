@@ -13,7 +13,7 @@ import datetime
 from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from importlib import resources
-from typing import Any, TypeVar
+from typing import Any, ForwardRef, TypeVar
 
 import yaml
 
@@ -27,12 +27,13 @@ def _date(value: Any) -> datetime.date:
 
 
 # How a written value becomes a field's value, by the field's annotation; a field not named here keeps what YAML read.
-_READ: dict[str, Callable[[Any], Any]] = {
-    "Version": Version.parse,
-    "Version | None": lambda value: None if value is None else Version.parse(value),
-    "tuple[Version, ...]": lambda values: tuple(Version.parse(v) for v in values),
-    "datetime.date": _date,
-    "dict[str, int]": dict,
+# The row modules do not import annotations from __future__: typing.NamedTuple would compile each annotation's text.
+_READ: dict[Any, Callable[[Any], Any]] = {
+    Version: Version.parse,
+    Version | None: lambda value: None if value is None else Version.parse(value),
+    tuple[Version, ...]: lambda values: tuple(Version.parse(v) for v in values),
+    datetime.date: _date,
+    dict[str, int]: dict,
 }
 
 
@@ -78,8 +79,10 @@ def camel(name: str) -> str:
 def _written_fields(cls: Callable[..., Any]) -> dict[str, tuple[str, Callable[[Any], Any] | None]]:
     """The key each field of `cls` is written as, with the field's name and how its value is read."""
     found = {}
-    for name, annotation in cls.__annotations__.items():  # ForwardRefs: these modules' annotations are text
-        found[camel(name)] = (name, _READ.get(str(getattr(annotation, "__forward_arg__", annotation))))
+    for name, annotation in cls.__annotations__.items():
+        if isinstance(annotation, str | ForwardRef):
+            raise TypeError(f"{cls.__module__}: a row module must not import annotations from __future__ ({name}: {annotation})")
+        found[camel(name)] = (name, _READ.get(annotation))
     return found
 
 

@@ -1,7 +1,5 @@
 """The cloud VM sizes fleetgen knows (vm_sizes.yaml): each size's vCPUs, GPUs and the VM family whose quota it counts against."""
 
-from __future__ import annotations
-
 from functools import cache
 from typing import NamedTuple
 

@@ -18,8 +18,6 @@ other two, which read `status`, are not evaluated. Argo CD (`argocd-cm` `resourc
 runs the Lua with the object as `obj` and reads {status, message}: Healthy, Degraded, or Progressing.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 KUEUE_VERSION = "kueue.x-k8s.io/v1beta2"

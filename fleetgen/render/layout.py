@@ -7,8 +7,6 @@ patches only what differs there. A test builds each overlay with the real kustom
 the result with `cluster_objects`.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -179,7 +177,7 @@ class ClusterBuild(NamedTuple):
     local: tuple[tuple[str, list[Manifest]], ...]
 
 
-def build_cluster(fleet: Fleet, index: int, bases: Bases | None = None, why: Recorder = NOWHERE) -> ClusterBuild:
+def build_cluster(fleet: Fleet, index: int, bases: "Bases | None" = None, why: Recorder = NOWHERE) -> ClusterBuild:
     """Build cluster `index`'s objects. With `bases` (base_plan's), a part that does not depend on the cluster is
     the team's base object, which the overlay includes as it is; without them it is built here, the same objects
     (such a part's builder reads no quota, queue or cluster), recording with `why`."""

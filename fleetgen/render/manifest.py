@@ -1,7 +1,5 @@
 """The rendered objects: plain dicts built in canonical key order, each tied to its fleet.yaml field."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -19,7 +17,7 @@ class ObjectKey(NamedTuple):
     name: str
 
     @classmethod
-    def of(cls, body: dict[str, Any]) -> ObjectKey:
+    def of(cls, body: dict[str, Any]) -> "ObjectKey":
         """The key of a rendered object (trusted: built by fleetgen, so its fields have their types)."""
         meta = body["metadata"]
         return cls(body["kind"], meta.get("namespace", ""), meta["name"])

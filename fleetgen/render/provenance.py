@@ -21,8 +21,6 @@ fleetgen/report/explain.py asks the Source and reports an unwritten one as a mod
 its nearest written parent. This module only records; it knows no positions.
 """
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel

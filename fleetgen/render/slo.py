@@ -9,8 +9,6 @@ spend 2%, 5%, 10% and 10% of the budget. The latency alert opens a ticket while 
 the tier's threshold: slow answers do not spend the availability budget, so they do not page.
 """
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 from fleetgen.errors import FieldPath

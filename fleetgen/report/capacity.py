@@ -7,8 +7,6 @@ team's GPUs on a cluster cost the average price per GPU-hour of the pools its qu
 (weighted by their GPUs), times 730 hours a month.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator
 from typing import NamedTuple
 

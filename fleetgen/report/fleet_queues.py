@@ -2,8 +2,6 @@
 what each team on it can get there (on each worker, the smaller of the team's GPU quota and the worker's GPUs of the
 queue's model, summed over the workers)."""
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 from fleetgen.compat.partitioning import pool_yield

@@ -8,8 +8,6 @@ the teams' GPU quotas on the cluster, the queues' own (nominal) GPUs, and the GP
 whose LocalQueues feed each queue against what that queue owns and may borrow.
 """
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 from fleetgen.checks.cloud_quota import quota_uses

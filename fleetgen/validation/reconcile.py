@@ -9,8 +9,6 @@ HelmRelease must name an object of its kind that the same cluster gets, without 
 chart source a HelmRelease names must be there too. Findings point at fleet.yaml's `gitops` field.
 """
 
-from __future__ import annotations
-
 from collections.abc import Collection, Iterator
 from posixpath import join, normpath, relpath
 from typing import Any, NamedTuple

@@ -17,8 +17,6 @@ reconcile follows only the clusters without a kept verdict, since verdicts are k
 run that passed, reconcile included.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 from typing import NamedTuple
@@ -81,7 +79,7 @@ class ClusterVerdict(NamedTuple):
         return json.dumps({"findings": [[list(p), m, s.value] for p, m, s in self.findings], "kinds": [list(k) for k in self.kinds]})
 
     @staticmethod
-    def from_text(text: str) -> ClusterVerdict | None:
+    def from_text(text: str) -> "ClusterVerdict | None":
         """The verdict `text` holds, or None for anything that is not exactly what `to_text` writes."""
         try:
             data = json.loads(text)
