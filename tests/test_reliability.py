@@ -5,6 +5,7 @@ The long tests carry the `slow` mark; CI runs them with bounded sizes (see each 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -241,10 +242,26 @@ YAML_SPECIAL = st.sampled_from(
 )  # fmt: skip
 # Names, paths and versions, which the writer puts down plain unless the resolver reads them as a number, flag or null.
 PLAIN_LOOKING = st.text(alphabet="0123456789_./=+@,: -abeEfFlLnNoOsStTuUxXyY#", min_size=1, max_size=8)
+# Pieces of lines that decide whether libyaml writes them plain or in single quotes: indicators first or inside, `- `,
+# `: `, ` #`, document markers, spaces and colons at either end, names the resolver reads as something else.
+LINE_PIECES = ["-", "?", ":", "#", " ", "'", ".", "a", "0", "y", "é", "\xa0", "- ", "? ", ": ", " #", "---", "..."]
+INDICATORS = list(",[]{}&*!|>'\"%@`")
+# Pieces of literal blocks: line breaks alone, after a space or before one, at either end and in a row.
+BLOCK_PIECES = ["\n", "\n\n", " \n", "\n ", " ", "a", "#", "- ", "'", "é"]
+# Around each bound of the characters libyaml prints as they are (else it writes the string in double quotes, escaped):
+# C0, DEL and C1 controls, NEL, the line and paragraph separators, the surrogates' neighbours, the BOM, the
+# non-characters U+FFFE and U+FFFF, characters beyond the BMP.
+CHARACTER_BOUNDS = [chr(c) for c in (0x9, 0x1F, 0x20, 0x7E, 0x7F, 0x85, 0x9F, 0xA0, 0x2027, 0x2028, 0x2029, 0x202A, 0xD7FF, 0xE000,
+                                     0xFEFE, 0xFEFF, 0xFF00, 0xFFFD, 0xFFFE, 0xFFFF, 0x10000, 0x1F600)]  # fmt: skip
+LINE_LOOKING = st.lists(st.sampled_from(LINE_PIECES + INDICATORS + CHARACTER_BOUNDS), min_size=1, max_size=5).map("".join)
+BLOCK_LOOKING = st.lists(st.sampled_from(BLOCK_PIECES + CHARACTER_BOUNDS), min_size=1, max_size=5).map("".join)
 STRINGS = (
     YAML_SPECIAL
     | st.text(max_size=8)
     | PLAIN_LOOKING
+    | LINE_LOOKING
+    | st.builds(str.__add__, LINE_LOOKING, PLAIN_LOOKING)
+    | BLOCK_LOOKING
     | st.builds(str.__add__, YAML_SPECIAL, st.text(max_size=4))
     | st.builds(str.__add__, PLAIN_LOOKING, st.sampled_from(["", "x" * 126, "x" * 127, "x" * 128]))
 )
@@ -260,6 +277,30 @@ def test_the_direct_writer_writes_the_bytes_pyyaml_does(documents: list[Any]) ->
     """dump_documents lays out mappings and sequences itself and asks PyYAML only how to write each scalar:
     the bytes are PyYAML's, whatever the strings, nesting and empty containers."""
     assert dump_documents(documents) == (emit.generated_header("fleet.yaml") + emit._dumped(documents)).encode()
+
+
+@given(value=STRINGS, depth=st.integers(0, 2))
+def test_the_direct_writer_writes_each_string_as_pyyaml_does(value: str, depth: int) -> None:
+    """Each string alone, as a mapping's value and a sequence's item at some depth: the text the writer puts down for
+    it itself (plain, in single quotes, a literal block) is PyYAML's."""
+    document: dict[str, Any] = {"k": value, "s": [value, {"k": value}]}
+    for _ in range(depth):
+        document = {"n": document}
+    assert dump_documents([document]) == (emit.generated_header("fleet.yaml") + emit._dumped([document])).encode()
+
+
+def test_the_direct_writer_writes_every_short_string_as_pyyaml_does() -> None:
+    """Every line of up to three pieces that decide how libyaml writes it (indicators first or inside, `- `, `: `, ` #`,
+    document markers, spaces and colons at either end, names the resolver reads as something else), every string of up
+    to three pieces of a literal block, and each character at a bound of what libyaml prints as it is, in a line and in a
+    block: as a mapping's values and as a sequence's items, the writer's own text is PyYAML's."""
+    strings = ["".join(pieces) for count in (0, 1, 2, 3) for pieces in itertools.product(LINE_PIECES, repeat=count)]
+    strings += ["".join(pieces) for count in (1, 2, 3) for pieces in itertools.product(BLOCK_PIECES, repeat=count)]
+    strings += [s for c in INDICATORS + CHARACTER_BOUNDS for s in (c, f"a{c}", f"{c}a", f"a{c}a", f"a {c}", f"a\n{c}\n", f"{c}\na")]
+    strings = [s for s in strings if not s.endswith("\n\n") and s != "\n"]  # PyYAML ends the document after a `|+` block
+    documents = [{"n": {f"k{number}": s for number, s in enumerate(strings)}}, strings]
+    written = emit._written(documents)
+    assert written is not None and written == emit._dumped(documents)
 
 
 def test_the_direct_writer_writes_rendered_files_itself() -> None:

@@ -1,7 +1,7 @@
 """Canonical YAML bytes for rendered files.
 
 PyYAML's emitter defines the bytes (libyaml's, 8x ruamel's on our objects); the block layout is written
-directly, and PyYAML's emitter is asked once for each distinct scalar that is not a plain name (below). Its
+directly, and so is each string libyaml's rules (below) say how to write; PyYAML's emitter is asked for the rest. Its
 YAML 1.1 resolver already quotes every string a 1.1 reader would take for something else (`on`, `yes`,
 `0777`, `1.29`); we add the forms only YAML 1.2 readers turn into numbers (`0o17`, `1e3`), so a
 string stays a string for kustomize, kubectl and every editor alike. Keys keep the order the
@@ -117,10 +117,11 @@ def _dumped(documents: list[Any]) -> str:
 # Writing the block structure directly: PyYAML's representer and serializer walk every node in Python and
 # took most of a render's emitting time. The layout of block mappings and sequences is fixed (two spaces
 # a level, a sequence in a mapping not indented, `{}` and `[]` for empty ones); how a scalar is written
-# depends on its text alone (a literal block's lines move in with its indentation), so PyYAML's emitter is
-# asked once for each distinct string it may not write as it is (_PLAIN_SAFE). What the fixed layout does not
-# cover (a long or non-string key, a block that keeps its final line breaks, a document that is not a non-empty
-# mapping or sequence) goes to PyYAML whole. On the benchmark's files this writes the same bytes in a tenth of the time; properties in
+# depends on its text alone (a literal block's lines move in with its indentation): a line or a literal block of
+# printable characters is written by libyaml's rules (_line_text, _block_text), and PyYAML's emitter is asked once
+# for each other distinct scalar. What the fixed layout does not cover (a long or non-string key, a block that
+# keeps its final line breaks, a document that is not a non-empty mapping or sequence) goes to PyYAML whole. On
+# the benchmark's files this writes the same bytes in a tenth of the time; properties in
 # tests/test_reliability.py hold the bytes equal to PyYAML's on generated objects.
 
 
@@ -201,19 +202,53 @@ def _scalar(value: Any, indent: int) -> str:
     return text
 
 
-# Text PyYAML writes plain and as it is, unless its resolver reads it as something else: one line of letters, digits,
+# A key PyYAML writes plain and as it is, unless its resolver reads it as something else: one line of letters, digits,
 # inner spaces and `_./=+@,:-`, starting with a letter, digit or `_`, without `: ` or a final `:` (no indicator, no
-# comment, nothing a block scalar needs). Most rendered strings are such names, paths, images and versions; asking
-# PyYAML's emitter for each cost a third of emitting a small fleet.
+# comment, nothing a block scalar needs). Rendered keys are such names; PyYAML's emitter is asked for any other.
 _PLAIN_SAFE = re.compile(r"(?!.*: )[A-Za-z0-9_]([A-Za-z0-9_./=+@, :-]*[A-Za-z0-9_./=+@,-])?")
 _SIMPLE_KEY_LENGTH = 128  # a longer key is written after `? `
 
 
+# The characters libyaml's emitter writes as they are (its IS_PRINTABLE with allow_unicode), less its line breaks:
+# U+2028 and U+2029 here, and \n, which a literal block may hold. Any other character makes it write the string in
+# double quotes, with escapes.
+_PRINTABLE = r"\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
+_ONE_LINE = re.compile(f"[{_PRINTABLE}]*")
+_LINES = re.compile(rf"[{_PRINTABLE}\n]*")
+# What makes libyaml quote a non-empty line of them in block context (yaml_emitter_analyze_scalar's block indicators):
+# a space or an indicator first, `-` or `?` first with a space or nothing after it, a document marker first, `: ` or
+# ` #` anywhere, a space or `:` last.
+_NOT_PLAIN = re.compile(r"[ #,\[\]{}&*!|>'\"%@`]|[-?](?: |\Z)|---|\.\.\.|.*(?:: | #|[ :]\Z)")
+
+
 @lru_cache(maxsize=1 << 16)
 def _string_text(value: str) -> str | None:
-    if _PLAIN_SAFE.fullmatch(value) and _plain_tag(value) == _STR:
+    text = _block_text(value) if "\n" in value else _line_text(value)
+    return text if text is not None else _value_text(value)
+
+
+# What libyaml decides for a string is read off its text below, as `_value_text` would have PyYAML's emitter say it,
+# without an emitter for each string: a third of the distinct strings of a rendered tree are not plain names, and
+# making an emitter for each was most of the time emitting a small fleet took. Any other string goes to PyYAML.
+
+
+def _line_text(value: str) -> str | None:
+    """How libyaml writes a line of printable characters as a value in block context: plain, or in single quotes."""
+    if not _ONE_LINE.fullmatch(value):
+        return None
+    if value and _NOT_PLAIN.match(value) is None and _plain_tag(value) == _STR:
         return value
-    return _value_text(value)
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _block_text(value: str) -> str | None:
+    """How libyaml writes lines of printable characters as a value in block context: a literal block (the style
+    `_str_style` asks for), its lines two spaces in; None when a space ends the string or one of its lines (it writes
+    them in double quotes) or the block would keep its final line breaks (`|+`, see `_value_text`)."""
+    if not _LINES.fullmatch(value) or value.endswith((" ", "\n\n")) or " \n" in value or value == "\n":
+        return None
+    hints = ("2" if value[0] in " \n" else "") + ("" if value.endswith("\n") else "-")
+    return "|" + hints + "".join("\n  " + line if line else "\n" for line in value.removesuffix("\n").split("\n"))
 
 
 def _plain_tag(value: str) -> str:
