@@ -10,9 +10,7 @@ is the rest of its quota that its queue may borrow: borrowable GPUs are neither 
 """
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property
 from typing import NamedTuple
 
 from fleetgen.checks.admission import queue_room
@@ -21,8 +19,7 @@ from fleetgen.model import Cluster, Fleet, Team
 from fleetgen.model.sharing import GPU
 
 
-@dataclass(frozen=True)
-class QueueGpus:
+class QueueGpus(NamedTuple):
     """A ClusterQueue's GPUs over its GPU flavors, and the teams that feed it with their GPU quotas there."""
 
     name: str
@@ -30,11 +27,7 @@ class QueueGpus:
     owned: int
     borrowable: int
     quotas: tuple[tuple[str, int], ...]  # (team, GPU quota), in fleet order
-
-    @cached_property  # read for each of its teams
-    def runnable(self) -> int:
-        """The most its teams can ever run at once: their namespace quotas."""
-        return sum(q for _, q in self.quotas)
+    runnable: int  # the most its teams can ever run at once: the sum of their quotas
 
 
 class Entitlement(NamedTuple):
@@ -70,7 +63,7 @@ def queue_gpus(fleet: Fleet, cluster: Cluster, index: int) -> QueueGpus:
             own, borrow = queue_room(cluster, index, pool, GPU)
             owned, borrowable = owned + own, borrowable + borrow
     quotas = tuple((team.name, team.quota_on(cluster.name).requests.gpu or 0) for team in fleet.queue_teams(cluster, queue.name))
-    return QueueGpus(queue.name, queue.cohort, int(owned), int(borrowable), quotas)
+    return QueueGpus(queue.name, queue.cohort, int(owned), int(borrowable), quotas, sum(q for _, q in quotas))
 
 
 def entitlements_on(fleet: Fleet, cluster: Cluster) -> dict[str, Entitlement]:

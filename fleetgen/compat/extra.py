@@ -57,7 +57,7 @@ def merge_facts_text(raw: bytes, file: str, shipped: Facts) -> FleetFacts:
     warnings = tuple(
         extra_source.place(
             Finding(
-                (o.table, o.index),
+                (o.table, o.row),
                 f"replaces fleetgen's own {o.table} row [{o.replaced.source}]; check it still holds when you upgrade fleetgen",
                 Severity.WARNING,
             )

@@ -10,7 +10,6 @@ fleet's own facts file and, in the tests, this one, is facts_file.py.
 
 import datetime
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -138,12 +137,11 @@ ROW_KEYS: dict[str, Callable[[Any], Hashable]] = {
 }
 
 
-@dataclass(frozen=True)
-class Override:
+class Override(NamedTuple):
     """A row of the extra facts file that replaces a shipped row: where it stands and what it replaced."""
 
     table: str  # camelCase, as written in the file
-    index: int
+    row: int  # its index in that table
     replaced: Row
 
 

@@ -5,7 +5,7 @@ that adopts fleetgen keeps the names its repository already uses. The defaults a
 names. `{team}` stands for the team's name, `{namespace}` for its namespace (team-<name>).
 """
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from pydantic.alias_generators import to_camel
 
@@ -53,8 +53,7 @@ class TeamNames(Spec):
     """The LimitRange that gives containers the team's default requests and limits."""
 
 
-@dataclass(frozen=True)
-class ObjectNames:
+class ObjectNames(NamedTuple):
     """The names of one team's objects, placeholders filled in."""
 
     role: str

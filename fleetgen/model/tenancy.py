@@ -7,8 +7,7 @@ to administer), and a LimitRange so that pods without limits are admitted by the
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal, NamedTuple, Protocol
 
 from pydantic import Field
 
@@ -100,8 +99,7 @@ class TeamTenancy(Spec):
     """Whether the team's namespaces get the LimitRange; the fleet's choice when left out."""
 
 
-@dataclass(frozen=True)
-class Access:
+class Access(NamedTuple):
     """What one team may do, the fleet's defaults and the team's own values taken together."""
 
     pod_security: PodSecurityLevel

@@ -1,6 +1,5 @@
 """The rendered objects: plain dicts built in canonical key order, each tied to its fleet.yaml field."""
 
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from fleetgen.errors import FieldPath
@@ -27,8 +26,7 @@ class ObjectKey(NamedTuple):
         return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
 
 
-@dataclass(frozen=True)
-class Manifest:
+class Manifest(NamedTuple):
     """One Kubernetes object and the fleet.yaml path of the value that produced it."""
 
     body: dict[str, Any]

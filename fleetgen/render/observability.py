@@ -24,12 +24,9 @@ device to DCGM: every pod sharing it gets a copy of the whole GPU's series (rend
 turns that on), so a team's numbers there are the shared GPU's, not its own pods'.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from fleetgen.checks.entitlement import queue_gpus
 from fleetgen.compat.dcgm_exporter import OLDEST_LABEL, host_label
@@ -50,8 +47,7 @@ DASHBOARD_LABEL = {"grafana_dashboard": "1"}  # what the Grafana sidecar watches
 _QUEUE_GPUS = ("kueue_cluster_queue_resource_usage", "kueue_cluster_queue_nominal_quota")
 
 
-@dataclass(frozen=True)
-class Alert:
+class Alert(NamedTuple):
     name: str  # the fleet.yaml key
     alert: str  # the Prometheus alert name
     scope: str  # team, cluster, or pool (a rule for each GPU node pool a queue hands out)
@@ -67,7 +63,7 @@ class Alert:
     ) -> str:
         """The rule's PromQL; `host` is the label the cluster's DCGM exporter names a GPU's node with (compat/dcgm_exporter.py)."""
         if self.query and self.query != self.name:
-            return replace(self, name=self.query, query="").expr(namespace, pool, mig, quota, host)
+            return self._replace(name=self.query, query="").expr(namespace, pool, mig, quota, host)
         t = f"{self.threshold:g}"
         ns = {"namespace": namespace} if namespace else {}
         if self.name == "gpuUnderutilized":
@@ -159,8 +155,7 @@ def _sel(metric: str, labels: dict[str, str], present: tuple[str, ...] = ()) -> 
 def _apply(alert: Alert, override: AlertOverride | None) -> Alert:
     if override is None:
         return alert
-    return replace(
-        alert,
+    return alert._replace(
         threshold=alert.threshold if override.threshold is None else override.threshold,
         duration=override.for_ or alert.duration,
         severity=override.severity or alert.severity,
@@ -191,7 +186,7 @@ def team_alerts(fleet: Fleet, cluster: Cluster, team: Team) -> list[tuple[Alert,
         if alert.name == "quotaConsumption":
             for name in sorted(team.quota_on(cluster.name).requests.slices):
                 summary = "{team} has used over {threshold}% of its " + slice_resource(name) + " quota"
-                out.append((replace(alert, alert=SLICE_QUOTA_ALERT, summary=summary), f"requests.{slice_resource(name)}"))
+                out.append((alert._replace(alert=SLICE_QUOTA_ALERT, summary=summary), f"requests.{slice_resource(name)}"))
     return out
 
 

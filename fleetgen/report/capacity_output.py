@@ -184,13 +184,13 @@ def report_json(report: Report) -> str:
                         "pool": p.pool,
                         "partitioning": p.partitioning,
                         "resource": p.resource,
-                        "count": p.count,
+                        "count": p.slices,
                         "pricePerHour": p.hourly,
                     }
                     for p in report.pool_slices
                 ],
                 "teams": [
-                    {"team": t.team, "cluster": t.cluster, "resource": t.resource, "count": t.count, "monthlyCost": t.monthly_cost}
+                    {"team": t.team, "cluster": t.cluster, "resource": t.resource, "count": t.slices, "monthlyCost": t.monthly_cost}
                     for t in report.team_slices
                 ],
             },

@@ -2,9 +2,7 @@
 their share of the GPU-hour (a time-sliced replica 1/replicas, a MIG slice its compute slices over the
 layout's: 1g.10gb of all-1g.10gb is 1/7)."""
 
-from __future__ import annotations
-
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from fleetgen.checks.capacity import HOURS_PER_MONTH, gpu_hour_price
 from fleetgen.compat.partitioning import describe, pool_yield, share_of_gpu
@@ -12,22 +10,20 @@ from fleetgen.model import Cluster, Fleet, NodePool
 from fleetgen.model.partitioning import slice_resource
 
 
-@dataclass(frozen=True)
-class PoolSlices:
+class PoolSlices(NamedTuple):
     cluster: str
     pool: str
     partitioning: str
     resource: str
-    count: int
+    slices: int
     hourly: float | None  # price of one slice for one hour; None without a price for the pool's VM size
 
 
-@dataclass(frozen=True)
-class TeamSlices:
+class TeamSlices(NamedTuple):
     team: str
     cluster: str
     resource: str
-    count: int
+    slices: int
     monthly_cost: float | None
 
 
@@ -77,8 +73,8 @@ def slices_markdown(pools: tuple[PoolSlices, ...], teams: tuple[TeamSlices, ...]
 
     lines = ["", "## Partitioned GPUs", "", "Each slice is priced as its share of the GPU-hour.", ""]
     lines += ["| Cluster | Node pool | Partitioning | Resource | Slices | Price / slice-hour |", "|---|---|---|---|---:|---:|"]
-    lines += [f"| {p.cluster} | {p.pool} | {p.partitioning} | {p.resource} | {p.count} | {money(p.hourly, 3)} |" for p in pools]
+    lines += [f"| {p.cluster} | {p.pool} | {p.partitioning} | {p.resource} | {p.slices} | {money(p.hourly, 3)} |" for p in pools]
     if teams:
         lines += ["", "| Team | Cluster | Resource | Slices | Cost / month |", "|---|---|---|---:|---:|"]
-        lines += [f"| {t.team} | {t.cluster} | {t.resource} | {t.count} | {money(t.monthly_cost, 0)} |" for t in teams]
+        lines += [f"| {t.team} | {t.cluster} | {t.resource} | {t.slices} | {money(t.monthly_cost, 0)} |" for t in teams]
     return lines

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -31,8 +30,7 @@ _STR, _SEQ, _MAP = _TAG + "str", _TAG + "seq", _TAG + "map"
 YAML_11_BREAKS = "\x85\u2028\u2029"
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     """What one file may hold: its size, its values after alias expansion, and its depth."""
 
     bytes: int

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -83,7 +83,7 @@ def review(fleet: Path, base_ref: str, head_ref: str | None, live: tuple[str, ..
     head = _revision(read_at(fleet, head_ref) if head_ref else read_fleet_bytes(fleet), head_name, cache, base.rendered)
     facts = (_facts_at(fleet, base.fleet, base_ref), _facts_at(fleet, head.fleet, head_ref))
     result = diff_fleets(base.rendered, head.rendered, base_ref, head_ref or "working tree", facts)
-    result.refusals = [replace(f, location=head.loaded.source.locate(f.path)) for f in result.refusals]
+    result.refusals = [f._replace(location=head.loaded.source.locate(f.path)) for f in result.refusals]
     return Review(result, head, _quota_impacts(head, live) if live else {})
 
 
