@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import EXAMPLE, REPO, UPSTREAM_CRDS, findings_of, line_of, replace_once
+from conftest import EXAMPLE, REPO, UPSTREAM_CRDS, examples, findings_of, line_of, replace_once
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fleetgen.checks.load import load_fleet
 from fleetgen.errors import Severity
@@ -26,7 +28,7 @@ from fleetgen.render.rendered import Rendered
 from fleetgen.validation.core_definitions import CoreDefinitions
 from fleetgen.validation.crd_schemas import parse_shipped_name, read_crds, shipped_name, strict, without_descriptions
 from fleetgen.validation.policy_lints import lint_cluster
-from fleetgen.validation.rendered_objects import _CORE, Schemas, _bundle, validate_rendered
+from fleetgen.validation.rendered_objects import _CORE, Schemas, _bundle, _kinds_to_validate, object_problems, validate_rendered
 
 Run = Callable[..., CompletedProcess[str]]
 FLEET = load_fleet(EXAMPLE).fleet
@@ -59,6 +61,66 @@ def test_core_objects_are_validated_strictly(schemas: Schemas) -> None:
     assert validator is not None and validator.is_valid(namespace)
     assert not validator.is_valid({**namespace, "spec": {"finalizers": ["x"], "colour": "red"}})
     assert not validator.is_valid({**namespace, "metadata": {**namespace["metadata"], "labels": {"team": 5}}})
+
+
+# Each object the example renders, with its cluster's Kubernetes version.
+RENDERED = [
+    (manifest.body, FLEET.version_sets[cluster.version_set].kubernetes)
+    for index, cluster in enumerate(FLEET.clusters)
+    for manifest in Rendered(FLEET).objects(index) + Rendered(FLEET).entry_point(index)
+]
+ODD_VALUES = [None, -1, 0, 1.5, True, "", "Bad Key!", "bad_name", "-1", "1Gi", "x" * 300, [], ["a"], {}, {"zz": 1}]
+
+
+def _places(node: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    below = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else []
+    return [at] + [place for key, value in below for place in _places(value, (*at, key))]
+
+
+@st.composite
+def broken_objects(draw: st.DrawFn) -> tuple[dict[str, Any], Version]:
+    """A rendered object of the example with one to three values replaced, removed or added (not its kind)."""
+    body, kubernetes = draw(st.sampled_from(RENDERED))
+    body = copy.deepcopy(body)
+    for _ in range(draw(st.integers(1, 3))):
+        *parent, last = draw(st.sampled_from([p for p in _places(body) if p and p not in {("apiVersion",), ("kind",)}]))
+        node = body
+        for key in parent:
+            node = node[key]
+        change = draw(st.sampled_from(["replace", "remove", "add"]))
+        if change == "remove":
+            del node[last]
+        elif change == "add" and isinstance(node, dict):
+            node["unknownField"] = copy.deepcopy(draw(st.sampled_from(ODD_VALUES)))
+        else:
+            node[last] = copy.deepcopy(draw(st.sampled_from(ODD_VALUES)))
+    return body, kubernetes
+
+
+@pytest.fixture(scope="module", params=["shipped", "--crd"])
+def schemas_both_ways(request: pytest.FixtureRequest, crd_schemas: dict[tuple[str, str], dict[str, Any]]) -> tuple[Schemas, Schemas]:
+    """The example's kinds compiled into one validator, and each kind compiled alone (as a lookup asks for it)."""
+    crds = crd_schemas if request.param == "--crd" else None
+    together = Schemas(crds)
+    together.prepare(_kinds_to_validate(Rendered(FLEET), None))
+    return together, Schemas(crds)
+
+
+def test_the_example_compiles_one_validator_for_all_its_kinds(schemas_both_ways: tuple[Schemas, Schemas]) -> None:
+    together, _ = schemas_both_ways
+    lookups = [together.lookup(body["apiVersion"], body["kind"], kubernetes) for body, kubernetes in RENDERED]
+    assert len({id(lookup.validator.validator) for lookup in lookups if lookup.validator is not None}) == 1
+
+
+@examples(100)
+@given(broken=broken_objects())
+def test_a_kind_compiled_with_the_others_finds_what_it_finds_compiled_alone(
+    schemas_both_ways: tuple[Schemas, Schemas], broken: tuple[dict[str, Any], Version]
+) -> None:
+    together, alone = schemas_both_ways
+    body, kubernetes = broken
+    found = [list(object_problems(s.lookup(body["apiVersion"], body["kind"], kubernetes), body, True)) for s in (together, alone)]
+    assert found[0] == found[1]
 
 
 def _refs(node: Any) -> set[str]:

@@ -2,9 +2,10 @@
 
 Core kinds use kubernetes-validate's strict schemas (unknown fields rejected); custom resources
 use the CRD schemas shipped in schemas/crds, or CRDs the user passes (`--crd`), which win. Each
-(Kubernetes minor, apiVersion, kind) schema is bundled with just the definitions it reaches and
-compiled once with jsonschema-rs: about 2.5 us an object, against about 12 ms for
-`kubernetes_validate.validate()`, which re-reads its 1.3 MB of definitions on every call.
+(Kubernetes minor, apiVersion, kind) schema is bundled with just the definitions it reaches, and the
+kinds a run validates are compiled together with jsonschema-rs (kind_validators.py): about 2.5 us an
+object, against about 12 ms for `kubernetes_validate.validate()`, which re-reads its 1.3 MB of
+definitions on every call.
 
 Beyond the schema, the API server's own rules: each CRD's CEL rules (`x-kubernetes-validations`, see
 cel.py) and the Go validation rules of api_rules.yaml (api_rules.py), compiled once per kind.
@@ -17,12 +18,10 @@ import hashlib
 import importlib.util
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
-
-import jsonschema_rs
 
 from fleetgen.checks.load import LoadedFleet
 from fleetgen.checks.record_times import future_records
@@ -37,6 +36,7 @@ from fleetgen.validation.api_rules import ApiRuleBook, ServerChecks
 from fleetgen.validation.cel_rules import CelRules, Rule
 from fleetgen.validation.core_definitions import CoreDefinitions
 from fleetgen.validation.crd_schemas import GroupVersionKind, parse_shipped_name
+from fleetgen.validation.kind_validators import KindSchema, KindValidator, compile_kinds
 from fleetgen.validation.policy_lints import lint_cluster, lint_no_credential_in_secrets
 from fleetgen.validation.reconcile import reconcile_findings
 from fleetgen.validation.verdicts import ClusterVerdict, ClusterVerdicts
@@ -63,7 +63,7 @@ _DEFS = "#/$defs/"
 class Lookup(NamedTuple):
     """The compiled validator for an object, or why there is none."""
 
-    validator: Any | None
+    validator: KindValidator | None
     note: str = ""
     severity: Severity = Severity.WARNING
     server: ServerChecks | None = None  # the API server's rules beyond the schema
@@ -75,13 +75,13 @@ class Schemas:
     def __init__(self, crds: dict[GroupVersionKind, dict[str, Any]] | None = None):
         # fleetgen's own CRD schemas (0.7 MB of JSON) are read when a kind first needs one; a --crd CRD wins.
         self._shipped = {parse_shipped_name(e.name): e for e in _SHIPPED.iterdir() if e.name.endswith(".json")}
-        self._crds: dict[GroupVersionKind, dict[str, Any] | None] = dict(crds or {})
+        self._crds: dict[GroupVersionKind, dict[str, Any]] = dict(crds or {})
         # Names the schema set beyond fleetgen's own files (which verdicts.py's salt covers): the --crd CRDs.
         self.digest = hashlib.sha256(repr(sorted((crds or {}).items())).encode()).hexdigest()
         # A CEL rule fleetgen cannot evaluate is warned about once a run, at the first object that
         # reaches it, so what validating one cluster says then depends on the clusters before it.
         # fleetgen's own CRDs have none (a test says so); a --crd CRD may.
-        self.warns_once = any(CelRules(schema).unsupported for schema in (crds or {}).values() if schema is not None)
+        self.warns_once = any(CelRules(schema).unsupported for schema in (crds or {}).values())
         self._minors = sorted((int(m.group(1)), int(m.group(2))) for d in _CORE.iterdir() if (m := _STRICT_DIR.fullmatch(d.name)))
         self._definitions: dict[Minor, CoreDefinitions] = {}
         self._minor_of: dict[Minor, Minor] = {}
@@ -94,17 +94,41 @@ class Schemas:
         return list(self._minors)
 
     def lookup(self, api_version: str, kind: str, kubernetes: Version) -> Lookup:
-        if self._is_custom((api_version, kind)):
-            key: tuple[Any, ...] = ("crd", api_version, kind)
-            if key not in self._compiled:
-                schema = self._crd((api_version, kind))
-                self._compiled[key] = self._with_server_rules(schema, kind, CelRules(schema) if schema is not None else None)
-            return self._compiled[key]
-        minor = self.schema_minor(kubernetes)
-        key = ("core", minor, api_version, kind)
+        key = self._key(api_version, kind, kubernetes)
         if key not in self._compiled:
-            self._compiled[key] = self._core(minor, api_version, kind, kubernetes)
+            self.prepare([(api_version, kind, kubernetes)])
         return self._compiled[key]
+
+    def prepare(self, wanted: Iterable[tuple[str, str, Version]]) -> None:
+        """Compile the lookups of these (apiVersion, kind, Kubernetes version) not compiled yet, in one validator
+        (kind_validators.py): asked for all the kinds a run renders, it compiles each definition and each set of
+        API rules once."""
+        fresh: dict[tuple[Any, ...], tuple[str, str, Version]] = {}
+        for api_version, kind, kubernetes in wanted:
+            key = self._key(api_version, kind, kubernetes)
+            if key not in self._compiled:
+                fresh.setdefault(key, (api_version, kind, kubernetes))
+        compiling: list[tuple[tuple[Any, ...], KindSchema, ServerChecks]] = []
+        for key, (api_version, kind, kubernetes) in fresh.items():
+            if key[0] == "crd":
+                schema = self._crd((api_version, kind))
+                cel, version = CelRules(schema), None
+            else:
+                core = self._core(key[1], api_version, kind, kubernetes)
+                if isinstance(core, Lookup):
+                    self._compiled[key] = core
+                    continue
+                schema, cel, version = core, None, f"{key[1][0]}.{key[1][1]}"
+            server = ServerChecks(self._api_rules, kind, cel, self._warned)
+            compiling.append((key, KindSchema(f"@kind{len(compiling)}", schema, version, server.api), server))
+        validators = compile_kinds([entry for _, entry, _ in compiling]) if compiling else {}
+        for key, entry, server in compiling:
+            self._compiled[key] = Lookup(validators[entry.key], server=server)
+
+    def _key(self, api_version: str, kind: str, kubernetes: Version) -> tuple[Any, ...]:
+        if self._is_custom((api_version, kind)):
+            return ("crd", api_version, kind)
+        return ("core", self.schema_minor(kubernetes), api_version, kind)
 
     def schema_minor(self, kubernetes: Version) -> Minor:
         """The newest schema version not newer than the cluster's (the oldest when it is older than all)."""
@@ -114,19 +138,16 @@ class Schemas:
             self._minor_of[minor] = older[-1] if older else self._minors[0]
         return self._minor_of[minor]
 
-    def _core(self, minor: Minor, api_version: str, kind: str, kubernetes: Version) -> Lookup:
-        version = f"{kubernetes.minor[0]}.{kubernetes.minor[1]}"
+    def _core(self, minor: Minor, api_version: str, kind: str, kubernetes: Version) -> dict[str, Any] | Lookup:
+        """A core kind's schema bundle, or the lookup that says why there is none."""
         removed = removed_api(api_version, kind, kubernetes)
         if removed:
             return Lookup(None, removed, Severity.ERROR)
         schema = self._core_schema(minor, api_version, kind)
         if schema is None:
+            version = f"{kubernetes.minor[0]}.{kubernetes.minor[1]}"
             return Lookup(None, f"no schema for {api_version} {kind} in Kubernetes {version} or fleetgen's CRDs (pass --crd)")
-        return self._with_server_rules(schema, kind, None)
-
-    def _with_server_rules(self, schema: Any, kind: str, cel: CelRules | None) -> Lookup:
-        server = ServerChecks(self._api_rules, kind, cel, self._warned)
-        return Lookup(jsonschema_rs.validator_for(server.combined(schema)), server=server)
+        return schema
 
     def transition_rules_of(self, api_version: str, kind: str) -> list[Rule]:
         """The transition rules of one kind: a custom resource's, from its compiled lookup when there is one."""
@@ -135,8 +156,7 @@ class Schemas:
         compiled = self._compiled.get(("crd", api_version, kind))
         if compiled is not None:
             return compiled.server.transition if compiled.server is not None else []
-        schema = self._crd((api_version, kind))
-        return CelRules(schema).transition if schema is not None else []
+        return CelRules(self._crd((api_version, kind))).transition
 
     def transition_rules(self) -> list[str]:
         """The CRDs' transition rules (reading `oldSelf`): the server checks them on update only, so offline never."""
@@ -149,12 +169,12 @@ class Schemas:
     def custom_resources(self) -> dict[GroupVersionKind, dict[str, Any]]:
         """Every custom resource's schema (fleetgen's own, then the --crd ones), each read now if not yet."""
         kinds = sorted({*self._shipped, *self._crds})
-        return {kind: schema for kind in kinds if (schema := self._crd(kind)) is not None}
+        return {kind: self._crd(kind) for kind in kinds}
 
     def _is_custom(self, kind: GroupVersionKind) -> bool:
         return kind in self._crds or kind in self._shipped
 
-    def _crd(self, kind: GroupVersionKind) -> dict[str, Any] | None:
+    def _crd(self, kind: GroupVersionKind) -> dict[str, Any]:
         """A custom resource's schema: the --crd one, else fleetgen's own, read on first use."""
         if kind not in self._crds:
             self._crds[kind] = json.loads(self._shipped[kind].read_text(encoding="utf-8"))
@@ -206,7 +226,7 @@ def object_problems(lookup: Lookup, body: dict[str, Any], strict: bool) -> Itera
         yield lookup.note, severity
         return
     # is_valid() costs two thirds of iter_errors(), and nearly every object is valid.
-    errors = [] if lookup.validator.is_valid(body) else list(lookup.validator.iter_errors(body))
+    errors = [] if lookup.validator.is_valid(body) else lookup.validator.errors(body)
     for error in errors:
         if lookup.server is None or not lookup.server.owns(error):
             where = ".".join(str(p) for p in error.instance_path) or "(object)"
@@ -224,6 +244,7 @@ def validate_rendered(rendered: Rendered, schemas: Schemas, *, strict: bool = Fa
     seen: dict[tuple[FieldPath, str, Severity], list[str]] = {}
     fleet = rendered.fleet
     used: set[tuple[str, str]] = set()
+    schemas.prepare(_kinds_to_validate(rendered, known))
     for index, cluster in enumerate(fleet.clusters):
         kubernetes = fleet.version_sets[cluster.version_set].kubernetes
         fingerprint = rendered.fingerprints[index] if known is not None else ""
@@ -241,6 +262,28 @@ def validate_rendered(rendered: Rendered, schemas: Schemas, *, strict: bool = Fa
         # fix: Change the fleet.yaml field that renders the object so that it passes its schema
         findings.append(Finding(source, f"{text} (on {where})", severity))
     return findings + _transition_note(schemas, used)
+
+
+def _kinds_to_validate(rendered: Rendered, known: ClusterVerdicts | None) -> Iterator[tuple[str, str, Version]]:
+    """The (apiVersion, kind, Kubernetes version) of each object validate_rendered checks, once per kind and version:
+    those of each cluster without a kept verdict, and of only the first of the clusters with one fingerprint (the
+    others take its verdict). Their objects are built now rather than in the loop, and kept for it."""
+    fleet = rendered.fleet
+    fingerprints: set[str] = set()
+    seen: set[tuple[str, str, tuple[int, int]]] = set()
+    for index, cluster in enumerate(fleet.clusters):
+        if known is not None:
+            fingerprint = rendered.fingerprints[index]
+            if fingerprint in fingerprints or known.get(fingerprint) is not None:
+                continue
+            fingerprints.add(fingerprint)
+        kubernetes = fleet.version_sets[cluster.version_set].kubernetes
+        minor = kubernetes.minor
+        kinds = {(m.body["apiVersion"], m.body["kind"]): None for m in rendered.objects(index) + rendered.entry_point(index)}
+        for api_version, kind in kinds:
+            if (api_version, kind, minor) not in seen:
+                seen.add((api_version, kind, minor))
+                yield api_version, kind, kubernetes
 
 
 def _validate_cluster(rendered: Rendered, index: int, schemas: Schemas, kubernetes: Version, strict: bool) -> ClusterVerdict:
