@@ -1,11 +1,7 @@
 """fleet.yaml to a checked Fleet: parse, validate the model, run the checks, place every finding."""
 
-from __future__ import annotations
-
-import difflib
-from dataclasses import dataclass, field
 from pathlib import Path as FsPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -22,13 +18,11 @@ from fleetgen.source.reader import Source, SourceFloat, SourceInt, parse_fleet, 
 _KEY_ERRORS = {"extra_forbidden"}
 
 
-@dataclass(frozen=True)
-class LoadedFleet:
+class LoadedFleet(NamedTuple):
     source: Source
     fleet: Fleet
-    warnings: tuple[Finding, ...] = ()
-    facts: Facts = field(default_factory=facts)
-    """The facts the fleet was checked against: the shipped ones merged with its own facts file; plan with these too."""
+    warnings: tuple[Finding, ...]
+    facts: Facts  # what the fleet was checked against: the shipped facts merged with its own facts file; plan with these too
 
 
 def load_fleet(path: str | FsPath) -> LoadedFleet:
@@ -49,7 +43,7 @@ def typed_fleet_text(raw: bytes, file: str = "fleet.yaml") -> LoadedFleet:
     """fleet.yaml typed, with the shipped facts, before the checks across the model (so without their warnings). For a
     caller that may know the text passed them already (`checked_fleet` runs them) and reads no warnings."""
     source = parse_fleet(raw, file)
-    return LoadedFleet(source, _typed(source))
+    return LoadedFleet(source, _typed(source), (), facts())
 
 
 def passed_fleet_text(raw: bytes, file: str = "fleet.yaml", *, positions: bool = True) -> LoadedFleet:
@@ -60,7 +54,7 @@ def passed_fleet_text(raw: bytes, file: str = "fleet.yaml", *, positions: bool =
 
 def passed_fleet(source: Source) -> LoadedFleet:
     """`passed_fleet_text` of a text already parsed (or whose values the cache kept, checks/kept_values.py)."""
-    return LoadedFleet(source, _typed(source, scan=False))
+    return LoadedFleet(source, _typed(source, scan=False), (), facts())
 
 
 def checked_fleet(typed: LoadedFleet) -> LoadedFleet:
@@ -107,6 +101,8 @@ def _from_pydantic(source: Source, error: Any) -> Finding:
     path = tuple(part for part in loc if part != "[key]")
     message = _message(error)
     if error["type"] == "extra_forbidden":
+        import difflib  # only a fleet with an unknown field gets here: not worth a millisecond of every start
+
         close = difflib.get_close_matches(str(path[-1]), fields_at(path[:-1]), n=1, cutoff=0.6)
         home = _home_of(source, path)
         message += f"; it belongs under {home!r}: indent it there" if home else f"; did you mean {close[0]!r}?" if close else ""
