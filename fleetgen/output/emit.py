@@ -154,26 +154,25 @@ def _block(node: dict[Any, Any] | list[Any], indent: int, out: list[str], *, inl
             text = _key_text(key) if type(key) is str else None
             if text is None:
                 raise _NeedsPyYAML
-            out.append(f"{first}{text}:")
-            first = pad
             kind = type(value)
             if kind is dict and value:
-                out.append("\n")
+                out.append(f"{first}{text}:\n")
                 _block(value, indent + 2, out, inline=False)
             elif kind is list and value:
-                out.append("\n")
+                out.append(f"{first}{text}:\n")
                 _block(value, indent, out, inline=False)  # a sequence in a mapping is not indented
             else:
-                out.append(f" {_scalar(value, indent)}\n")
+                out.append(f"{first}{text}: {_scalar(value, indent)}\n")
+            first = pad
         return
     for item in node:
-        out.append(f"{first}- ")
-        first = pad
         kind = type(item)
         if (kind is dict or kind is list) and item:
+            out.append(f"{first}- ")
             _block(item, indent + 2, out, inline=True)
         else:
-            out.append(f"{_scalar(item, indent)}\n")
+            out.append(f"{first}- {_scalar(item, indent)}\n")
+        first = pad
 
 
 def _scalar(value: Any, indent: int) -> str:
