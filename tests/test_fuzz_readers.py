@@ -45,7 +45,7 @@ from fleetgen.errors import FindingsError, InputError, RefusedAsk, Severity
 from fleetgen.jobs.serving import Serving
 from fleetgen.live import state
 from fleetgen.live.drift_output import drift_json
-from fleetgen.output.emitted import _unpack, read_entries
+from fleetgen.output.emitted import _pack, _unpack, read_entries
 from fleetgen.output.known_trees import KnownTree, KnownTrees, known_fresh
 from fleetgen.output.tree import JOURNAL, LEDGER
 from fleetgen.render.rendered import Rendered
@@ -653,7 +653,15 @@ def test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line(
 
 
 @SLOW_ENOUGH
-@given(entry=st.one_of(st.binary(max_size=200), st.just(b"[" * 100_000), mutated({"a.yaml": "x: 1"}).map(lambda d: json.dumps(d).encode())))
+@given(
+    entry=st.one_of(
+        st.binary(max_size=200),
+        st.just(b"[" * 100_000),
+        mutated({"a.yaml": "x: 1"}).map(lambda d: json.dumps(d).encode()),
+        mutated([["a.yaml", 5], ["b/c.yaml", 0], ["d.yaml", 5]]).map(lambda index: json.dumps(index).encode() + b"\nx: 1\ny: 2\n"),
+        st.builds(bytes.__add__, st.just(_pack({"a.yaml": b"x: 1\n", "b.yaml": b"y: 2\n"})), st.binary(max_size=4)),
+    )
+)
 def test_a_damaged_cache_entry_is_read_as_none_or_as_what_it_holds(tmp_path_factory: pytest.TempPathFactory, entry: bytes) -> None:
     store = Cache(tmp_path_factory.mktemp("cache"))
     store.put("files", "inputs", entry)

@@ -8,7 +8,6 @@ but the time a command takes.
 from __future__ import annotations
 
 import copy
-import json
 import os
 import random
 import re
@@ -21,6 +20,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from conftest import EXAMPLE, git
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fleetgen.cache import Cache
 from fleetgen.checks.load import load_fleet_text
@@ -28,6 +29,7 @@ from fleetgen.cli import cli
 from fleetgen.compare.object_diff import diff_objects
 from fleetgen.errors import FindingsError, Severity
 from fleetgen.output.emit import dump_documents
+from fleetgen.output.emitted import _pack, _unpack
 from fleetgen.render import rendered as rendered_module
 from fleetgen.render.rendered import Rendered
 from fleetgen.review import diff_fleets
@@ -151,12 +153,18 @@ def test_a_damaged_or_deleted_cache_changes_nothing(tmp_path: Path, cache_home: 
     (fleet.parent / "clusters" / "c0000-dev" / "cluster.yaml").unlink()
     render_tree(fleet, None)
     assert tree_bytes(fleet.parent) == expected
-    assert all(json.loads(entry.read_bytes()) for entry in kept)  # written again whole
+    assert all(_unpack(entry.read_bytes()) for entry in kept)  # written again whole
 
     shutil.rmtree(cache_home / "fleetgen")
     (fleet.parent / "clusters" / "c0000-dev" / "cluster.yaml").unlink()
     render_tree(fleet, None)
     assert tree_bytes(fleet.parent) == expected
+
+
+@given(files=st.dictionaries(st.text(), st.binary(), min_size=1, max_size=5))
+def test_emitted_files_come_back_from_an_entry_as_they_went_in(files: dict[str, bytes]) -> None:
+    """Any paths (a line break, a lone surrogate) and any bytes (line breaks, invalid UTF-8) survive an entry."""
+    assert _unpack(_pack(files)) == files
 
 
 def test_the_cache_stays_out_of_the_repository(tmp_path: Path, cli_run: Any) -> None:

@@ -9,7 +9,6 @@ the render kept: a missing or altered cache entry, an edited text or a missing h
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -26,6 +25,7 @@ from hypothesis import strategies as st
 
 from fleetgen import workflows
 from fleetgen.cache import Cache
+from fleetgen.output.emitted import _pack, _unpack
 from fleetgen.output.known_trees import KnownTrees
 from fleetgen.output.tree import ledger_bytes
 
@@ -150,10 +150,11 @@ def test_files_read_back_are_taken_only_when_they_are_the_render_kept(tmp_path: 
     known, files = kept
     assert ledger_bytes(files) == known.ledger and len(known.entries) > 1
     for kind, inputs in known.entries:
-        held = json.loads(store.get(kind, inputs) or b"{}")
+        held = _unpack(store.get(kind, inputs))
+        assert held is not None
         path = next(iter(held))
-        for altered in ({**held, path: held[path] + "# edited\n"}, {k: v for k, v in held.items() if k != path} or {"x": ""}):
-            store.put(kind, inputs, json.dumps(altered).encode())
+        for altered in ({**held, path: held[path] + b"# edited\n"}, {k: v for k, v in held.items() if k != path} or {"x": b""}):
+            store.put(kind, inputs, _pack(altered))
             assert KnownTrees(store).files(text, "fleet.yaml") is None
-        store.put(kind, inputs, json.dumps(held).encode())
+        store.put(kind, inputs, _pack(held))
     assert KnownTrees(store).files(text, "fleet.yaml") == kept

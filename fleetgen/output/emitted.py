@@ -35,23 +35,30 @@ Entry = tuple[str, str]  # a cache entry of emitted files: (kind, inputs)
 
 
 def _pack(files: dict[str, bytes]) -> bytes:
-    return json.dumps({path: data.decode("utf-8") for path, data in files.items()}, ensure_ascii=False).encode("utf-8")
+    """The files as one entry: a line of JSON listing their paths and sizes, then their bytes one after another (a
+    JSON object of their texts took ten times as long to write and six times as long to read)."""
+    return json.dumps([[path, len(data)] for path, data in files.items()]).encode() + b"\n" + b"".join(files.values())
 
 
 def _unpack(entry: bytes | None) -> dict[str, bytes] | None:
     """The files an entry holds; None for a miss or anything that is not what `_pack` writes."""
     if entry is None:
         return None
+    head, _, body = entry.partition(b"\n")
     try:
-        files = json.loads(entry)
+        index = json.loads(head)
     except (ValueError, RecursionError):  # RecursionError: an entry nested deeper than Python's stack
         return None
-    if not isinstance(files, dict) or not files or not all(isinstance(v, str) for v in files.values()):
+    if not isinstance(index, list) or not index:
         return None
-    try:
-        return {path: text.encode("utf-8") for path, text in files.items()}
-    except UnicodeEncodeError:  # a lone surrogate (JSON's "\ud800"): never what _pack writes
-        return None
+    files: dict[str, bytes] = {}
+    start = 0
+    for item in index:
+        if not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str) or type(item[1]) is not int or item[1] < 0:
+            return None
+        files[item[0]] = body[start : start + item[1]]
+        start += item[1]
+    return files if start == len(body) and len(files) == len(index) else None
 
 
 def cluster_files(cache: Cache, fingerprint: str, source_name: str, plan: Callable[[], list[OutputFile]]) -> tuple[dict[str, bytes], Entry]:
