@@ -58,7 +58,13 @@ ONLY_SOME_COMMANDS = (
     "concurrent.futures",  # render, writing a large tree on a few threads
     "html",  # report --format html
 )
-NOT_FOR_VALIDATE = (*ONLY_SOME_COMMANDS, "fleetgen.review", "fleetgen.compare", "difflib")  # the pull-request diff; a typo's hint
+NOT_FOR_VALIDATE = (
+    *ONLY_SOME_COMMANDS,
+    "fleetgen.review",  # the pull-request diff
+    "fleetgen.compare",
+    "difflib",  # the hint for an unknown field in fleet.yaml
+    "fleetgen.model.json_schema",  # the same hint's field lists, `schema` and `init`
+)
 # Where the pydantic classes a fleet without a facts file of its own needs are defined: the fleet model only. The data
 # files fleetgen ships are read into plain rows (compat/shipped.py); their schemas are built for a fleet's facts file.
 PYDANTIC_CLASSES_FROM = ("fleetgen.model", "pydantic")

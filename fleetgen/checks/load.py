@@ -11,7 +11,6 @@ from fleetgen.compat.extra import fleet_facts
 from fleetgen.compat.facts import Facts, facts
 from fleetgen.errors import Finding, FindingsError, Location, Severity
 from fleetgen.model import Fleet
-from fleetgen.model.json_schema import fields_at
 from fleetgen.source.reader import Source, SourceFloat, SourceInt, parse_fleet, read_fleet
 
 # pydantic error types whose position is the offending mapping key rather than its value
@@ -101,11 +100,7 @@ def _from_pydantic(source: Source, error: Any) -> Finding:
     path = tuple(part for part in loc if part != "[key]")
     message = _message(error)
     if error["type"] == "extra_forbidden":
-        import difflib  # only a fleet with an unknown field gets here: not worth a millisecond of every start
-
-        close = difflib.get_close_matches(str(path[-1]), fields_at(path[:-1]), n=1, cutoff=0.6)
-        home = _home_of(source, path)
-        message += f"; it belongs under {home!r}: indent it there" if home else f"; did you mean {close[0]!r}?" if close else ""
+        message += _unknown_field_hint(source, path)
     if error["type"] == "duplicate_item":  # a repeat in a keyed list: say where the first one stands
         at = max(i for i, part in enumerate(path) if isinstance(part, int))
         first = source.locate((*path[:at], error["ctx"]["first"], *path[at + 1 :]))
@@ -114,13 +109,21 @@ def _from_pydantic(source: Source, error: Any) -> Finding:
     return Finding(path, message, location=source.locate(path, key=on_key))
 
 
-def _home_of(source: Source, path: tuple[str | int, ...]) -> str | None:
-    """A sibling mapping where an unknown key is a known field: `limits:` dedented out of `quota:`."""
+def _unknown_field_hint(source: Source, path: tuple[str | int, ...]) -> str:
+    """Where an unknown key belongs: a sibling mapping where it is a known field (`limits:` dedented out of `quota:`),
+    else the closest field name. Only a fleet with an unknown field gets here, so difflib and the JSON Schema's field
+    lists are imported here, not at every start."""
+    import difflib
+
+    from fleetgen.model.json_schema import fields_at
+
     siblings = source.value_at(path[:-1])
-    if not isinstance(siblings, dict):
-        return None
-    homes = [str(k) for k, v in siblings.items() if isinstance(v, dict) and path[-1] in fields_at((*path[:-1], str(k)))]
-    return homes[0] if len(homes) == 1 else None
+    if isinstance(siblings, dict):
+        homes = [str(k) for k, v in siblings.items() if isinstance(v, dict) and path[-1] in fields_at((*path[:-1], str(k)))]
+        if len(homes) == 1:
+            return f"; it belongs under {homes[0]!r}: indent it there"
+    close = difflib.get_close_matches(str(path[-1]), fields_at(path[:-1]), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def _message(error: Any) -> str:

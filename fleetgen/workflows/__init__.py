@@ -19,7 +19,6 @@ from fleetgen.cache import Cache
 from fleetgen.checks.load import LoadedFleet, load_fleet, load_fleet_text
 from fleetgen.errors import Finding, FindingsError, InputError, Severity
 from fleetgen.model.fleet import cluster_index
-from fleetgen.model.json_schema import fleet_json_schema
 from fleetgen.output.generated_paths import SCHEMA_PATH
 from fleetgen.output.tree import LEDGER, Tree, TreeChanges, replace_file
 from fleetgen.render.rendered import Rendered
@@ -277,6 +276,7 @@ def init_repository(
     from fleetgen.authoring.fleetgen_source import FleetgenSource, checked_source, installed_source
     from fleetgen.authoring.git_secret import git_secret_lines
     from fleetgen.authoring.scaffold import init_files, refuse_overwrites
+    from fleetgen.model.json_schema import fleet_json_schema
 
     if source is not None:
         FleetgenSource.parse(source, allow_local)  # a malformed or local value is a usage error before git is asked
