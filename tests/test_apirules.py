@@ -7,11 +7,12 @@ import re
 from typing import Any
 
 import pytest
+import yaml
 from conftest import EXAMPLE, findings_of, line_of, replace_once
 
 from fleetgen.errors import Severity
 from fleetgen.model import Version
-from fleetgen.validation.api_rules import load_rules
+from fleetgen.validation.api_rules import _DATA, load_rules
 from fleetgen.validation.rendered_objects import Schemas, object_problems
 
 K8S = Version("1.30.0")
@@ -264,6 +265,11 @@ def test_the_valid_objects_pass(schemas: Schemas) -> None:
 def test_each_rule_rejects_what_the_api_server_rejects(schemas: Schemas, kind: str, where: str, value: Any, message: str) -> None:
     found = _errors(schemas, _set(OBJECTS[kind], where, value))
     assert message in found, found
+
+
+def test_the_rules_read_as_pyyamls_loader_reads_them() -> None:
+    data = yaml.load(_DATA.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+    assert repr(load_rules()) == repr((data["rules"], data["checks"]))  # repr: True and 1 are equal, not the same
 
 
 def test_every_rule_names_its_source_and_is_exercised() -> None:
