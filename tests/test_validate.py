@@ -83,7 +83,10 @@ def broken_objects(draw: st.DrawFn) -> tuple[dict[str, Any], Version]:
     body, kubernetes = draw(st.sampled_from(RENDERED))
     body = copy.deepcopy(body)
     for _ in range(draw(st.integers(1, 3))):
-        *parent, last = draw(st.sampled_from([p for p in _places(body) if p and p not in {("apiVersion",), ("kind",)}]))
+        places = [p for p in _places(body) if p and p not in {("apiVersion",), ("kind",)}]
+        if not places:  # all removed
+            break
+        *parent, last = draw(st.sampled_from(places))
         node = body
         for key in parent:
             node = node[key]
