@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 _LAYOUT = b'{\n  "$defs": {\n    "'
+_DEFS = "#/$defs/"
 _NAME = re.compile(rb'\n    "([^"\\\n]+)": ')
 _DECODER = json.JSONDecoder()
 
@@ -37,6 +38,7 @@ class CoreDefinitions:
             self._spans = {m.group(1).decode(): (m.end(), end) for m, end in zip(found, ends, strict=True)}
         self._parsed: dict[str, Any] = {}
         self._whole: dict[str, Any] | None = None
+        self._references: dict[str, list[str]] = {}
 
     def __getitem__(self, name: str) -> Any:
         if name not in self._parsed:
@@ -48,7 +50,34 @@ class CoreDefinitions:
                 self._parsed[name] = _DECODER.raw_decode(self._text[start:end].decode("utf-8"))[0]  # ignores the `,` after it
         return self._parsed[name]
 
+    def references(self, name: str) -> list[str]:
+        """The definitions that definition `name` references (`references_in`), found once."""
+        if name not in self._references:
+            self._references[name] = references_in(self[name])
+        return self._references[name]
+
     def _all(self) -> dict[str, Any]:
         if self._whole is None:
             self._whole = json.loads(self._text)["$defs"]
         return self._whole
+
+
+def references_in(schema: Any) -> list[str]:
+    """The names of the definitions that the $refs in `schema` point to, each $ref rewritten where it points
+    elsewhere than `#/$defs/<name>`: kubernetes-validate's kind files write `/api/_definitions.json#/$defs/...`,
+    its definitions the short form already."""
+    found: list[str] = []
+    pending: list[Any] = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, list):
+            pending.extend(node)
+        elif isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and _DEFS in ref:
+                name = ref.split(_DEFS, 1)[1]
+                if ref != _DEFS + name:
+                    node["$ref"] = _DEFS + name
+                found.append(name)
+            pending.extend(v for k, v in node.items() if k != "$ref")
+    return found

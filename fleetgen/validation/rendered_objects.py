@@ -34,7 +34,7 @@ from fleetgen.render import Manifest
 from fleetgen.render.rendered import Rendered
 from fleetgen.validation.api_rules import ApiRuleBook, ServerChecks
 from fleetgen.validation.cel_rules import CelRules, Rule
-from fleetgen.validation.core_definitions import CoreDefinitions
+from fleetgen.validation.core_definitions import CoreDefinitions, references_in
 from fleetgen.validation.crd_schemas import GroupVersionKind, parse_shipped_name
 from fleetgen.validation.kind_validators import KindSchema, KindValidator, compile_kinds
 from fleetgen.validation.policy_lints import lint_cluster, lint_no_credential_in_secrets
@@ -57,7 +57,6 @@ def _package_folder(name: str) -> Path:
 _CORE = _package_folder("kubernetes_validate") / "kubernetes-json-schema"
 _SHIPPED = resources.files("fleetgen") / "schemas" / "crds"
 _STRICT_DIR = re.compile(r"v(\d+)\.(\d+)\.\d+-local-strict")
-_DEFS = "#/$defs/"
 
 
 class Lookup(NamedTuple):
@@ -196,26 +195,15 @@ class Schemas:
 def _bundle(schema: dict[str, Any], definitions: CoreDefinitions) -> dict[str, Any]:
     """The schema with the definitions it reaches under $defs and every $ref pointing there.
 
-    The definitions are shared with every other bundle of their Kubernetes version, not copied: their own
-    $refs already point under #/$defs/ (kubernetes-validate writes them so), and a $ref is rewritten only
-    where it points elsewhere, as the schema's own do (`/api/_definitions.json#/$defs/...`), into the one
-    form every bundle needs."""
+    The definitions are shared with every other bundle of their Kubernetes version, not copied, and so is what
+    each references (CoreDefinitions.references): a definition is walked once, not once for each bundle."""
     needed: dict[str, Any] = {}
-    pending: list[Any] = [schema]
+    pending = references_in(schema)
     while pending:
-        node = pending.pop()
-        if isinstance(node, list):
-            pending.extend(node)
-        elif isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and _DEFS in ref:
-                name = ref.split(_DEFS, 1)[1]
-                if ref != _DEFS + name:
-                    node["$ref"] = _DEFS + name
-                if name not in needed:
-                    needed[name] = definitions[name]
-                    pending.append(needed[name])
-            pending.extend(v for k, v in node.items() if k != "$ref")
+        name = pending.pop()
+        if name not in needed:
+            needed[name] = definitions[name]
+            pending.extend(definitions.references(name))
     return {**schema, "$defs": needed}
 
 
