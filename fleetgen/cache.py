@@ -23,7 +23,10 @@ from functools import cache
 from pathlib import Path
 
 _METADATA_FOLDERS = (".dist-info", ".egg-info")
-_LAYOUT = "v2"  # the folder of this entry layout; an older layout's files are simply never read
+# The folder of this entry layout (an older layout's files are simply never read): `<kind>/<key>`. Entries no longer
+# fan out into folders by their key's first two digits: a validate that passes writes some twenty entries, and
+# making a folder for each took nearly as long as writing the entry (75 against 95 microseconds here).
+_LAYOUT = "v3"
 _UNUSED_FOR = 30 * 86400  # entries unread for this long are removed
 _PRUNE_EVERY = 86400  # at most one prune a day
 
@@ -103,7 +106,7 @@ class Cache:
         return hashlib.sha256(f"{kind}\0{code_salt()}\0{inputs}".encode()).hexdigest()
 
     def _path(self, kind: str, key: str) -> Path | None:
-        return self.folder / kind / key[:2] / key[2:] if self.folder is not None else None
+        return self.folder / kind / key if self.folder is not None else None
 
     def get(self, kind: str, inputs: str) -> bytes | None:
         """The entry computed from `inputs`, or None."""
@@ -146,7 +149,7 @@ class Cache:
         except OSError:
             pass  # never pruned: prune now
         removed = 0
-        for entry in self.folder.glob("*/*/*"):
+        for entry in self.folder.glob("*/*"):
             try:
                 if now - entry.stat().st_mtime > _UNUSED_FOR:
                     entry.unlink()

@@ -57,7 +57,7 @@ def cache_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
 
 def entries(home: Path, kind: str) -> list[Path]:
     """The cache's entries of one kind."""
-    return sorted(p for p in (home / "fleetgen").glob(f"*/{kind}/*/*") if p.is_file())
+    return sorted(p for p in (home / "fleetgen").glob(f"*/{kind}/*") if p.is_file())
 
 
 def one_edit(fleet: dict[str, Any], rng: random.Random) -> str:

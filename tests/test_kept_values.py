@@ -106,7 +106,7 @@ def test_what_the_cache_kept_of_a_passed_text_reads_as_a_fresh_parse(
 
 
 def _entry_path(folder: Path) -> Path:
-    (entry,) = (folder / "v2" / "fleet-values").glob("*/*")
+    (entry,) = (folder / "v3" / "fleet-values").glob("*")
     return entry
 
 
@@ -129,7 +129,7 @@ def test_a_damaged_or_foreign_entry_is_a_miss(tmp_path_factory: pytest.TempPathF
     assert kept.source(raw, "fleet.yaml") is None
     other = raw + b"# another text\n"
     kept.keep(parse_fleet(other, "fleet.yaml"))
-    foreign = next(p for p in (folder / "v2" / "fleet-values").glob("*/*") if p != entry)
+    foreign = next(p for p in (folder / "v3" / "fleet-values").glob("*") if p != entry)
     entry.write_bytes(foreign.read_bytes())  # the other text's sound entry under this text's key
     assert kept.source(raw, "fleet.yaml") is None
     assert kept.source(other, "fleet.yaml") is not None
@@ -165,12 +165,12 @@ def test_a_diff_prints_the_same_bytes_with_the_kept_values_without_them_and_with
     git(repo, "commit", "-qm", "base")
     (repo / "fleet.yaml").write_text(fleet_text(head), encoding="utf-8")
     assume(passed and run_cli("validate", cwd=repo, env=env).returncode == 0)
-    entries = sorted((top / "kept" / "fleetgen" / "v2" / "fleet-values").glob("*/*"))
+    entries = sorted((top / "kept" / "fleetgen" / "v3" / "fleet-values").glob("*"))
     assert len(entries) == (2 if fleet_text(base) != fleet_text(head) else 1)
     shutil.copytree(top / "kept", top / "none")
-    shutil.rmtree(top / "none" / "fleetgen" / "v2" / "fleet-values")
+    shutil.rmtree(top / "none" / "fleetgen" / "v3" / "fleet-values")
     shutil.copytree(top / "kept", top / "damaged")
-    damaged = sorted((top / "damaged" / "fleetgen" / "v2" / "fleet-values").glob("*/*"))
+    damaged = sorted((top / "damaged" / "fleetgen" / "v3" / "fleet-values").glob("*"))
     damaged[0].write_bytes(damaged[0].read_bytes()[:-1] + b"}")  # cut short and mended to JSON: its digest no longer holds
     damaged[-1].write_bytes(entries[0].read_bytes() if len(entries) == 2 else b"")  # the other revision's entry: foreign
 
