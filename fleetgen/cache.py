@@ -58,7 +58,7 @@ def _package_files(folder: Path, prefix: str = "") -> list[tuple[str, bytes]]:
     """Every file under `folder` (a linked folder followed), by name. Each entry's type comes with the listing
     (os.scandir): asking each path with a stat call of its own took half the time of hashing the package.
     Each file is read whole with one os.read of the size fstat gives: open() builds a buffered file object
-    per file, 2.5 ms for the package's 287 files against 1.5 ms."""
+    per file: 2.8 ms for the package's 287 files against 2.2 ms."""
     out = []
     with os.scandir(folder) as listing:
         entries = sorted(listing, key=lambda e: e.name)

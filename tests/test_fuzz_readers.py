@@ -652,6 +652,13 @@ def test_a_forged_ledger_journal_or_tree_file_is_checked_or_refused_in_one_line(
             path.write_bytes(before)
 
 
+@given(extra=st.binary(max_size=4))
+def test_an_entry_of_emitted_files_with_bytes_after_it_is_a_miss(extra: bytes) -> None:
+    """The index line gives every file's size: bytes beyond them (a write that did not end where it should) are no entry."""
+    files = {"a.yaml": b"x: 1\n", "b.yaml": b"y: 2\n"}
+    assert _unpack(_pack(files) + extra) == (None if extra else files)
+
+
 @SLOW_ENOUGH
 @given(
     entry=st.one_of(

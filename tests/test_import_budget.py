@@ -74,7 +74,7 @@ PYDANTIC_CLASSES_FROM = ("fleetgen.model", "pydantic")
 # method, a default built per instance needs default_factory, a mutable record is no tuple).
 DATACLASSES_FOR_VALIDATE = 5
 # typing.NamedTuple compiles each field's annotation when it is text (`from __future__ import annotations`): about 12 us a
-# field, about 320 fields on validate's path once. A module whose records validate defines keeps that import out: at most these remain.
+# field, 281 such fields on validate's path once. A module whose records validate defines keeps that import out: at most these remain.
 STRING_ANNOTATED_FIELDS_FOR_VALIDATE = 45
 
 
@@ -201,10 +201,9 @@ def test_the_pre_commit_commands_load_only_what_they_use(command: str, refused: 
     assert "fleetgen.model.fleet" in imports.models  # the classes were read: the fleet model is among them
     built = sorted(m for m in imports.models if not _within(m, PYDANTIC_CLASSES_FROM))
     assert not built, f"`fleetgen {command}` builds pydantic classes outside the fleet model (each costs about a millisecond): {built}"
-    assert "pydantic.plugin._loader" in imports.loaded and not imports.plugin_scan, (
-        f"`fleetgen {command}` reads every installed distribution's entry points for pydantic plugins"
-    )
-    # pydantic's own plugin loader imports importlib.metadata at its top (12 ms): fleetgen.cli.process stands in for it
+    assert not imports.plugin_scan, f"`fleetgen {command}` reads every installed distribution's entry points for pydantic plugins"
+    # pydantic's own plugin loader imports importlib.metadata at its top (12 ms): fleetgen.cli.process stands in for it,
+    # so the real loader never ran
     assert "importlib.metadata" not in imports.loaded, _refused(imports, ["importlib.metadata"])
     if command == "validate":
         assert "fleetgen.workflows.Checked" in imports.dataclasses  # the classes were read
@@ -213,7 +212,8 @@ def test_the_pre_commit_commands_load_only_what_they_use(command: str, refused: 
             f"make a plain record a NamedTuple: {sorted(imports.dataclasses)}"
         )
         stringly = _string_annotated_fields(loaded)
-        assert 0 < len(stringly) <= STRING_ANNOTATED_FIELDS_FOR_VALIDATE, (
+        assert stringly, "no NamedTuple field annotated with text was found: if none is left, set the budget to 0 and drop this"
+        assert len(stringly) <= STRING_ANNOTATED_FIELDS_FOR_VALIDATE, (
             f"`fleetgen validate` defines {len(stringly)} NamedTuple fields annotated with text, more than "
             f"{STRING_ANNOTATED_FIELDS_FOR_VALIDATE}: drop `from __future__ import annotations` where they are defined: {stringly}"
         )

@@ -42,6 +42,17 @@ def test_the_exit_keeps_the_status_the_output_and_the_exit_handlers(code: str, s
     assert done.stderr == "a warning"
 
 
+def test_the_exit_skips_the_teardown() -> None:
+    """What the fast exit saves, seen from outside: an object the teardown would free is never finalized, where
+    Python's own exit finalizes it."""
+    body = "class Kept:\n    def __del__(self):\n        print('torn down')\nkept = Kept()\nprint('answer')"
+    ours, pythons = (
+        _python(f"import sys\nfrom fleetgen.cli import process\n{body}\n{end}") for end in ("process.finish(0)", "sys.exit(0)")
+    )
+    assert (ours.returncode, ours.stdout) == (0, "answer\n")
+    assert (pythons.returncode, pythons.stdout) == (0, "answer\ntorn down\n")
+
+
 def test_a_message_for_an_exit_code_is_pythons_own_exit() -> None:
     done = _python(_finishing("", "'fleetgen: gone'"))
     assert (done.returncode, done.stderr) == (1, "fleetgen: gone\n")
@@ -74,8 +85,10 @@ def test_a_command_exits_with_its_own_code_and_output(tmp_path: Path) -> None:
     broken.write_text(EXAMPLE.read_text().replace("gpusPerNode: 8", "gpusPerNode: eight", 1))
     main = "from fleetgen.cli import main; main()"
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
-    done = _python(main, "validate", str(EXAMPLE), env=env)
+    kept = "class Kept:\n    def __del__(self):\n        print('torn down')\nkept = Kept()\n"  # finalized only by a teardown
+    done = _python(kept + main, "validate", str(EXAMPLE), env=env)
     assert done.returncode == 0 and "valid (4 clusters, 3 teams" in done.stdout
+    assert "torn down" not in done.stdout  # validate took the fast exit: no thread of its own was left running
     done = _python(main, "validate", str(broken), env=env)
     assert done.returncode == 1 and "gpusPerNode: Input should be a valid integer" in done.stdout + done.stderr
     done = _python(main, "validate", str(tmp_path / "missing.yaml"), env=env)

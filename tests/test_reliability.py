@@ -303,6 +303,17 @@ def test_the_direct_writer_writes_every_short_string_as_pyyaml_does() -> None:
     assert written is not None and written == emit._dumped(documents)
 
 
+def test_the_direct_writer_writes_every_printable_line_and_block_itself() -> None:
+    """The exhaustive test above would pass with PyYAML writing everything: each line of printable pieces (é and
+    U+00A0 among them) is written by the writer's own rules, and so is each block, but for those libyaml writes in
+    double quotes (a space at the end of the string or of a line) or that keep their final line breaks."""
+    lines = ["".join(p) for count in (0, 1, 2, 3) for p in itertools.product(LINE_PIECES + INDICATORS, repeat=count)]
+    blocks = ["".join(p) for count in (1, 2, 3) for p in itertools.product(BLOCK_PIECES, repeat=count)]
+    blocks = [b for b in blocks if "\n" in b and not b.endswith((" ", "\n\n")) and " \n" not in b and b != "\n"]
+    assert [line for line in lines if "\n" not in line and emit._line_text(line) is None] == []
+    assert [block for block in blocks if emit._block_text(block) is None] == []
+
+
 def test_the_direct_writer_writes_rendered_files_itself() -> None:
     """The shortcut is taken for rendered files (literal blocks included), not left to the fallback."""
     documents = [{"kind": "ConfigMap", "data": {"a.json": '{"x": 1}\n', "b": ["on", {"c": " x\n\ny"}], "e": {}}}, {"kind": "Namespace"}]

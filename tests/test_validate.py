@@ -12,6 +12,7 @@ from pathlib import Path
 from subprocess import CompletedProcess
 from typing import Any
 
+import jsonschema_rs
 import pytest
 import yaml
 from conftest import EXAMPLE, REPO, UPSTREAM_CRDS, examples, findings_of, line_of, replace_once
@@ -124,6 +125,34 @@ def test_a_kind_compiled_with_the_others_finds_what_it_finds_compiled_alone(
     body, kubernetes = broken
     found = [list(object_problems(s.lookup(body["apiVersion"], body["kind"], kubernetes), body, True)) for s in (together, alone)]
     assert found[0] == found[1]
+
+
+def _compiled_alone(schema: dict[str, Any] | None) -> Any:
+    return jsonschema_rs.validator_for(schema) if schema is not None else None
+
+
+@examples(100)
+@given(broken=broken_objects())
+def test_the_shared_validator_gives_each_kinds_errors_as_its_schemas_compiled_alone_do(
+    schemas_both_ways: tuple[Schemas, Schemas], broken: tuple[dict[str, Any], Version]
+) -> None:
+    """The reference is how a kind was compiled before kinds shared a validator: its schema and its API rules, each
+    compiled alone with jsonschema-rs. The shared validator's errors are theirs, in their order, at the same paths."""
+    together, _ = schemas_both_ways
+    body, kubernetes = broken
+    api_version, kind = body["apiVersion"], body["kind"]
+    lookup = together.lookup(api_version, kind, kubernetes)
+    assert lookup.validator is not None and lookup.server is not None
+    key = (api_version, kind)
+    schema = (
+        together._crd(key) if together._is_custom(key) else together._core(together.schema_minor(kubernetes), api_version, kind, kubernetes)
+    )
+    assert isinstance(schema, dict)
+    references = [_compiled_alone(schema), _compiled_alone(lookup.server.api.schema)]
+    expected = [
+        (list(e.instance_path), e.message) for reference in references if reference is not None for e in reference.iter_errors(body)
+    ]
+    assert [(e.instance_path, e.message) for e in lookup.validator.errors(body)] == expected
 
 
 def _refs(node: Any) -> set[str]:

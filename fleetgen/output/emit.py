@@ -119,7 +119,7 @@ def _dumped(documents: list[Any]) -> str:
 # a level, a sequence in a mapping not indented, `{}` and `[]` for empty ones); how a scalar is written
 # depends on its text alone (a literal block's lines move in with its indentation): a line or a literal block of
 # printable characters is written by libyaml's rules (_line_text, _block_text), and PyYAML's emitter is asked once
-# for each other distinct scalar. What the fixed layout does not cover (a long or non-string key, a block that
+# for each other distinct string, and for every float. What the fixed layout does not cover (a long or non-string key, a block that
 # keeps its final line breaks, a document that is not a non-empty mapping or sequence) goes to PyYAML whole. On
 # the benchmark's files this writes the same bytes in a tenth of the time; properties in
 # tests/test_reliability.py hold the bytes equal to PyYAML's on generated objects.
@@ -211,7 +211,7 @@ _SIMPLE_KEY_LENGTH = 128  # a longer key is written after `? `
 # The characters libyaml's emitter writes as they are (its IS_PRINTABLE with allow_unicode), less its line breaks:
 # U+2028 and U+2029 here, and \n, which a literal block may hold. Any other character makes it write the string in
 # double quotes, with escapes. Of ASCII, they are the characters str.isprintable() accepts. (A character class of these
-# ranges took 8 ms to compile, a tenth of what emitting the example's tree costs.)
+# ranges took 8 ms to compile, about what emitting the example's whole tree costs.)
 _PRINTABLE = (("\x20", "\x7e"), ("\xa0", "\u2027"), ("\u202a", "\ud7ff"), ("\ue000", "\ufefe"), ("\uff00", "\ufffd"))
 
 

@@ -68,7 +68,8 @@ def compile_kinds(kinds: list[KindSchema]) -> dict[str, KindValidator]:
             own = {"allOf": [own, {"$ref": f"{_ROOT_ID}#/$defs/{kind.rules.name}"}]}
         if kind.version is None:  # its own resource: its `#` references mean what they mean compiled alone
             root = {k: kind.schema[k] for k in _ROOT_KEYS if k in kind.schema}
-            properties[kind.key] = {"$id": f"urn:fleetgen:kind:{kind.key.lstrip('@')}", **root, **own}
+            # fleetgen's own $id last: two --crd schemas that name the same $id would meet in the one document
+            properties[kind.key] = {**root, **own, "$id": f"urn:fleetgen:kind:{kind.key.lstrip('@')}"}
             continue
         version_id = f"urn:fleetgen:kubernetes:{kind.version}"
         version = definitions.setdefault(f"@kubernetes-{kind.version}", {"$id": version_id, "$defs": {}})
