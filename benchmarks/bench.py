@@ -77,7 +77,7 @@ def per_object_speed(fleet: Fleet, sample: int = 60) -> tuple[float, float, int]
     started = time.perf_counter()
     for body, version in objects:
         lookup = schemas.lookup(body["apiVersion"], body["kind"], Version(version))
-        lookup.validator.errors(body)
+        lookup.validator.is_valid(body) or lookup.validator.errors(body)  # as object_problems asks
     ours = (time.perf_counter() - started) / len(objects)
     return theirs, ours, len(objects)
 
