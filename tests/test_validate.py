@@ -16,10 +16,11 @@ import jsonschema_rs
 import pytest
 import yaml
 from conftest import EXAMPLE, REPO, UPSTREAM_CRDS, examples, findings_of, line_of, replace_once
+from generated_fleets import fleet_text, fleets
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fleetgen.checks.load import load_fleet
+from fleetgen.checks.load import load_fleet, load_fleet_text
 from fleetgen.errors import Severity
 from fleetgen.model import Version
 from fleetgen.model.json_schema import fleet_json_schema
@@ -78,10 +79,9 @@ def _places(node: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return [at] + [place for key, value in below for place in _places(value, (*at, key))]
 
 
-@st.composite
-def broken_objects(draw: st.DrawFn) -> tuple[dict[str, Any], Version]:
-    """A rendered object of the example with one to three values replaced, removed or added (not its kind)."""
-    body, kubernetes = draw(st.sampled_from(RENDERED))
+def _broken(draw: st.DrawFn, rendered: list[tuple[dict[str, Any], Version]]) -> tuple[dict[str, Any], Version]:
+    """One of these rendered objects with one to three values replaced, removed or added (not its kind)."""
+    body, kubernetes = draw(st.sampled_from(rendered))
     body = copy.deepcopy(body)
     for _ in range(draw(st.integers(1, 3))):
         places = [p for p in _places(body) if p and p not in {("apiVersion",), ("kind",)}]
@@ -99,6 +99,12 @@ def broken_objects(draw: st.DrawFn) -> tuple[dict[str, Any], Version]:
         else:
             node[last] = copy.deepcopy(draw(st.sampled_from(ODD_VALUES)))
     return body, kubernetes
+
+
+@st.composite
+def broken_objects(draw: st.DrawFn) -> tuple[dict[str, Any], Version]:
+    """A rendered object of the example, broken (_broken)."""
+    return _broken(draw, RENDERED)
 
 
 @pytest.fixture(scope="module", params=["shipped", "--crd"])
@@ -131,21 +137,15 @@ def _compiled_alone(schema: dict[str, Any] | None) -> Any:
     return jsonschema_rs.validator_for(schema) if schema is not None else None
 
 
-@examples(100)
-@given(broken=broken_objects())
-def test_the_shared_validator_gives_each_kinds_errors_as_its_schemas_compiled_alone_do(
-    schemas_both_ways: tuple[Schemas, Schemas], broken: tuple[dict[str, Any], Version]
-) -> None:
-    """The reference is how a kind was compiled before kinds shared a validator: its schema and its API rules, each
-    compiled alone with jsonschema-rs. The shared validator's errors are theirs, in their order, at the same paths."""
-    together, _ = schemas_both_ways
-    body, kubernetes = broken
+def _as_compiled_alone(schemas: Schemas, body: dict[str, Any], kubernetes: Version) -> None:
+    """The shared validator's errors for `body` are those of a reference compiled as each kind was before kinds shared a
+    validator: its schema and its API rules, each alone with jsonschema-rs; in their order, at the same paths."""
     api_version, kind = body["apiVersion"], body["kind"]
-    lookup = together.lookup(api_version, kind, kubernetes)
+    lookup = schemas.lookup(api_version, kind, kubernetes)
     assert lookup.validator is not None and lookup.server is not None
     key = (api_version, kind)
     schema = (
-        together._crd(key) if together._is_custom(key) else together._core(together.schema_minor(kubernetes), api_version, kind, kubernetes)
+        schemas._crd(key) if schemas._is_custom(key) else schemas._core(schemas.schema_minor(kubernetes), api_version, kind, kubernetes)
     )
     assert isinstance(schema, dict)
     references = [_compiled_alone(schema), _compiled_alone(lookup.server.api.schema)]
@@ -153,6 +153,30 @@ def test_the_shared_validator_gives_each_kinds_errors_as_its_schemas_compiled_al
         (list(e.instance_path), e.message) for reference in references if reference is not None for e in reference.iter_errors(body)
     ]
     assert [(e.instance_path, e.message) for e in lookup.validator.errors(body)] == expected
+
+
+@examples(100)
+@given(broken=broken_objects())
+def test_the_shared_validator_gives_each_kinds_errors_as_its_schemas_compiled_alone_do(
+    schemas_both_ways: tuple[Schemas, Schemas], broken: tuple[dict[str, Any], Version]
+) -> None:
+    together, _ = schemas_both_ways
+    _as_compiled_alone(together, *broken)
+
+
+@examples(20)
+@given(fleet=fleets(), data=st.data())
+def test_on_generated_fleets_the_shared_validator_gives_each_kinds_errors_as_compiled_alone(
+    fleet: dict[str, Any], data: st.DataObject
+) -> None:
+    """Every kind a generated fleet renders (Argo CD or Flux, a MultiKueue manager, Volcano, External Secrets,
+    per-pool drivers, two Kubernetes versions...) in the one validator validate builds, an object of it broken."""
+    rendered = Rendered(load_fleet_text(fleet_text(fleet).encode()).fleet)
+    schemas = Schemas()
+    schemas.prepare(_kinds_to_validate(rendered, None))
+    kubernetes = [rendered.fleet.version_sets[c.version_set].kubernetes for c in rendered.fleet.clusters]
+    objects = [(m.body, kubernetes[i]) for i in range(len(kubernetes)) for m in rendered.objects(i) + rendered.entry_point(i)]
+    _as_compiled_alone(schemas, *_broken(data.draw, objects))
 
 
 def _refs(node: Any) -> set[str]:
